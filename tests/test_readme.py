@@ -1,13 +1,16 @@
 """Every example in README.md is true: console sessions and Python blocks are run as written.
 
 A ```console block holds `$ COMMAND` lines, each followed by the exact output it prints
-(standard output and standard error together). Commands run in a shell at the repository root
-with this environment's `compactcli` first on PATH. ```python blocks run in a scratch folder that
-links to the fixtures.
+(standard output and standard error together). The commands of a block run in order, each in a
+shell at the repository root with this environment's `compactcli` first on PATH and no provider
+API key in the environment (so the examples of what happens without one hold). ```python
+blocks run in a scratch folder that links to the fixtures; ```pycon blocks are doctests,
+checked as such.
 """
 
 from __future__ import annotations
 
+import doctest
 import os
 import re
 import subprocess
@@ -19,40 +22,53 @@ import pytest
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCK = re.compile(r"```(console|python)\n(.*?)```", re.DOTALL)
+BLOCK = re.compile(r"```(console|python|pycon)\n(.*?)```", re.DOTALL)
 
 
-def _sessions() -> list[tuple[str, list[str]]]:
-    found: list[tuple[str, list[str]]] = []
+def _sessions() -> list[list[tuple[str, list[str]]]]:
+    """Each console block: its (command, expected output lines) in order."""
+    found: list[list[tuple[str, list[str]]]] = []
     for kind, body in BLOCK.findall(README):
         if kind != "console":
             continue
+        session = []
         for chunk in re.split(r"^\$ ", body, flags=re.MULTILINE)[1:]:
             command, *output = chunk.rstrip("\n").split("\n")
-            found.append((command, output))
+            while command.endswith("\\") and output:
+                command = command[:-1] + output.pop(0).lstrip()
+            session.append((command, output))
+        found.append(session)
     return found
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTCLI_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("COMPACTCLI_") and not k.endswith("_API_KEY")
+    }
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env.update(NO_COLOR="1", COLUMNS="200", TERM="dumb", LITELLM_LOCAL_MODEL_COST_MAP="True")
     return env
 
 
-@pytest.mark.parametrize(("command", "expected"), _sessions(), ids=[c for c, _ in _sessions()])
-def test_console_example(command: str, expected: list[str]) -> None:
-    done = subprocess.run(
-        command,
-        shell=True,
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-    assert (done.stdout + done.stderr).rstrip("\n").split("\n") == expected
+@pytest.mark.parametrize("session", _sessions(), ids=[s[0][0] for s in _sessions()])
+def test_console_example(session: list[tuple[str, list[str]]]) -> None:
+    for command, expected in session:
+        done = subprocess.run(
+            command,
+            shell=True,
+            cwd=ROOT,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert (command, (done.stdout + done.stderr).rstrip("\n").split("\n")) == (
+            command,
+            expected,
+        )
 
 
 @pytest.mark.parametrize("code", [body for kind, body in BLOCK.findall(README) if kind == "python"])
@@ -66,3 +82,13 @@ def test_the_readme_starts_with_the_two_setup_commands() -> None:
     blocks = re.findall(r"```bash\n(.*?)```", README, re.DOTALL)
     assert blocks[0].startswith("python3 -m venv .venv && .venv/bin/pip install -e . && ")
     assert "scripts/test" in blocks[1]
+
+
+@pytest.mark.parametrize("session", [body for kind, body in BLOCK.findall(README) if kind == "pycon"])
+def test_interactive_example(session: str) -> None:
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(session, {}, "README.md", "README.md", 0)
+    report: list[str] = []
+    result = doctest.DocTestRunner().run(test, out=report.append)
+    assert result.attempted > 0
+    assert result.failed == 0, "".join(report)
