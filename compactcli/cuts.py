@@ -9,10 +9,13 @@ summarizing. The rules:
   prompts, injected instructions) plus the first `protect_first` messages, widened to the end of
   the atomic unit it ends in. An earlier summary ends the head: messages it already replaced are
   not there to protect.
-- The tail is the newest `keep_recent_tokens` of the conversation. It always holds the last user
-  prompt (unless the protected head holds it) and at least three messages, whatever they cost.
-  When the budget falls inside an atomic unit, the tail takes that unit whole if it then stays
-  under 1.5 times the budget (a soft ceiling), and leaves it out otherwise.
+- The tail is the newest `keep_recent_tokens` of the conversation, and at least three messages,
+  whatever they cost. It holds the last user prompt (unless the protected head holds it) while
+  the tail from that prompt stays under the soft ceiling; when the current turn alone is larger
+  (one prompt followed by a long run of work), the cut may fall inside it and the prompt is
+  `pinned`: summarized with the middle, and quoted verbatim in the summary by the stage. When
+  the budget falls inside an atomic unit, the tail takes that unit whole if it then stays under
+  1.5 times the budget (a soft ceiling), and leaves it out otherwise.
 - A cut only falls where an atomic unit starts (`compactcli.dialects.atomic_units`: never inside
   one streamed response, never between a call and its result), on a user or assistant message
   that holds no tool result and is not a summary. It never falls before an earlier summary:
@@ -45,11 +48,16 @@ MIN_TAIL_MESSAGES = 3
 
 @dataclass(frozen=True, slots=True)
 class Cut:
-    """A cut of the context view: `[:head]` kept, `[head:start]` summarized, `[start:]` kept."""
+    """A cut of the context view: `[:head]` kept, `[head:start]` summarized, `[start:]` kept.
+
+    `pinned` is the last user prompt when it lies in the summarized middle (the current turn was
+    cut): the summary must quote it verbatim.
+    """
 
     head: int
     start: int
     tail_tokens: int
+    pinned: int | None = None
 
     @property
     def middle(self) -> range:
@@ -91,8 +99,12 @@ def find_cut(
     alternating: bool = False,
     accept: Callable[[int], bool] | None = None,
     refusal: str = "the format cannot keep a tail that starts at any place that fits",
+    pin: bool = True,
 ) -> Cut | NoCut:
-    """The cut of `context` (whose messages cost `tokens`) under the rules above."""
+    """The cut of `context` (whose messages cost `tokens`) under the rules above.
+
+    `pin=False` never cuts the current turn: the last user prompt stays in the tail.
+    """
     count = len(context)
     if count == 0:
         return NoCut("the context is empty")
@@ -109,8 +121,15 @@ def find_cut(
         head = next((e for e in ends if e > head and context[e - 1].role == "assistant"), count)
     floor = max([head, *(i + 1 for i in summaries if i >= head)])
 
+    suffix = [0] * (count + 1)
+    for i in range(count - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + tokens[i]
+
     prompts = [i for i, m in enumerate(context) if i >= head and is_prompt(m)]
     limit = min(count - MIN_TAIL_MESSAGES, prompts[-1] if prompts else count)
+    split = pin and bool(prompts) and suffix[prompts[-1]] > keep_recent_tokens * SOFT_CEILING
+    if split:
+        limit = count - MIN_TAIL_MESSAGES
     if limit < floor:
         return _nothing(context, head, floor, prompts, limit)
 
@@ -121,12 +140,10 @@ def find_cut(
             and (accept is None or not check or accept(position))
         )
 
-    suffix = [0] * (count + 1)
-    for i in range(count - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + tokens[i]
+    pinnable = prompts[-1] if split else None
 
     def summarizes(start: int) -> bool:
-        return any(not context[i].summary for i in range(head, start))
+        return any(not context[i].summary and i != pinnable for i in range(head, start))
 
     for check in (False, True):
         positions = [p for p in range(floor, limit + 1) if valid(p, check)]
@@ -145,7 +162,8 @@ def find_cut(
                     return _nothing(context, head, start, prompts, limit)
         if accept is None:
             break
-    return Cut(head=head, start=start, tail_tokens=suffix[start])
+    pinned = prompts[-1] if split and start > prompts[-1] else None
+    return Cut(head=head, start=start, tail_tokens=suffix[start], pinned=pinned)
 
 
 def _nothing(
@@ -153,6 +171,11 @@ def _nothing(
 ) -> NoCut:
     """Why the middle `context[head:start]` holds nothing to summarize."""
     count = len(context)
+    if prompts and limit > prompts[-1] and start > prompts[-1]:
+        return NoCut(
+            f"nothing to summarize but the last user prompt (message {prompts[-1] + 1} of "
+            f"{count}): what follows it is kept"
+        )
     if prompts and limit == prompts[-1] and start >= limit:
         return NoCut(
             f"nothing to summarize before the last user prompt (message {prompts[-1] + 1} of "

@@ -20,6 +20,10 @@ Guarantees:
   it must validate (no error the input did not have), end with the kept tail, and be smaller on
   the context view. A result that fails a check is not returned: the input comes back
   unchanged, with the reason in the stats.
+- The last user prompt is kept, in the tail, or in the head, or (when its turn alone is larger
+  than the kept tail may grow, see `compactcli.cuts`) pinned: summarized with the middle and
+  quoted verbatim at the end of the summary, under `REQUEST_HEADING`, its place given in
+  `details["summarize"]["pinned_prompt"]`.
 - Nothing worth summarizing (the context fits in what must be kept, or only an earlier summary
   is left to replace) gives the input back unchanged, byte for byte, with the reason.
 - The stage appends one `StageStats` (stage "summarize"): tokens before and after on the
@@ -45,9 +49,11 @@ from compactcli.dialects.pi import COMPACTION_PREFIX, COMPACTION_SUFFIX
 from compactcli.injection import (
     PREAMBLE,
     Injection,
+    Writer,
     frame,
     get_writer,
     quote_head,
+    quote_request,
     raw_item,
     unframe,
 )
@@ -113,20 +119,43 @@ def summarize(
     context = dialect.context(transcript)
     tokens = [counter.message_tokens(m) for m in context]
     before = sum(tokens)
-    cut = find_cut(
-        context,
-        tokens,
-        keep_recent_tokens=options.keep_recent_tokens,
-        protect_first=options.protect_first,
-        initial=writer.initial(context),
-        alternating=writer.alternating,
-        accept=writer.acceptor(transcript, context),
-        refusal=writer.refusal,
-    )
     stage = _Stage(transcript, options, dialect, counter, context, before, started)
+
+    def cut_at(pin: bool) -> Cut | NoCut:
+        return find_cut(
+            context,
+            tokens,
+            keep_recent_tokens=options.keep_recent_tokens,
+            protect_first=options.protect_first,
+            initial=writer.initial(context),
+            alternating=writer.alternating,
+            accept=writer.acceptor(transcript, context),
+            refusal=writer.refusal,
+            pin=pin,
+        )
+
+    cut = cut_at(pin=True)
     if isinstance(cut, NoCut):
         return stage.unchanged(cut.reason)
+    done, changed = _summarize_at(cut, stage, writer, summarizer, tokens)
+    if not changed and cut.pinned is not None:
+        # cutting the current turn did not pay: keep its prompt in the tail instead
+        other = cut_at(pin=False)
+        if isinstance(other, Cut):
+            return _summarize_at(other, stage, writer, summarizer, tokens)[0]
+    return done
 
+
+def _summarize_at(
+    cut: Cut,
+    stage: _Stage,
+    writer: Writer,
+    summarizer: Summarizer,
+    tokens: Sequence[int],
+) -> tuple[Transcript, bool]:
+    """Summarize `cut`'s middle: (the result, whether it changed the transcript)."""
+    transcript, options, dialect = stage.transcript, stage.options, stage.dialect
+    context, counter, before = stage.context, stage.counter, stage.before
     earlier = _earlier(transcript, dialect, context[cut.head : cut.start])
     head_text = earlier.head
     if writer.quotes_head and cut.head:
@@ -146,8 +175,13 @@ def summarize(
         )
     )
     facts = _carry_files(result.facts, earlier.facts)
-    text = frame(result.text, head_text)
+    body = result.text
+    if cut.pinned is not None:
+        body = f"{body.strip()}\n\n{quote_request(context[cut.pinned])}"
+    text = frame(body, head_text)
     info = stage.info(result, earlier, cut, text)
+    if cut.pinned is not None:
+        info["pinned_prompt"] = stage.where(context[cut.pinned])
     draft = Injection(context, cut, text, {}, facts, before, 0)
     measured = transcript.evolve(records=writer.write(transcript, draft))
     kept_as_read = {id(r) for r in transcript.records}
@@ -157,10 +191,10 @@ def summarize(
     after_context = dialect.context(measured)
     after = sum(counter.message_tokens(m) for m in after_context)
     if after >= before:
-        return stage.unchanged(
-            f"the summary would not make the context smaller ({after:,} tokens, {before:,} before)",
-            info,
+        reason = (
+            f"the summary would not make the context smaller ({after:,} tokens, {before:,} before)"
         )
+        return stage.unchanged(reason, info), False
     details = boundary.details(
         stage="summarize",
         trigger=options.trigger,
@@ -182,8 +216,10 @@ def summarize(
     result_transcript = transcript.evolve(records=writer.write(transcript, injection))
     problem = _check(transcript, result_transcript, dialect, injection)
     if problem:
-        return stage.unchanged(f"the result failed a check and was not used: {problem}", info)
-    return stage.changed(result_transcript, after, info, details)
+        return stage.unchanged(
+            f"the result failed a check and was not used: {problem}", info
+        ), False
+    return stage.changed(result_transcript, after, info, details), True
 
 
 @dataclass(slots=True)
@@ -214,8 +250,8 @@ class _Stage:
             "summary_tokens": self.counter.text_tokens(text),
             "updated_earlier_summary": earlier.text is not None,
             "range": {
-                "first": self._where(turns[0]) if turns else None,
-                "last": self._where(turns[-1]) if turns else None,
+                "first": self.where(turns[0]) if turns else None,
+                "last": self.where(turns[-1]) if turns else None,
             },
             "kept": {
                 "head_messages": cut.head,
@@ -224,7 +260,7 @@ class _Stage:
             },
         }
 
-    def _where(self, message: Message) -> dict[str, Any]:
+    def where(self, message: Message) -> dict[str, Any]:
         return {"id": message.id, "line": self.transcript.line_of(message.index)}
 
     def unchanged(self, reason: str, info: Mapping[str, Any] | None = None) -> Transcript:

@@ -117,9 +117,12 @@ def test_nothing_to_summarize_says_why() -> None:
         "the conversation (3 messages) is not longer than what must be kept"
     )
     one_prompt = [msg("user", text("do it all")), *conversation()[3:6]]
-    assert cut(one_prompt, [10] * 4, keep_recent_tokens=0) == NoCut(
+    assert cut(one_prompt, [10] * 4, keep_recent_tokens=30) == NoCut(
         "nothing to summarize before the last user prompt (message 1 of 4), "
         "which is kept with everything after it"
+    )
+    assert cut(one_prompt, [10] * 4, keep_recent_tokens=0) == NoCut(
+        "nothing to summarize but the last user prompt (message 1 of 4): what follows it is kept"
     )
     assert cut(conversation(), [10] * 8, keep_recent_tokens=1000) == NoCut(
         "nothing to summarize: the whole conversation fits in the kept tail"
@@ -130,11 +133,28 @@ def test_a_protected_head_may_hold_the_last_prompt() -> None:
     messages = [msg("user", text("do it all")), *conversation()[1:2], *conversation()[3:6]]
     messages += [msg("assistant", text("more")), msg("assistant", text("still more"))]
     tokens = [10] * len(messages)
-    assert cut(messages, tokens, keep_recent_tokens=0) == NoCut(
+    # the whole turn (70 tokens) fits under 1.5 times the budget: the prompt stays in the tail
+    assert cut(messages, tokens, keep_recent_tokens=50) == NoCut(
         "nothing to summarize before the last user prompt (message 1 of 7), "
         "which is kept with everything after it"
     )
     assert cut(messages, tokens, keep_recent_tokens=0, protect_first=1) == Cut(1, 4, 30)
+
+
+def test_a_turn_larger_than_the_soft_ceiling_is_cut_and_its_prompt_pinned() -> None:
+    messages = [msg("user", text("do it all")), *conversation()[1:2], *conversation()[3:6]]
+    messages += [msg("assistant", text("more")), msg("assistant", text("still more"))]
+    tokens = [10] * len(messages)
+    # 70 tokens from the prompt on, over 1.5 * 40: the cut falls inside the turn (keeping the
+    # call at 2 with its result, 50 tokens, under the ceiling) and the prompt is pinned
+    assert cut(messages, tokens, keep_recent_tokens=40) == Cut(0, 2, 50, pinned=0)
+    assert cut(messages, tokens, keep_recent_tokens=20) == Cut(0, 4, 30, pinned=0)
+    # the protected head holds the prompt: nothing to pin
+    assert cut(messages, tokens, keep_recent_tokens=20, protect_first=1) == Cut(1, 4, 30)
+    # a later prompt whose turn fits under the ceiling is kept in the tail as before
+    later = [*messages, msg("user", text("and then?")), msg("assistant", text("then this"))]
+    tokens = [10] * len(later)
+    assert cut(later, tokens, keep_recent_tokens=20) == Cut(0, 6, 30)
 
 
 def test_alternating_roles_want_an_assistant_at_both_edges() -> None:

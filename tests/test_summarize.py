@@ -13,11 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
-from compactcli.cuts import Cut
+from compactcli.cuts import Cut, is_prompt
 from compactcli.dialects import atomic_units
 from compactcli.injection import (
     CLOSING,
     HEAD_HEADING,
+    REQUEST_HEADING,
     PREAMBLE,
     STUB_RESULT,
     Injection,
@@ -973,3 +974,60 @@ def test_summarize_on_real_transcripts(tmp_path: Path, name: str, keep: int) -> 
         read_back(after, tmp_path / "again.jsonl"), options, summarizer=extractive, counter=counter
     )
     assert to_bytes(again) == to_bytes(after)
+
+
+# ---------------------------------------------------------------------------------------------
+# a turn larger than the kept tail: its prompt is pinned and quoted verbatim
+
+PINNED = {
+    "claude-code": 2,
+    "codex": 6,
+    "pi": 13,
+    "openai": 2,
+    "anthropic": 3,
+}
+
+
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fmt: str) -> None:
+    path = TRANSCRIPTS / f"{fmt}-session.jsonl"
+    before = read_transcript(path)
+    dialect = get_dialect(fmt)
+    prompts = [m for m in dialect.context(before) if is_prompt(m)]
+    after = summarize(
+        before,
+        SummarizeOptions(keep_recent_tokens=100),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", format=fmt),
+    )
+    stats = after.stats[-1]
+    assert stats.changed and stats.tokens_after < stats.tokens_before
+    assert stats.details["summarize"]["pinned_prompt"]["line"] == PINNED[fmt]
+    assert before.line_of(prompts[-1].index) == PINNED[fmt]
+    assert validate(after).errors == ()
+    summary = next(m for m in dialect.context(after) if m.summary or "compactcli" in m.text)
+    quoted = f"{REQUEST_HEADING}\n{prompts[-1].text}"
+    assert quoted in summary.text
+    # a second run finds nothing more worth summarizing and changes nothing
+    again = summarize(
+        after,
+        SummarizeOptions(keep_recent_tokens=100),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", format=fmt),
+    )
+    assert to_bytes(again) == to_bytes(after)
+
+
+def test_the_prompt_stays_in_the_tail_when_its_turn_fits_under_the_ceiling() -> None:
+    before = read_transcript(TRANSCRIPTS / "codex-session.jsonl")
+    after = summarize(
+        before,
+        SummarizeOptions(keep_recent_tokens=20_000),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", format="codex"),
+    )
+    assert to_bytes(after) == to_bytes(before)
+    assert after.stats[-1].details["reason"] == (
+        "nothing to summarize before the last user prompt (message 3 of 17), "
+        "which is kept with everything after it"
+    )

@@ -44,6 +44,7 @@ PREAMBLE = (
 )
 CLOSING = "[end of the compacted earlier turns]"
 HEAD_HEADING = "## Start of the conversation (verbatim)"
+REQUEST_HEADING = "## The user's latest request (verbatim; the kept turns continue it)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +154,16 @@ def quote_head(messages: Sequence[Message]) -> str:
             lines.append(_block_text(block))
     lines.append(f"{HEAD_HEADING} ends")
     return "\n".join(line for line in lines if line)
+
+
+def quote_request(message: Message) -> str:
+    """The last user prompt, verbatim, for a summary that cut the turn it opened.
+
+    Only the user's own blocks: tool results the same message carries belong to the summary.
+    """
+    own = (b for b in message.blocks if b.kind != "tool_result")
+    body = "\n".join(t for t in (_block_text(b) for b in own) if t)
+    return f"{REQUEST_HEADING}\n{body}"
 
 
 def _block_text(block: Block) -> str:
