@@ -7,7 +7,9 @@
    threshold or over `max_tokens` (the same test as `compactcli estimate`), or always with
    `force`. When the result is still over and `fit` is set, the summary is made again from the
    pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the excess, at
-   most `FIT_ATTEMPTS` times);
+   most `FIT_ATTEMPTS` times), and, when no tail is small enough because the current turn is
+   larger than the budget, once more with `cut_turn` (the turn is cut and its prompt quoted
+   verbatim in the summary; the check records `cut_turn`);
 3. **check**: the result must validate (no error the input did not have) and be smaller than the
    input; otherwise the input comes back unchanged and the check says why. Whether the result is
    under the threshold and the budget, and by how much it is over, is recorded.
@@ -56,7 +58,7 @@ from compactcli.loading import read_transcript, to_bytes
 from compactcli.policy import Policy, resolve
 from compactcli.prune import PruneOptions, prune
 from compactcli.stats import StageStats, report
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
 from compactcli.transcript import Record, Transcript
@@ -112,6 +114,8 @@ class CompactCheck:
     kept_input: str | None  # why the result was discarded and the input kept, if it was
     over: tuple[tuple[str, int, int], ...]  # (what, limit, excess) the result is still over
     not_summarized: str | None = None  # why a summary that ran changed nothing
+    cut_turn: bool = False  # the summary used was allowed to cut the current turn
+    summary_tokens: int | None = None  # the summary budget, when fitting lowered it
 
     @property
     def changed(self) -> bool:
@@ -223,6 +227,8 @@ def compact(
 
     result = pruned
     keep = options.summarize.keep_recent_tokens
+    cut_turn = options.summarize.cut_turn
+    summary_tokens: int | None = None
     attempts = 0
     not_summarized: str | None = None
     over = [] if options.force else _over(after_prune())
@@ -235,7 +241,7 @@ def compact(
     else:
         reason = "under the threshold after pruning"
     if options.force or over:
-        result, report, keep, attempts = _summarize_to_fit(
+        result, report, keep, attempts, cut_turn, summary_tokens = _summarize_to_fit(
             pruned, options, summarizer, counter, measure, after_prune
         )
         if result.records is pruned.records:
@@ -265,6 +271,8 @@ def compact(
         kept_input=kept_input,
         over=tuple(_over(report)),
         not_summarized=not_summarized,
+        cut_turn=cut_turn,
+        summary_tokens=summary_tokens,
     )
     dialect = get_dialect(transcript.format)
     stats = StageStats(
@@ -292,13 +300,57 @@ def _summarize_to_fit(
     counter: TokenCounter,
     measure: _Measure,
     after_prune: Callable[[], EstimateReport],
-) -> tuple[Transcript, EstimateReport, int, int]:
+) -> tuple[Transcript, EstimateReport, int, int, bool, int | None]:
     """The summary of `pruned`, made again with smaller tails while it is over (with `fit`).
 
-    Returns the smallest result, its count, the kept tail it used and how many summaries ran.
+    When no kept tail brings it under and `cut_turn` was not asked for, the same is tried once
+    more with the current turn allowed to be cut (its prompt quoted in the summary); when the
+    result is still over and no summary budget was given, once more with the summary's budget
+    lowered by the excess (to `MIN_SUMMARY_TOKENS` at least). Returns the smallest result, its
+    count, the kept tail it used, how many summaries ran, whether the current turn could be
+    cut, and the summary budget when it was lowered.
     """
-    keep = options.summarize.keep_recent_tokens
-    result = summarize(pruned, options.summarize, summarizer=summarizer, counter=counter)
+    result, report, keep, attempts = _fit_tail(
+        pruned, options, options.summarize, summarizer, counter, measure, after_prune
+    )
+    cut_turn = options.summarize.cut_turn
+    if options.fit and _over(report) and not cut_turn:
+        turn = dataclasses.replace(options.summarize, cut_turn=True)
+        other = _fit_tail(pruned, options, turn, summarizer, counter, measure, after_prune)
+        attempts += other[3]
+        if other[0].records is not pruned.records and other[1].tokens < report.tokens:
+            result, report, keep, _ = other
+            cut_turn = True
+    summary_tokens: int | None = None
+    used = _summary_budget(result) if result.records is not pruned.records else None
+    if options.fit and _over(report) and options.summarize.summary_tokens is None and used:
+        target = _target(report)
+        lower = max(MIN_SUMMARY_TOKENS, used - (report.tokens - target) - target // 20)
+        if lower < used:
+            fitted = dataclasses.replace(
+                options.summarize, keep_recent_tokens=keep, cut_turn=cut_turn, summary_tokens=lower
+            )
+            candidate = summarize(pruned, fitted, summarizer=summarizer, counter=counter)
+            attempts += 1
+            if candidate.records is not pruned.records:
+                counted = measure(candidate)
+                if counted.tokens < report.tokens:
+                    result, report, summary_tokens = candidate, counted, lower
+    return result, report, keep, attempts, cut_turn, summary_tokens
+
+
+def _fit_tail(
+    pruned: Transcript,
+    options: CompactOptions,
+    summary_options: SummarizeOptions,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    measure: _Measure,
+    after_prune: Callable[[], EstimateReport],
+) -> tuple[Transcript, EstimateReport, int, int]:
+    """The summary made with smaller kept tails while it is over (with `fit`): the smallest."""
+    keep = summary_options.keep_recent_tokens
+    result = summarize(pruned, summary_options, summarizer=summarizer, counter=counter)
     report = measure(result) if result.records is not pruned.records else after_prune()
     attempts = 1
     best = (result, report, keep)
@@ -310,7 +362,7 @@ def _summarize_to_fit(
         keep = smaller if smaller < keep else keep // 2
         candidate = summarize(
             pruned,
-            dataclasses.replace(options.summarize, keep_recent_tokens=keep),
+            dataclasses.replace(summary_options, keep_recent_tokens=keep),
             summarizer=summarizer,
             counter=counter,
         )
@@ -322,6 +374,16 @@ def _summarize_to_fit(
             best = (result, report, keep)
     result, report, keep = best
     return result, report, keep, attempts
+
+
+def _summary_budget(result: Transcript) -> int | None:
+    """The summary budget the last summarize stage of `result` used."""
+    for stats in reversed(result.stats):
+        if stats.stage == "summarize":
+            options = stats.details.get("boundary", {}).get("options", {})
+            budget = options.get("summary_tokens")
+            return budget if isinstance(budget, int) else None
+    return None
 
 
 def _tail_tokens(result: Transcript) -> int | None:
@@ -377,6 +439,7 @@ DEFAULTS: Mapping[str, Any] = {
     "summary_tokens": None,
     "keep_recent_tokens": None,  # None: each stage's own default
     "protect_first": 0,
+    "cut_turn": False,
     "focus": None,
     "redact": True,
     # prune
@@ -410,6 +473,7 @@ def options_from_settings(settings: Mapping[str, Any], *, dry_run: bool = False)
     summarize_options = SummarizeOptions(
         keep_recent_tokens=keep if keep is not None else SummarizeOptions().keep_recent_tokens,
         protect_first=settings.get("protect_first", 0),
+        cut_turn=settings.get("cut_turn", False),
         summary_tokens=settings.get("summary_tokens"),
         focus=settings.get("focus"),
         redact=settings.get("redact", True),

@@ -128,6 +128,7 @@ SETTINGS: Mapping[str, Callable[[Any], Any]] = {
     "summary_tokens": _int(1),
     "keep_recent_tokens": _int(0),
     "protect_first": _int(0),
+    "cut_turn": _bool,
     "focus": _str,
     "redact": _bool,
     "timeout": _seconds,

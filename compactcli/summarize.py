@@ -20,10 +20,11 @@ Guarantees:
   it must validate (no error the input did not have), end with the kept tail, and be smaller on
   the context view. A result that fails a check is not returned: the input comes back
   unchanged, with the reason in the stats.
-- The last user prompt is kept, in the tail, or in the head, or (when its turn alone is larger
-  than the kept tail may grow, see `compactcli.cuts`) pinned: summarized with the middle and
-  quoted verbatim at the end of the summary, under `REQUEST_HEADING`, its place given in
-  `details["summarize"]["pinned_prompt"]`.
+- The last user prompt is kept, in the tail or in the head. Only with `cut_turn`, when its turn
+  alone is larger than the kept tail may grow (`compactcli.cuts`), is it pinned instead:
+  summarized with the middle and quoted verbatim at the end of the summary, under
+  `REQUEST_HEADING`, its place given in `details["summarize"]["pinned_prompt"]`; when that
+  summary would not make the context smaller, the cut that keeps the prompt is used.
 - Nothing worth summarizing (the context fits in what must be kept, or only an earlier summary
   is left to replace) gives the input back unchanged, byte for byte, with the reason.
 - The stage appends one `StageStats` (stage "summarize"): tokens before and after on the
@@ -82,6 +83,7 @@ class SummarizeOptions:
 
     keep_recent_tokens: int = 20_000
     protect_first: int = 0
+    cut_turn: bool = False  # the current turn may be cut, its prompt quoted (`compactcli.cuts`)
     summary_tokens: int | None = None  # None: scaled with what the summary replaces
     focus: str | None = None
     redact: bool = True
@@ -134,7 +136,7 @@ def summarize(
             pin=pin,
         )
 
-    cut = cut_at(pin=True)
+    cut = cut_at(pin=options.cut_turn)
     if isinstance(cut, NoCut):
         return stage.unchanged(cut.reason)
     done, changed = _summarize_at(cut, stage, writer, summarizer, tokens)
@@ -207,6 +209,7 @@ def _summarize_at(
         options={
             "keep_recent_tokens": options.keep_recent_tokens,
             "protect_first": options.protect_first,
+            "cut_turn": options.cut_turn,
             "summary_tokens": budget,
             "redact": options.redact,
         },

@@ -115,9 +115,62 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
         "kept_input": None,
         "over": [],
         "not_summarized": None,
+        "cut_turn": False,
+        "summary_tokens": None,
     }
     assert [s.stage for s in result.stats] == ["prune", "summarize", "compact"]
     assert validate(result).errors == ()
+
+
+def test_fit_cuts_the_current_turn_when_no_tail_keeps_its_prompt_under_the_budget() -> None:
+    # one prompt, then the agent's work on it: no cut before the prompt can help
+    path = TRANSCRIPTS / "claude-code-session.jsonl"
+    plain = compact_check(library(path, max_tokens=900, summarize=SummarizeOptions()))
+    assert plain is not None
+    assert plain.not_summarized == (
+        "nothing to summarize before the last user prompt (message 1 of 13), "
+        "which is kept with everything after it"
+    )
+    result = library(path, max_tokens=900, fit=True)
+    check = compact_check(result)
+    assert check is not None
+    assert (check.over, check.cut_turn, check.keep_recent_tokens) == ((), True, 371)
+    assert (check.tokens_before, check.tokens_after) == (1821, 534)
+    assert validate(result).errors == ()
+    # the same bytes as the two stages with the tail that fitted and --cut-turn
+    transcript = read_transcript(str(path))
+    counter = counter_for(transcript)
+    staged = summarize(
+        settle(prune(transcript, PruneOptions(), counter=counter)),
+        SummarizeOptions(keep_recent_tokens=371, cut_turn=True),
+        summarizer=EXTRACTIVE,
+        counter=counter,
+    )
+    assert to_bytes(staged) == to_bytes(result)
+
+
+def test_fit_lowers_the_summary_budget_when_the_smallest_tail_is_still_over() -> None:
+    path = FIXTURES / "eval" / "codex-20k-s2.jsonl"
+    # a budget the user gave is never lowered
+    given = compact_check(
+        library(path, max_tokens=1500, fit=True, summarize=SummarizeOptions(summary_tokens=1000))
+    )
+    assert given is not None and given.summary_tokens is None
+    result = library(path, max_tokens=1500, fit=True)
+    check = compact_check(result)
+    assert check is not None
+    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (0, False, 595)
+    assert check.tokens_after < given.tokens_after
+    assert check.over == (("budget", 1500, check.tokens_after - 1500),)  # as small as it gets
+    transcript = read_transcript(str(path))
+    counter = counter_for(transcript)
+    staged = summarize(
+        settle(prune(transcript, PruneOptions(), counter=counter)),
+        SummarizeOptions(keep_recent_tokens=0, summary_tokens=595),
+        summarizer=EXTRACTIVE,
+        counter=counter,
+    )
+    assert to_bytes(staged) == to_bytes(result)
 
 
 def test_over_the_budget_is_a_reason_too() -> None:
@@ -167,7 +220,7 @@ def test_a_result_that_is_not_smaller_is_discarded() -> None:
     result = library(path, **keep(300, force=True))
     check = compact_check(result)
     assert check is not None
-    assert check.kept_input == "the result would not be smaller (745 tokens, 690 before)"
+    assert check.kept_input == "the result would not be smaller (715 tokens, 690 before)"
     assert to_bytes(result) == path.read_bytes()
     assert (check.tokens_before, check.tokens_after, check.summarized) == (690, 690, False)
 
@@ -505,7 +558,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing() -> None:
         "  cleared       5      5  message toolResult  5,048 -> 416 bytes",
         "  cleared       6      6  message toolResult  2,653 -> 435 bytes",
         "  added         -     22  custom  0 -> 759 bytes",
-        "  added         -     23  compaction  0 -> 3,323 bytes",
+        "  added         -     23  compaction  0 -> 3,340 bytes",
         "file          before  after        saved  status   ",
         "s.jsonl        6,329  2,458  3,871 (61%)  compacted",
     ]

@@ -72,7 +72,7 @@ def test_pyproject_table_with_budgets(tmp_path: Path) -> None:
         (
             "max_token = 5\n",
             "compactcli.toml: unknown setting 'max_token'; known settings: api_base, archive, "
-            "context_window, dedupe, fail_on_threshold, focus, images, keep_recent, "
+            "context_window, cut_turn, dedupe, fail_on_threshold, focus, images, keep_recent, "
             "keep_recent_tokens, max_tokens, method, min_chars, model, protect_first, redact, "
             "summarizer, summary_tokens, threshold, timeout, tools",
         ),

@@ -84,7 +84,9 @@ def test_the_readme_starts_with_the_two_setup_commands() -> None:
     assert "scripts/test" in blocks[1]
 
 
-@pytest.mark.parametrize("session", [body for kind, body in BLOCK.findall(README) if kind == "pycon"])
+@pytest.mark.parametrize(
+    "session", [body for kind, body in BLOCK.findall(README) if kind == "pycon"]
+)
 def test_interactive_example(session: str) -> None:
     parser = doctest.DocTestParser()
     test = parser.get_doctest(session, {}, "README.md", "README.md", 0)

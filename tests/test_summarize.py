@@ -18,8 +18,8 @@ from compactcli.dialects import atomic_units
 from compactcli.injection import (
     CLOSING,
     HEAD_HEADING,
-    REQUEST_HEADING,
     PREAMBLE,
+    REQUEST_HEADING,
     STUB_RESULT,
     Injection,
     get_writer,
@@ -977,7 +977,7 @@ def test_summarize_on_real_transcripts(tmp_path: Path, name: str, keep: int) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# a turn larger than the kept tail: its prompt is pinned and quoted verbatim
+# --cut-turn: a turn larger than the kept tail is cut, its prompt quoted verbatim
 
 PINNED = {
     "claude-code": 2,
@@ -996,7 +996,7 @@ def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fm
     prompts = [m for m in dialect.context(before) if is_prompt(m)]
     after = summarize(
         before,
-        SummarizeOptions(keep_recent_tokens=100),
+        SummarizeOptions(keep_recent_tokens=100, cut_turn=True),
         summarizer=get_summarizer("extractive"),
         counter=get_counter("heuristic", format=fmt),
     )
@@ -1011,18 +1011,26 @@ def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fm
     # a second run finds nothing more worth summarizing and changes nothing
     again = summarize(
         after,
-        SummarizeOptions(keep_recent_tokens=100),
+        SummarizeOptions(keep_recent_tokens=100, cut_turn=True),
         summarizer=get_summarizer("extractive"),
         counter=get_counter("heuristic", format=fmt),
     )
     assert to_bytes(again) == to_bytes(after)
 
 
-def test_the_prompt_stays_in_the_tail_when_its_turn_fits_under_the_ceiling() -> None:
+@pytest.mark.parametrize(
+    "options",
+    [
+        SummarizeOptions(keep_recent_tokens=20_000, cut_turn=True),
+        SummarizeOptions(keep_recent_tokens=100),
+    ],
+    ids=["turn-fits-under-the-ceiling", "without-cut-turn"],
+)
+def test_otherwise_the_prompt_stays_in_the_tail(options: SummarizeOptions) -> None:
     before = read_transcript(TRANSCRIPTS / "codex-session.jsonl")
     after = summarize(
         before,
-        SummarizeOptions(keep_recent_tokens=20_000),
+        options,
         summarizer=get_summarizer("extractive"),
         counter=get_counter("heuristic", format="codex"),
     )

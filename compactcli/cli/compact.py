@@ -154,6 +154,15 @@ def compact_command(
     protect_first: Annotated[
         int, typer.Option(min=0, help="Keep the first N messages as they are.")
     ] = 0,
+    cut_turn: Annotated[
+        bool,
+        typer.Option(
+            "--cut-turn",
+            help="Let the summary cut the current turn when it alone is larger than the kept "
+            "tail; its prompt is then quoted verbatim in the summary. Without it, compact does "
+            "so only when nothing else brings the result under the budget.",
+        ),
+    ] = False,
     focus: Annotated[
         str | None,
         typer.Option(help="Topics the summary gives the larger share to.", show_default=False),
@@ -488,6 +497,10 @@ def json_line(result: FileResult) -> str:
     check = result.details.get("check")
     if isinstance(check, Mapping) and result.summarized:
         data["keep_recent_tokens"] = check["keep_recent_tokens"]
+        if check.get("cut_turn"):
+            data["cut_turn"] = True
+        if check.get("summary_tokens") is not None:
+            data["summary_tokens"] = check["summary_tokens"]
     if "diff" in result.details:
         data["diff"] = result.details["diff"].to_dict()
     return orjson.dumps(data).decode()

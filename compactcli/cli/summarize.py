@@ -27,7 +27,8 @@ def summarize_command(
         typer.Option(
             min=0,
             help="Keep the newest messages up to this many tokens as they are (at least the "
-            "last user prompt and 3 messages; up to 1.5 times this to keep a tool call whole).",
+            "last user prompt, unless --cut-turn, and 3 messages; up to 1.5 times this to keep "
+            "a tool call whole).",
         ),
     ] = 20_000,
     protect_first: Annotated[
@@ -37,6 +38,14 @@ def summarize_command(
             help="Also keep the first N messages (after the system and developer prompts).",
         ),
     ] = 0,
+    cut_turn: Annotated[
+        bool,
+        typer.Option(
+            "--cut-turn",
+            help="When the current turn alone is larger than 1.5 times --keep-recent-tokens, "
+            "cut inside it and quote its prompt verbatim at the end of the summary.",
+        ),
+    ] = False,
     summary_tokens: Annotated[
         int | None,
         typer.Option(
@@ -120,6 +129,7 @@ def summarize_command(
     options = SummarizeOptions(
         keep_recent_tokens=keep_recent_tokens,
         protect_first=protect_first,
+        cut_turn=cut_turn,
         summary_tokens=summary_tokens,
         focus=focus or None,
         redact=not no_redact,
