@@ -43,7 +43,7 @@ import statistics
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -806,59 +806,110 @@ def _feed(
     return index + 1
 
 
+_BLOCK = 1 << 18
+"""Bytes read at a time: small enough to stay in the CPU's caches while their lines are parsed."""
+
+Trim = Callable[[bytes, int, int], "bytes | None"]
+"""A streamer's `trim_span`: what to parse instead of line `data[start:end]`, or None."""
+
+
+def _spans(handle: BinaryIO) -> Iterator[tuple[bytes, int, int]]:
+    """The input as (data, start, stop): runs of whole lines `data[start:stop]`, in order.
+
+    Lines are not copied out of the blocks read; only a line that runs across blocks is joined
+    into a `data` of its own (the last line may lack its newline).
+    """
+    read = handle.read
+    pending: list[bytes] = []  # the start of a line that runs on into the next block
+    while True:
+        block = read(_BLOCK)
+        if not block:
+            if pending:
+                tail = b"".join(pending)
+                yield tail, 0, len(tail)
+            return
+        first = block.find(b"\n") + 1
+        if not first:
+            pending.append(block)
+            continue
+        start = 0
+        if pending:
+            pending.append(block[:first])
+            joined = b"".join(pending)
+            pending = []
+            yield joined, 0, len(joined)
+            start = first
+        last = block.rfind(b"\n") + 1
+        if start < last:
+            yield block, start, last
+        if last < len(block):
+            pending.append(block[last:])
+
+
 def read_lines(
     path: str,
     *,
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
-    trim: list[Callable[[bytes], bytes]] | None = None,
-) -> Iterator[tuple[int, Any, bytes]]:
-    """(line number, parsed object or None, line bytes) for every record of `path`.
+    trim: list[Trim] | None = None,
+) -> Iterator[tuple[int, Any, bytes | None]]:
+    """(line number, parsed object or None, None or the line's bytes) for every record of `path`.
 
-    The records and errors of `compactcli.jsonl.iter_records` (blank and kept lines give None,
-    skipped lines nothing, the same `InputError` for a bad line or a file with no record), read
-    faster: no hashing and no copy of a line unless it is bad. When `trim` holds a function
-    (it may be set while reading), each line is parsed as that function trims it, and whole
-    when the trimmed bytes do not parse.
+    The records and errors of `compactcli.jsonl.iter_records` (blank and kept lines give None
+    and their bytes, skipped lines nothing, the same `InputError` for a bad line or a file with
+    no record), read faster: each line is parsed where it lies in the block read, not copied
+    (a parsed line gives None for its bytes), and nothing is hashed. When `trim` holds a
+    function (it may be set while reading), each line is parsed as that function trims it, and
+    whole when it cuts nothing or the trimmed bytes do not parse.
     """
     name = display_name(path)
     bad = bad if bad is not None else BadLines()
     loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
     seen_object = False
     lineno = 0
     trim = trim if trim is not None else []
     with open_input(path) as handle:
-        for chunk in handle:
-            lineno += 1
-            body = chunk[3:] if lineno == 1 and chunk.startswith(_BOM) else chunk
-            try:
-                raw = loads(trim[0](body) if trim else body)
-            except orjson.JSONDecodeError:
-                if body.isspace():
-                    yield lineno, None, chunk
-                    continue
-                line, eol = _split_eol(chunk)
-                text = line[3:] if lineno == 1 and line.startswith(_BOM) else line
-                try:  # the whole line, without its line ending, as iter_records parses it
-                    raw = loads(text)
-                except orjson.JSONDecodeError as error:
-                    reason = _describe_bad(line, text, error, last=eol == b"")
+        for data, pos, stop in _spans(handle):
+            view = memoryview(data)
+            find = data.find
+            while pos < stop:
+                begin = start = pos
+                pos = find(b"\n", pos, stop) + 1 or stop
+                lineno += 1
+                if lineno == 1 and data.startswith(_BOM, start):
+                    start += 3
+                try:
+                    cut = trim[0](data, start, pos) if trim else None
+                    raw = loads(view[start:pos] if cut is None else cut)
+                except decode_error:
+                    chunk = data[begin:pos]
+                    body = chunk[start - begin :]
+                    if body.isspace():
+                        yield lineno, None, chunk
+                        continue
+                    line, eol = _split_eol(chunk)
+                    text = line[3:] if lineno == 1 and line.startswith(_BOM) else line
+                    try:  # the whole line, without its line ending, as iter_records parses it
+                        raw = loads(text)
+                    except decode_error as error:
+                        reason = _describe_bad(line, text, error, last=eol == b"")
+                        if on_bad_line == "error":
+                            raise InputError(name, lineno, reason) from None
+                        bad.lines.append((lineno, reason))
+                        if on_bad_line == "keep":
+                            yield lineno, None, chunk
+                        continue
+                if type(raw) is not dict:
+                    reason = f"expected a JSON object, found {_kind(raw)}"
                     if on_bad_line == "error":
-                        raise InputError(name, lineno, reason) from None
+                        raise InputError(name, lineno, reason)
                     bad.lines.append((lineno, reason))
                     if on_bad_line == "keep":
-                        yield lineno, None, chunk
+                        yield lineno, None, data[begin:pos]
                     continue
-            if type(raw) is not dict:
-                reason = f"expected a JSON object, found {_kind(raw)}"
-                if on_bad_line == "error":
-                    raise InputError(name, lineno, reason)
-                bad.lines.append((lineno, reason))
-                if on_bad_line == "keep":
-                    yield lineno, None, chunk
-                continue
-            seen_object = True
-            yield lineno, raw, chunk
+                seen_object = True
+                yield lineno, raw, None
     if not seen_object:
         if lineno == 0:
             raise InputError(name, None, "empty file: no records")
@@ -891,9 +942,9 @@ def estimate_file(
     """
     if format is not None:
         get_dialect(format)
-    trim: list[Callable[[bytes], bytes]] = []
+    trim: list[Trim] = []
     stream = read_lines(path, on_bad_line=on_bad_line, bad=bad, trim=trim)
-    head: list[tuple[int, Any, bytes]] = []
+    head: list[tuple[int, Any, bytes | None]] = []
     objects: list[Any] = []
     for item in stream:
         head.append(item)
@@ -904,7 +955,9 @@ def estimate_file(
     name = display_name(path)
     if format is None:
         format = detect_format(objects, name)
-    trim.append(get_dialect(format).streamer().trim)
+    trimmer = _trimmer(get_dialect(format).streamer())
+    if trimmer is not None:
+        trim.append(trimmer)
     hint = None
     if options.model is None and counter is None:
         sample = [Record(raw=raw, lineno=lineno) for lineno, raw, _ in head]
@@ -912,9 +965,27 @@ def estimate_file(
     return _estimate_lines(_chain(head, stream), format, options, name, counter, hint)
 
 
+def _trimmer(streamer: Streamer) -> Trim | None:
+    """The streamer's `trim_span`, else its `trim` on the line's bytes; None when it has neither
+    (the base class's `trim` cuts nothing)."""
+    span: Trim | None = getattr(streamer, "trim_span", None)
+    if span is not None:
+        return span
+    whole = streamer.trim
+    if whole is Streamer.trim:
+        return None
+
+    def trim(data: bytes, start: int, end: int) -> bytes | None:
+        line = data[start:end]
+        cut = whole(line)
+        return None if cut is line else cut
+
+    return trim
+
+
 def _chain(
-    head: list[tuple[int, Any, bytes]], rest: Iterator[tuple[int, Any, bytes]]
-) -> Iterator[tuple[int, Any, bytes]]:
+    head: list[tuple[int, Any, bytes | None]], rest: Iterator[tuple[int, Any, bytes | None]]
+) -> Iterator[tuple[int, Any, bytes | None]]:
     yield from head
     head.clear()
     yield from rest

@@ -363,6 +363,46 @@ def test_fast_reader_fails_like_the_reader(path: Path) -> None:
     assert outcome(read_lines) == outcome(iter_records)
 
 
+_ODD_LINES = (
+    b'\xef\xbb\xbf{"type":"user","n":1}\r\n'
+    b"\n"
+    b"   \r\n"
+    b'{"type":"x","text":"' + b"long " * 40 + b'"}\n'
+    b"[1, 2]\n"
+    b'{"broken": \n'
+    b'{"last":"\xe2\x86\x92 no newline"}'
+)
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64, 1 << 18])
+@pytest.mark.parametrize("policy", ["keep", "skip"])
+def test_fast_reader_reads_like_the_reader_across_blocks(
+    block: int, policy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines split anywhere between the blocks read give the same records and bad lines."""
+    monkeypatch.setattr("compactcli.estimate._BLOCK", block)
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(_ODD_LINES)
+    expected = [
+        (r.lineno, r.raw, None if r.raw is not None else r.line + r.eol)
+        for r in iter_records(str(path), on_bad_line=policy)
+    ]
+    assert list(read_lines(str(path), on_bad_line=policy)) == expected
+    assert [lineno for lineno, _, _ in expected] == (
+        [1, 2, 3, 4, 5, 6, 7] if policy == "keep" else [1, 2, 3, 4, 7]
+    )
+
+
+@pytest.mark.parametrize("block", [3, 100])
+def test_streamed_estimate_does_not_depend_on_the_block_size(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(FIXTURES / "transcripts" / "claude-code-session.jsonl")
+    whole = estimate_file(path, EstimateOptions(method="heuristic"))
+    monkeypatch.setattr("compactcli.estimate._BLOCK", block)
+    assert estimate_file(path, EstimateOptions(method="heuristic")) == whole
+
+
 # ---------------------------------------------------------------------------------------------
 # Windows and thresholds
 

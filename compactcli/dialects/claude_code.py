@@ -1255,15 +1255,23 @@ def trim_line(line: bytes) -> bytes:
     first), so other lines are not scanned. The caller parses the whole line when the trimmed
     one does not parse.
     """
-    if line.find(b'"type":"user"', 0, 512) < 0:  # only user records carry the copy
-        return line
-    start = line.find(_UI_COPY)
-    if start < 0:
-        return line
-    end = line.rfind(_AFTER_UI_COPY)
-    if end <= start:
-        return line
-    return line[:start] + line[end:]
+    cut = trim_span(line, 0, len(line))
+    return line if cut is None else cut
+
+
+def trim_span(data: bytes, start: int, end: int) -> bytes | None:
+    """`trim_line` for the line `data[start:end]` (read in a larger block), without copying
+    it: the trimmed bytes, or None when there is nothing to cut."""
+    if data.find(b'"type":"user"', start, min(end, start + 512)) < 0:
+        return None  # only user records carry the copy
+    cut = data.find(_UI_COPY, start, end)
+    if cut < 0:
+        return None
+    resume = data.rfind(_AFTER_UI_COPY, cut, end)
+    if resume <= cut:
+        return None
+    view = memoryview(data)
+    return b"".join((view[start:cut], view[resume:end]))
 
 
 class _Stamps:
@@ -1316,6 +1324,7 @@ class ClaudeCodeStreamer(Streamer):
 
     light = True
     trim = staticmethod(trim_line)
+    trim_span = staticmethod(trim_span)
 
     def __init__(self, source: str = "-") -> None:
         self.source = source
