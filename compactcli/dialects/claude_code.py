@@ -54,6 +54,7 @@ cleared tool output, hung off the current leaf, with our details under `compactc
 
 from __future__ import annotations
 
+import re
 import uuid as uuidlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1207,10 +1208,21 @@ _MISSING = -2  # a parent uuid that is not (or not yet) a chain record
 _ABSENT = object()
 
 
+_LEADING_SPACE = re.compile(r"\s*")  # `\s` is what `str.strip()` strips
+
+
 def _maybe_json(text: str) -> bool:
-    """`_looks_json` without copying the text when its first character already says no."""
-    if not text or (text[0] not in "{[" and not text[0].isspace()):
+    """`_looks_json` without copying the text when its first non-space character already says
+    no (a line-numbered file listing starts with spaces and a digit)."""
+    if not text:
         return False
+    if text[0] not in "{[":
+        if not text[0].isspace():
+            return False
+        found = _LEADING_SPACE.match(text)  # always matches, maybe empty
+        first = found.end() if found else 0
+        if first == len(text) or text[first] not in "{[":
+            return False
     return _looks_json(text)
 
 
