@@ -39,6 +39,7 @@ The library never prints; errors are `CompactError`s (`InputError` for unreadabl
 from __future__ import annotations
 
 import bisect
+import itertools
 import statistics
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -446,9 +447,14 @@ class _Analysis:
 
     def __init__(self, ledger: _Ledger, view: StreamedView) -> None:
         self.ledger = ledger
-        context = array("q")
-        for record in view.context:
-            context.extend(ledger.positions(record))
+        records = ledger.record
+        last = dict(zip(records, range(len(records)), strict=True))  # record -> (last) message
+        if len(last) == len(records):  # one message per record: no search needed
+            context = array("q", map(last.__getitem__, filter(last.__contains__, view.context)))
+        else:
+            context = array("q")
+            for record in view.context:
+                context.extend(ledger.positions(record))
         self.context = context
         self.anchors = self._place(view.usage)
 
@@ -960,9 +966,10 @@ def estimate_file(
         trim.append(trimmer)
     hint = None
     if options.model is None and counter is None:
-        sample = [Record(raw=raw, lineno=lineno) for lineno, raw, _ in head]
-        hint = _peek_model(sample, format)
-    return _estimate_lines(_chain(head, stream), format, options, name, counter, hint)
+        hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
+    lines = itertools.chain(head, stream)  # lets go of the head once it is read
+    del head, objects
+    return _estimate_lines(lines, format, options, name, counter, hint)
 
 
 def _trimmer(streamer: Streamer) -> Trim | None:
@@ -981,14 +988,6 @@ def _trimmer(streamer: Streamer) -> Trim | None:
         return None if cut is line else cut
 
     return trim
-
-
-def _chain(
-    head: list[tuple[int, Any, bytes | None]], rest: Iterator[tuple[int, Any, bytes | None]]
-) -> Iterator[tuple[int, Any, bytes | None]]:
-    yield from head
-    head.clear()
-    yield from rest
 
 
 def _peek_model(head: Sequence[Record], format: str) -> str | None:

@@ -67,9 +67,19 @@ _CJK_RUN = re.compile(
 )
 
 
+def _ascii_but_arrows(text: str) -> bool:
+    """Whether the arrows of a numbered listing are the only non-ASCII characters of `text`.
+
+    Replacing each arrow by one ASCII character keeps the length, which `str.replace` does in
+    about half the time it takes to remove them. (Were the copy not narrowed to ASCII, the
+    answer would be False and the caller's general path would give the same count.)
+    """
+    return text.replace("\u2192", "\t").isascii()
+
+
 def cjk_chars(text: str) -> int:
     """How many characters of `text` are CJK (0 at once for ASCII text)."""
-    if text.isascii() or ("\u2192" in text and text.replace("\u2192", "").isascii()):
+    if text.isascii() or ("\u2192" in text and _ascii_but_arrows(text)):
         return 0
     return sum(map(len, _CJK_RUN.findall(text)))
 
@@ -290,7 +300,7 @@ class HeuristicCounter(_Costing):
         return f"HeuristicCounter({self.density!r}, method={self.method!r})"
 
     def _count(self, text: str, rate: float) -> int:
-        if text.isascii() or ("\u2192" in text and text.replace("\u2192", "").isascii()):
+        if text.isascii() or ("\u2192" in text and _ascii_but_arrows(text)):
             # ASCII, or ASCII but for the arrows of a numbered listing: no CJK to look for
             return int(len(text) * rate + 0.5)
         cjk = sum(map(len, _CJK_RUN.findall(text)))
@@ -319,15 +329,13 @@ class HeuristicCounter(_Costing):
         self, kind: str, text: str, is_json: bool, name: str | None, images: int
     ) -> tuple[int, int]:
         """`_Costing.parts`, with the common cases inlined (this runs once per block)."""
-        if kind == "tool_result" and not is_json and "\u2192" in text:
-            # a numbered listing (Claude Code's Read output): the arrows after the line numbers
-            # are its only non-ASCII characters unless the text has something to check for CJK
-            bare = text.replace("\u2192", "")
-            if bare.isascii():
-                count = int(len(text) * self._output_rate + 0.5)
-                if self._numbered and _NUMBERED.match(text):
-                    count += int((len(text) - len(bare)) * self._numbered + 0.5)
-                return self.costs.tool + images * self.costs.image, count
+        if kind == "tool_result" and not is_json and "\u2192" in text and _ascii_but_arrows(text):
+            # a numbered listing (Claude Code's Read output) whose arrows after the line numbers
+            # are its only non-ASCII characters: no CJK to look for
+            count = int(len(text) * self._output_rate + 0.5)
+            if self._numbered and _NUMBERED.match(text):
+                count += int(text.count("\u2192") * self._numbered + 0.5)
+            return self.costs.tool + images * self.costs.image, count
         if text.isascii():
             size = len(text)
             if kind == "tool_result" and not is_json:

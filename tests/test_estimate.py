@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from compactcli import get_dialect, read_transcript
 from compactcli.dialects.base import BufferingStreamer, light
-from compactcli.dialects.claude_code import ClaudeCodeStreamer, trim_line
+from compactcli.dialects.claude_code import ClaudeCodeStreamer, trim_line, trim_span
 from compactcli.errors import InputError, UsageError
 from compactcli.estimate import (
     EstimateOptions,
@@ -390,6 +390,31 @@ def test_fast_reader_reads_like_the_reader_across_blocks(
     assert list(read_lines(str(path), on_bad_line=policy)) == expected
     assert [lineno for lineno, _, _ in expected] == (
         [1, 2, 3, 4, 5, 6, 7] if policy == "keep" else [1, 2, 3, 4, 7]
+    )
+
+
+@pytest.mark.parametrize("path", CLAUDE_FILES, ids=lambda p: p.name)
+def test_streaming_with_every_line_trimmed_matches_the_whole_transcript(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("compactcli.dialects.claude_code._WORTH_TRIMMING", 0)
+    options = EstimateOptions(method="auto")
+    streamed = estimate_file(str(path), options).to_dict()
+    assert streamed == estimate(read_transcript(str(path)), options).to_dict()
+
+
+def test_trim_span_cuts_the_ui_copy_of_long_lines_only() -> None:
+    copy = b'"' + b"y" * 5000 + b'"'
+    line = b'{"type":"user","message":{"content":"x"},"toolUseResult":%s,"sourceToolAssistantUUID":"a2"}\n'
+    data = b"{}\n" + line % copy + b"{}\n"
+    start, end = 3, len(data) - 3
+    assert trim_span(data, start, end) == (
+        b'{"type":"user","message":{"content":"x"},"sourceToolAssistantUUID":"a2"}\n'
+    )
+    short = b"{}\n" + line % b"1" + b"{}\n"
+    assert trim_span(short, 3, len(short) - 3) is None
+    assert trim_line(line % b"1") == (
+        b'{"type":"user","message":{"content":"x"},"sourceToolAssistantUUID":"a2"}\n'
     )
 
 

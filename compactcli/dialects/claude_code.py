@@ -1267,13 +1267,23 @@ def trim_line(line: bytes) -> bytes:
     first), so other lines are not scanned. The caller parses the whole line when the trimmed
     one does not parse.
     """
-    cut = trim_span(line, 0, len(line))
+    cut = _cut_ui_copy(line, 0, len(line))
     return line if cut is None else cut
 
 
+_WORTH_TRIMMING = 4096
+"""Shorter lines are parsed whole: looking for a copy to cut costs more than it saves."""
+
+
 def trim_span(data: bytes, start: int, end: int) -> bytes | None:
-    """`trim_line` for the line `data[start:end]` (read in a larger block), without copying
-    it: the trimmed bytes, or None when there is nothing to cut."""
+    """`trim_line` for the line `data[start:end]` (read in a larger block) without copying it:
+    the trimmed bytes, or None when there is nothing to cut (or the line is short)."""
+    if end - start < _WORTH_TRIMMING:
+        return None
+    return _cut_ui_copy(data, start, end)
+
+
+def _cut_ui_copy(data: bytes, start: int, end: int) -> bytes | None:
     if data.find(b'"type":"user"', start, min(end, start + 512)) < 0:
         return None  # only user records carry the copy
     cut = data.find(_UI_COPY, start, end)
@@ -1546,6 +1556,7 @@ class ClaudeCodeStreamer(Streamer):
         bridge = self.bridge
         record, parent_of, kinds, flag_of = self.record, self.parent, self.kind, self.flags
         stamps, units, usages = self.stamps, self.unit, self.usage
+        blob = stamps.blob
         interned = self.interned
         offset = 1
         index = -1
@@ -1608,7 +1619,11 @@ class ClaudeCodeStreamer(Streamer):
                     self.pending[node] = parent
                 else:
                     parent_of.append(found_parent)
-            stamps.append(raw.get("timestamp"))
+            stamp = raw.get("timestamp")
+            if type(stamp) is str and len(stamp) == 24 and stamp.isascii():
+                blob += stamp.encode()  # `stamps.append`, inline
+            else:
+                stamps.append(stamp)
             if kind == "user":
                 usages.extend(_ZERO4)
                 kinds.append(_USER)
@@ -1672,22 +1687,28 @@ class ClaudeCodeStreamer(Streamer):
         for node, uuid in self.pending.items():
             self.parent[node] = self.node.get(uuid, _MISSING)
         chain, zeroed = self._chain()
-        flags, record = self.flags, self.record
+        flags, record, kinds, usage = self.flags, self.record, self.kind, self.usage
         context = array("l", [record[n] for n in chain if flags[n] & _REACHES])
-        found: dict[str, Usage] = {}
+        last: dict[str, int] = {}  # usage key -> its last node (in the key's first place)
+        units, request = self.unit, self.request
         for node in chain:
-            if self.kind[node] != _ASSISTANT or node in zeroed:
+            if kinds[node] != _ASSISTANT or node in zeroed:
                 continue
-            if flags[node] & _SYNTHETIC or not flags[node] & _USAGE:
+            if flags[node] & _SYNTHETIC or not flags[node] & _USAGE or usage[node * 4] == 0:
                 continue
-            total, fresh, out, read = self.usage[node * 4 : node * 4 + 4]
-            if total == 0:
-                continue
-            key = self.unit[node] or self.request.get(node) or f"#{record[node]}"
-            found[key] = Usage(
-                index=record[node], context=total, input=fresh, output=out, cached=read, key=key
+            last[units[node] or request.get(node) or f"#{record[node]}"] = node
+        found = [
+            Usage(
+                index=record[node],
+                context=usage[node * 4],
+                input=usage[node * 4 + 1],
+                output=usage[node * 4 + 2],
+                cached=usage[node * 4 + 3],
+                key=key,
             )
-        return StreamedView(context=context, usage=list(found.values()), model=self.model)
+            for key, node in last.items()
+        ]
+        return StreamedView(context=context, usage=found, model=self.model)
 
     def _chain(self) -> tuple[Sequence[int], set[int]]:
         alive = bytearray(b"\x01") * len(self.record)
