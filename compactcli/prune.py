@@ -4,7 +4,11 @@
 view, tool results outside the protected tail (the newest `keep_recent_tokens` of tool output,
 or the newest `keep_recent` results), longer than `min_chars`, from compactable tools, have their
 content replaced by a one-line digest placeholder: tool, main argument, size, and the sha256 of
-what was cleared. Older copies of an identical output are cleared too (the newest stays whole),
+what was cleared; for a result that failed (an error result, a non-zero exit code, a traceback:
+`compactcli.summarizers.facts.outcome`), the placeholder also keeps its distinctive error line
+(`; failed: <line>`, at most `ERROR_CHARS`), so the model and a later summary still see how it
+failed. A placeholder must be smaller than what it replaces, in characters and tokens, or the
+result stays whole. Older copies of an identical output are cleared too (the newest stays whole),
 and old images become a marker. With `archive`, every cleared content is written there under
 its hash, so nothing is lost.
 
@@ -26,12 +30,13 @@ from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.dialects import Dialect, get_dialect
 from compactcli.stats import StageStats
+from compactcli.summarizers.facts import CLEARED_FAILURE, CLEARED_RESULT, outcome
 from compactcli.tokens import TokenCounter
 from compactcli.tools import COMPACTABLE, main_argument, tool_kind
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
 CLEARED_PREFIXES = (
-    "[Old tool result cleared:",
+    CLEARED_RESULT,
     "[Duplicate tool result cleared:",
     "[Old tool result content cleared]",  # Claude Code's own microcompact
     "[Old image cleared:",
@@ -62,6 +67,7 @@ class _Result:
     content: bytes
     digest: str
     tokens: int
+    error: str  # the distinctive error line when the result failed, else ""
 
 
 @dataclass(slots=True)
@@ -208,6 +214,7 @@ def _results(
             except (KeyError, IndexError, TypeError):
                 value = block.text
             data = content_bytes(value)
+            result = outcome(block, shell=tool_kind(tool) == "shell")
             found.append(
                 _Result(
                     position,
@@ -218,6 +225,7 @@ def _results(
                     data,
                     sha256(data),
                     counter.block_tokens(block),
+                    result.error if result.status == "failed" else "",
                 )
             )
     return found
@@ -269,12 +277,13 @@ def _compactable(tool: str, options: PruneOptions) -> bool:
     return tool_kind(tool) in COMPACTABLE
 
 
-def placeholder(result_tool: str, argument: str, text: str, digest: str) -> str:
-    """The one-line digest that replaces a cleared tool result."""
+def placeholder(result_tool: str, argument: str, text: str, digest: str, error: str = "") -> str:
+    """The one-line digest that replaces a cleared tool result (with its error line, if any)."""
     lines = text.count("\n") + 1 if text else 0
     what = f"{result_tool} {argument}".strip()
+    failed = f"{CLEARED_FAILURE}{' '.join(error.split())}" if error.strip() else ""
     return (
-        f"[Old tool result cleared: {what} — {lines:,} lines, {len(text):,} chars, sha256:{digest}]"
+        f"{CLEARED_RESULT} {what} — {lines:,} lines, {len(text):,} chars, sha256:{digest}{failed}]"
     )
 
 
@@ -290,7 +299,7 @@ def _line(result: _Result, *, duplicate: bool) -> str:
     text = result.block.text
     if duplicate:
         return duplicate_placeholder(result.tool, text, result.digest)
-    return placeholder(result.tool, result.argument, text, result.digest)
+    return placeholder(result.tool, result.argument, text, result.digest, result.error)
 
 
 def _fits(result: _Result, counter: TokenCounter, *, duplicate: bool) -> bool:

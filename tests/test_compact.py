@@ -102,8 +102,8 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
     assert check is not None
     assert check.to_dict() == {
         "tokens_before": 6329,
-        "tokens_after": 2458,
-        "tokens_pruned": 3548,
+        "tokens_after": 2439,
+        "tokens_pruned": 3593,
         "method": "heuristic",
         "threshold": 3000,
         "threshold_spec": "3000",
@@ -159,14 +159,14 @@ def test_fit_lowers_the_summary_budget_when_the_smallest_tail_is_still_over() ->
     result = library(path, max_tokens=1500, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (0, False, 595)
+    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (0, False, 558)
     assert check.tokens_after < given.tokens_after
     assert check.over == (("budget", 1500, check.tokens_after - 1500),)  # as small as it gets
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=0, summary_tokens=595),
+        SummarizeOptions(keep_recent_tokens=0, summary_tokens=558),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
@@ -182,7 +182,7 @@ def test_over_the_budget_is_a_reason_too() -> None:
 def test_still_over_says_by_how_much() -> None:
     check = compact_check(library(PI, **keep(2000, threshold="1000", max_tokens=2000)))
     assert check is not None
-    assert check.over == (("budget", 2000, 458), ("threshold", 1000, 1458))
+    assert check.over == (("budget", 2000, 439), ("threshold", 1000, 1439))
 
 
 def test_fit_lowers_the_kept_tail_until_the_result_is_under() -> None:
@@ -427,7 +427,7 @@ def test_one_file_to_a_file_prints_the_table() -> None:
     assert result.stderr == ""
     assert result.stdout == (
         f"file{' ' * (len(str(PI)) - 2)}before  after        saved  status   \n"
-        f"{PI}   6,329  2,458  3,871 (61%)  compacted\n"
+        f"{PI}   6,329  2,439  3,890 (61%)  compacted\n"
     )
     assert validate(read_transcript("out.jsonl")).errors == ()
 
@@ -553,14 +553,14 @@ def test_dry_run_shows_the_diff_and_writes_nothing() -> None:
     lines = result.stdout.splitlines()
     assert lines == [
         "records: 21 -> 23  kept 19, cleared 2, edited 0, removed 0, added 2",
-        "tokens:  5,955 -> 2,458 (-58.7%) [heuristic]",
+        "tokens:  5,955 -> 2,439 (-59.0%) [heuristic]",
         "first change: line 5 (cleared message toolResult); prompt cache breaks here",
         "  cleared       5      5  message toolResult  5,048 -> 416 bytes",
-        "  cleared       6      6  message toolResult  2,653 -> 435 bytes",
+        "  cleared       6      6  message toolResult  2,653 -> 551 bytes",
         "  added         -     22  custom  0 -> 759 bytes",
-        "  added         -     23  compaction  0 -> 3,340 bytes",
+        "  added         -     23  compaction  0 -> 3,210 bytes",
         "file          before  after        saved  status   ",
-        "s.jsonl        6,329  2,458  3,871 (61%)  compacted",
+        "s.jsonl        6,329  2,439  3,890 (61%)  compacted",
     ]
     assert sorted(os.listdir()) == ["s.jsonl"]
     assert Path("s.jsonl").read_bytes() == PI.read_bytes()
@@ -585,7 +585,7 @@ def test_stats_and_boundary_files() -> None:
     assert [s["stage"] for s in report["stages"]] == ["prune", "summarize", "compact"]
     assert report["stages"][-1]["details"]["compact"]["summarized"] is True
     boundary = orjson.loads(Path("boundary.json").read_bytes())
-    assert (boundary["stage"], boundary["tokens_before"]) == ("summarize", 3174)
+    assert (boundary["stage"], boundary["tokens_before"]) == ("summarize", 3219)
 
 
 def test_fail_on_threshold_and_max_tokens_set_the_exit_code() -> None:

@@ -13,9 +13,8 @@ from compactcli.summarizers.extractive import (
     SUMMARY_HEADINGS,
     ExtractiveSummarizer,
     parse_summary,
-    supersedes,
 )
-from compactcli.summarizers.facts import extract_facts
+from compactcli.summarizers.facts import extract_facts, supersedes
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message
 from tests.conftest import CORPUS
@@ -209,6 +208,77 @@ def test_a_superseded_value_is_shown_only_next_to_the_new_one() -> None:
     )
     assert supersedes("use Node 20", "use Node 18 for the build") is False  # too few shared words
     assert supersedes("build with Node 20 on CI", "build with Node 18 on CI") is True
+
+
+def test_a_setting_changed_without_a_cue_word_is_shown_only_next_to_its_new_value() -> None:
+    messages = conversation(
+        (
+            "user",
+            "Fix the export. FYI the staging setup uses INVOICES_TIMEOUT_MS=4154; keep that in mind.",
+        ),
+        ("assistant", [text("Looking.")]),
+        ("user", "Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now."),
+        ("assistant", [text("Noted.")]),
+    )
+    assert summarize(messages, 500, redact=False).text == (
+        "## Goal\n"
+        "Fix the export. FYI the staging setup uses INVOICES_TIMEOUT_MS=4154; keep that in mind. "
+        "[later changed: Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now.]\n\n"
+        "## User messages (oldest first)\n"
+        "1. (the goal above)\n"
+        "2. Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now.\n\n"
+        "## Constraints and preferences\n"
+        "- Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now. (replaces earlier: FYI the "
+        "staging setup uses INVOICES_TIMEOUT_MS=4154; keep that in mind.)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "old_value", "new_value"),
+    [
+        (
+            "The staging database lives at billing-db.staging.internal:5369.",
+            "Heads up, they moved it to billing-db.staging.internal:6020 this morning.",
+            "internal:5369",
+            "internal:6020",
+        ),
+        (
+            "The node version is 18.19 on CI.",
+            "Turns out the node version is now 20.11.",
+            "18.19",
+            "20.11",
+        ),
+        (
+            "CI runs the suite with --workers=4 at the moment.",
+            "They gave CI bigger boxes: --workers=8.",
+            "--workers=4",
+            "--workers=8",
+        ),
+        (
+            "Use port 5432 for the database.",
+            "Change of plan: use port 6543 for the database.",
+            "5432",
+            "6543",
+        ),
+    ],
+)
+def test_an_old_value_appears_only_next_to_its_replacement(
+    old: str, new: str, old_value: str, new_value: str
+) -> None:
+    messages = conversation(
+        ("user", f"Please look at the flaky export, it has been failing since Monday. {old}"),
+        ("assistant", [text("Looking.")]),
+        ("user", "Also check the logs of the nightly job."),
+        ("assistant", [text("Checked.")]),
+        ("user", new),
+        ("assistant", [text("Noted.")]),
+    )
+    for budget in (60, 120, 500):
+        summary = summarize(messages, budget, redact=False).text
+        assert new_value in summary
+        for line in summary.splitlines():  # wherever the old value is, the new one is too
+            if old_value in line:
+                assert new_value in line, (budget, line)
 
 
 def test_secrets_are_redacted_unless_asked_not_to() -> None:

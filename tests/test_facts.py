@@ -14,11 +14,15 @@ from compactcli.summarizers.facts import (
     Command,
     ErrorFact,
     Facts,
+    changes_setting,
+    cleared_error,
     command_key,
     error_line,
     extract_facts,
     outcome,
+    setting_values,
     shell_reads,
+    supersedes,
 )
 from compactcli.transcript import Block, Message, Record, Transcript
 from tests.conftest import CORPUS, FIXTURES
@@ -284,6 +288,88 @@ def test_error_line_prefers_the_exception_and_skips_noise() -> None:
     assert error_line("x" * 600 + " Error\nError: short one") == "Error: short one"
 
 
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (  # a passing test whose file is named errors.test.ts is not the error
+            "Exit code 1\n ✓ test/webhooks/errors.test.ts > merge token (missing) 73ms\n"
+            " FAIL  test/webhooks/utils.test.ts > retry customer\n"
+            "Error: Timeout of 4356ms exceeded waiting for payments queue\n"
+            " ❯ test/catalog/config.test.ts:179:32\n Test Files  1 failed | 9 passed\n",
+            "Error: Timeout of 4356ms exceeded waiting for payments queue",
+        ),
+        (
+            "tests/test_total.py F\n\n    def test_total():\n>       assert total() == 3\n"
+            "E       AssertionError: assert 2 == 3\n\ntests/test_total.py:4: AssertionError\n",
+            "E AssertionError: assert 2 == 3",
+        ),
+        (
+            "running 1 test\nthread 'main' panicked at src/main.rs:5:5:\nindex out of bounds\n",
+            "thread 'main' panicked at src/main.rs:5:5:",
+        ),
+        (
+            "=== RUN   TestParse\n--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1\nFAIL\n",
+            "--- FAIL: TestParse (0.00s)",
+        ),
+        (
+            "PASS src/missing.test.ts\nerror[E0308]: mismatched types\n",
+            "error[E0308]: mismatched types",
+        ),
+        (
+            "ok 1 - reports invalid input\nnpm ERR! code ELIFECYCLE\n",
+            "npm ERR! code ELIFECYCLE",
+        ),
+        (  # only weak words left: the first line with one that is not a passing test
+            "✓ handles a missing file\nthe upload could not finish\n",
+            "the upload could not finish",
+        ),
+    ],
+)
+def test_error_line_prefers_real_error_lines_to_words_in_names(output: str, expected: str) -> None:
+    assert error_line(output) == expected
+
+
+CLEARED = (
+    "[Old tool result cleared: Bash npm test — 120 lines, 5,063 chars, sha256:"
+    + "ab" * 32
+    + "; failed: TypeError: Cannot read properties of undefined (reading 'x')]"
+)
+
+
+def test_a_cleared_result_that_kept_its_error_line_is_a_failure_with_that_error() -> None:
+    assert cleared_error(CLEARED) == "TypeError: Cannot read properties of undefined (reading 'x')"
+    assert cleared_error(CLEARED.split("; failed")[0] + "]") is None
+    assert cleared_error("TypeError: x; failed: y]") is None  # not a placeholder
+    found = outcome(Block(kind="tool_result", text=CLEARED), shell=True)
+    assert (found.status, found.error) == (
+        "failed",
+        "TypeError: Cannot read properties of undefined (reading 'x')",
+    )
+    cleared_ok = outcome(Block(kind="tool_result", text=CLEARED.split("; failed")[0] + "]"), True)
+    assert cleared_ok.status == "ok"
+    facts = extract_facts(
+        conversation(
+            ("user", "run the tests"),
+            ("assistant", [call("b1", "Bash", command="npm test")]),
+            ("user", [result("b1", CLEARED)]),
+            ("assistant", [text("It fails.")]),
+        )
+    )
+    assert facts.commands == (
+        Command(
+            "npm test", "failed", "TypeError: Cannot read properties of undefined (reading 'x')"
+        ),
+    )
+    assert facts.errors == (
+        ErrorFact(
+            "TypeError: Cannot read properties of undefined (reading 'x')",
+            resolved=False,
+            tool="Bash",
+            where="npm test",
+        ),
+    )
+
+
 def test_shell_reads_and_command_keys() -> None:
     assert shell_reads({"cmd": "nl -ba src/a.py | sed -n '1,80p'"}) == ["src/a.py"]
     assert shell_reads({"command": "sed -n '1,220p' docs/x.md && cat README.md"}) == [
@@ -341,6 +427,104 @@ def test_superseding_user_messages_keep_their_order() -> None:
     )
     assert facts.constraints == facts.user_messages
     assert facts.pending == ()
+
+
+# (earlier sentence, later sentence): the later one gives the same setting another value
+CHANGED_SETTINGS = [
+    (
+        "FYI the staging setup uses INVOICES_TIMEOUT_MS=4154; keep that in mind.",
+        "Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now.",
+    ),
+    (
+        "The staging database lives at billing-db.staging.internal:5369.",
+        "Heads up, they moved it to billing-db.staging.internal:6020 this morning.",
+    ),
+    ("The node version is 18.19 on CI.", "Turns out the node version is now 20.11."),
+    (
+        "CI runs the suite with --workers=4 at the moment.",
+        "They gave CI bigger boxes: --workers=8.",
+    ),
+    (
+        "The API base URL is `https://api.staging.example.com/v1`.",
+        "From today the API base URL is `https://api.example.com/v2`.",
+    ),
+    ("Our tests talk to postgres://app@db1.internal:5432/app.", "db1.internal:6432 is the pooler."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), CHANGED_SETTINGS)
+def test_a_later_user_message_that_changes_a_setting_supersedes_the_earlier_one(
+    old: str, new: str
+) -> None:
+    facts = extract_facts(
+        conversation(
+            ("user", f"Please look at the flaky export. {old}"),
+            ("assistant", [text("Looking.")]),
+            ("user", f"Thanks. {new}"),
+            ("assistant", [text("Noted.")]),
+        )
+    )
+    assert facts.constraints[-2:] == (old, new)
+    assert supersedes(new, old) is True
+    assert supersedes(old, new) is True  # either way round it is a change of value
+    assert changes_setting(setting_values(new), setting_values(old)) is True
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Redis runs on cache.internal:6379.", "Postgres runs on db.internal:5432."),
+        ("The crash is in src/app.ts:128 somewhere.", "Now it crashes in app.ts:140 again."),
+        ("The server listens on localhost:3000.", "The worker listens on localhost:4000."),
+        ("Locally I have PORT=3000 set.", "PORT=3000 works, thanks."),
+        ("The retry count is 3.", "The timeout count is 5."),
+        ("The issue is #412.", "It is 5 pm here."),
+        ("See https://example.com/list?page=2 for it.", "And https://example.com/list?page=3 too."),
+    ],
+)
+def test_sentences_that_do_not_change_a_setting_supersede_nothing(first: str, second: str) -> None:
+    facts = extract_facts(
+        conversation(
+            ("user", first),
+            ("assistant", [text("OK.")]),
+            ("user", second),
+            ("assistant", [text("OK.")]),
+        )
+    )
+    assert facts.constraints == ()
+    assert changes_setting(setting_values(second), setting_values(first)) is False
+
+
+def test_setting_values() -> None:
+    assert setting_values("CI runs with `LIMIT=918`, DEBUG=1 and --workers=4.") == {
+        "limit": frozenset({"918"}),
+        "debug": frozenset({"1"}),
+        "--workers": frozenset({"4"}),
+    }
+    assert setting_values("Use postgres://u@db.internal:5432/app, not 127.0.0.1:5432.") == {
+        "db.internal:": frozenset({"5432"})
+    }
+    assert setting_values("The staging port is now 6543.") == {
+        "the staging port": frozenset({"6543"})
+    }
+    assert setting_values("if x == 1 and self.y = 2, see a.py:12:4") == {}
+
+
+def test_a_setting_changed_after_an_earlier_compaction_supersedes_what_it_recorded() -> None:
+    first = extract_facts(
+        conversation(
+            ("user", "Fix the importer. The batch size is 500 for now."),
+            ("assistant", [text("OK.")]),
+        )
+    )
+    assert first.constraints == ()
+    second = extract_facts(
+        conversation(("user", "The batch size is 2000 now, ops raised it.")), previous=first
+    )
+    assert second.constraints == (
+        "The batch size is 500 for now.",
+        "The batch size is 2000 now, ops raised it.",
+    )
 
 
 def test_constraints_come_from_sentences_and_skip_code() -> None:

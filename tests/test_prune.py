@@ -322,3 +322,73 @@ def test_prune_on_real_transcripts(name: str) -> None:
     assert dialect.context(after)[-1].index == dialect.context(before)[-1].index
     again = prune(after, PruneOptions(keep_recent_tokens=20_000), counter=_counter(after))
     assert to_bytes(again) == to_bytes(after)
+
+
+def _shell_session(tmp_path: Path, *outputs: str) -> Path:
+    """An OpenAI chat list: one `exec_command` call per output, then a closing answer."""
+    lines: list[dict[str, object]] = [{"role": "user", "content": "run the tests"}]
+    for n, output in enumerate(outputs, start=1):
+        lines.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{n}",
+                        "type": "function",
+                        "function": {
+                            "name": "exec_command",
+                            "arguments": orjson.dumps({"cmd": f"npm test -- shard {n}"}).decode(),
+                        },
+                    }
+                ],
+            }
+        )
+        lines.append({"role": "tool", "tool_call_id": f"call_{n}", "content": output})
+    lines.append({"role": "assistant", "content": "done"})
+    path = tmp_path / "shell.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+PASSING_LOG = "".join(f" ✓ test/api/errors.test.ts > case {n} (missing) 3ms\n" for n in range(40))
+
+
+def test_a_cleared_failure_keeps_its_error_line_and_a_success_does_not(tmp_path: Path) -> None:
+    failing = (
+        "Exit code 1\n"
+        + PASSING_LOG
+        + " FAIL  test/api/queue.test.ts > drains the queue\n"
+        + "Error: Timeout of 4356ms exceeded waiting for payments queue\n"
+        + " Test Files  1 failed | 9 passed\n"
+    )
+    passing = "Exit code 0\n" + PASSING_LOG
+    path = _shell_session(tmp_path, failing, passing, "Exit code 0\nok")
+    before, after = _prune(path, keep_recent=1)
+    digest = hashlib.sha256(failing.encode()).hexdigest()
+    assert after.records[2].raw["content"] == (
+        f"[Old tool result cleared: exec_command npm test -- shard 1 — 45 lines, "
+        f"{len(failing):,} chars, sha256:{digest}; "
+        "failed: Error: Timeout of 4356ms exceeded waiting for payments queue]"
+    )
+    digest = hashlib.sha256(passing.encode()).hexdigest()
+    assert after.records[4].raw["content"] == (
+        f"[Old tool result cleared: exec_command npm test -- shard 2 — 42 lines, "
+        f"{len(passing):,} chars, sha256:{digest}]"
+    )
+    assert after.records[6].raw == before.records[6].raw
+    assert validate(after).errors == ()
+    # a second run changes nothing
+    again = prune(after, PruneOptions(keep_recent=1), counter=_counter(after))
+    assert to_bytes(again) == to_bytes(after)
+
+
+def test_a_failure_whose_placeholder_would_not_be_smaller_stays_whole(tmp_path: Path) -> None:
+    error = "AssertionError: expected the refund total of order 42 to equal 1200 " + "x" * 150
+    failing = "Exit code 1\n" + error + "\n"
+    assert 200 < len(failing) < 300
+    path = _shell_session(tmp_path, failing, "Exit code 0\n" + "y" * 400, "Exit code 0\nok")
+    before, after = _prune(path, keep_recent=1)
+    assert after.records[2].raw == before.records[2].raw  # the error line alone is as long
+    assert str(after.records[4].raw["content"]).startswith("[Old tool result cleared:")
+    assert after.stats[-1].results_cleared == 1

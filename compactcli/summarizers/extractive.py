@@ -25,8 +25,11 @@ and tail when it would take more than half the budget. Either way the summary op
 saying it updates an earlier one.
 
 **Superseded values.** When a later constraint or decision restates an earlier one with another
-value (a port, a version, a name), the earlier one is shown only next to the later one, as
-"(replaces earlier: …)", so it never reads as current. User messages keep their order and number.
+value (a port, a version, a name: `compactcli.summarizers.facts.supersedes`), the earlier one is
+shown only next to the later one, as "(replaces earlier: …)", so it never reads as current; where
+the goal or a user message holds it, "[later changed: …]" follows. A user sentence that gives a
+setting another value (`KEY=value`, `host:port`, "the X is Y") is a constraint for this even
+without a cue word (the facts make it one). User messages keep their order and number.
 
 **Secrets.** With `request.redact`, the facts are redacted (`compactcli.redact`) before the
 summary is rendered and counted, so the placeholders are inside the budget.
@@ -43,12 +46,14 @@ from compactcli.redact import redact
 from compactcli.summarizers import SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
+    STOP_WORDS,
     Command,
     ErrorFact,
     Facts,
     extract_facts,
     head_tail,
     one_line,
+    supersedes,
 )
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]
@@ -103,36 +108,6 @@ _EARLIER_SHARE = 0.5
 # Superseded values
 
 
-_VALUE = re.compile(r"`[^`]+`|\"[^\"]+\"|'[^']+'|\b[\w.:/@-]*\d[\w.:/@-]*\b")
-_WORD = re.compile(r"[a-z][a-z_-]{2,}")
-_STOP = frozenset(
-    re.split(
-        r"\s+",
-        "the and for with that this from into use using now then also but not our your you are "
-        "was were will should must can could would just please instead only always never don't",
-    )
-)
-
-
-def _values(text: str) -> set[str]:
-    return {v.strip("`\"'").lower() for v in _VALUE.findall(text)}
-
-
-def _words(text: str) -> set[str]:
-    stripped = _VALUE.sub(" ", text.lower())
-    return {w for w in _WORD.findall(stripped) if w not in _STOP}
-
-
-def supersedes(new: str, old: str) -> bool:
-    """Whether `new` restates `old` with other values (same subject, different numbers/names)."""
-    old_values, new_values = _values(old), _values(new)
-    if not old_values or not new_values or old_values <= new_values:
-        return False
-    old_words, new_words = _words(old), _words(new)
-    shared = old_words & new_words
-    return len(shared) >= 2 and len(shared) * 2 >= min(len(old_words), len(new_words))
-
-
 def _superseded(items: Sequence[str]) -> dict[int, int]:
     """For each superseded item, the later item that replaces it (positions)."""
     found: dict[int, int] = {}
@@ -144,26 +119,56 @@ def _superseded(items: Sequence[str]) -> dict[int, int]:
     return found
 
 
-def _fold_superseded(items: Sequence[str]) -> list[str]:
-    """Items with each superseded one folded into the later item that replaces it."""
+def _fold_superseded(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Items with each superseded one folded into the later item that replaces it: (item, the
+    earlier items it replaces)."""
     replaced = _superseded(items)
-    out: list[str] = []
+    out: list[tuple[str, list[str]]] = []
     for j, item in enumerate(items):
         if j in replaced:
             continue
-        olds = [items[i] for i, k in replaced.items() if k == j]
-        out.append(item + "".join(f" (replaces earlier: {o})" for o in olds))
+        out.append((item, [items[i] for i, k in replaced.items() if k == j]))
     return out
 
 
+def _folded(item: str, olds: Sequence[str]) -> str:
+    return item + "".join(f" (replaces earlier: {old})" for old in olds)
+
+
+def _folded_shapes(
+    item: str, olds: Sequence[str], caps: Sequence[int], prefix: str
+) -> tuple[str, ...]:
+    """Shapes of an item that replaces `olds`: with them while it fits the cap, else the item
+    alone (never an earlier value cut loose from the one that replaced it)."""
+    folded = _folded(item, olds)
+    found: list[str] = []
+    for cap in caps:
+        shape = prefix + (folded if len(folded) <= cap else head_tail(item, cap))
+        if shape not in found:
+            found.append(shape)
+    return tuple(found)
+
+
 def _later_changes(text: str, constraints: Sequence[str], changes: dict[int, int]) -> str:
-    """`text` with a note after each superseded constraint it holds: what replaced it."""
+    """The note to put after `text` for each superseded constraint it holds: what replaced it."""
     notes = [
         constraints[j]
         for i, j in sorted(changes.items())
         if constraints[i] in text and constraints[j] not in text
     ]
-    return text + "".join(f" [later changed: {note}]" for note in notes)
+    return "".join(f" [later changed: {note}]" for note in notes)
+
+
+def _noted_shapes(text: str, notes: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]:
+    """`_shapes` of `text` with `notes` after it: the text is cut to the caps, never the notes."""
+    if not notes:
+        return _shapes(text, caps, prefix)
+    found: list[str] = []
+    for cap in caps:
+        shape = prefix + head_tail(text, cap) + notes
+        if shape not in found:
+            found.append(shape)
+    return tuple(found)
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,7 +189,7 @@ class _Item:
 def _focus_terms(focus: str | None) -> tuple[str, ...]:
     if not focus:
         return ()
-    words = [w for w in re.findall(r"[\w./-]{3,}", focus.lower()) if w not in _STOP]
+    words = [w for w in re.findall(r"[\w./-]{3,}", focus.lower()) if w not in STOP_WORDS]
     return tuple(dict.fromkeys(words))
 
 
@@ -228,22 +233,23 @@ def _items(facts: Facts, earlier: str | None, terms: tuple[str, ...]) -> list[_I
         add(EARLIER, (earlier,), kept=True)
     changes = _superseded(facts.constraints)
 
-    def current(text: str) -> str:
-        return _later_changes(one_line(text), facts.constraints, changes) if changes else text
+    def notes(text: str) -> str:
+        return _later_changes(text, facts.constraints, changes) if changes else ""
 
     if facts.goal:
-        add(GOAL, _shapes(current(one_line(facts.goal)), _GOAL_CAPS), kept=True)
+        goal = one_line(facts.goal)
+        add(GOAL, _noted_shapes(goal, notes(goal), _GOAL_CAPS), kept=True)
     total = len(facts.user_messages)
     for number, message in enumerate(facts.user_messages, start=1):
-        text = current(one_line(message))
-        shapes = _shapes(text, (_FULL_MESSAGE, _SHORT_MESSAGE), f"{number}. ")
+        text = one_line(message)
+        shapes = _noted_shapes(text, notes(text), (_FULL_MESSAGE, _SHORT_MESSAGE), f"{number}. ")
         if number == 1 and facts.goal and facts.goal == head_tail(message, GOAL_CHARS):
             see = f"{number}. {SEE_GOAL}"
             shapes = (see,) if len(message) <= GOAL_CHARS else (shapes[0], see)
         # newest first: a later message outranks an earlier one
         add(USER_MESSAGES, shapes, rank=100 + (total - number))
-    for constraint in _fold_superseded(facts.constraints):
-        add(CONSTRAINTS, _shapes(constraint, (*_KEPT_CAPS, 60), "- "), kept=True)
+    for constraint, olds in _fold_superseded(facts.constraints):
+        add(CONSTRAINTS, _folded_shapes(constraint, olds, (*_KEPT_CAPS, 60), "- "), kept=True)
     modified = set(facts.files_modified)
     for path in facts.files_read:
         if path not in modified:
@@ -263,8 +269,8 @@ def _items(facts: Facts, earlier: str | None, terms: tuple[str, ...]) -> list[_I
         else:
             add(ERRORS, shapes, kept=True)
     decisions = _fold_superseded(facts.decisions)
-    for position, decision in enumerate(decisions):
-        add(DECISIONS, (f"- {decision}",), rank=20_000 + (len(decisions) - position))
+    for position, (decision, olds) in enumerate(decisions):
+        add(DECISIONS, (f"- {_folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
     for ask in facts.pending:
         add(PENDING, _shapes(one_line(ask), (1000, *_KEPT_CAPS), ASK), kept=True)
     for todo in facts.todos:

@@ -328,22 +328,23 @@ _STRONG = re.compile(
 
 def constraint_sentences(text: str) -> list[str]:
     """User sentences that set a rule or a preference (questions only with a strong word)."""
-    out: list[str] = []
-    for sentence in sentences(text):
-        question = sentence.endswith("?")
-        match = (_STRONG if question else _CONSTRAINT).search(sentence)
-        if not match and not question:
-            match = _SHOULD.search(sentence)
-            if not match and (len(sentence.split()) >= 3 or sentence.endswith(".")):
-                match = _CONSTRAINT_START.search(sentence)
-                clause = _CLAUSE.search(sentence)  # "Change of plan: use port 6543"
-                if not match and clause:
-                    rest = _CONSTRAINT_START.search(sentence[clause.end() :])
-                    if rest:
-                        match = re.compile(re.escape(rest.group(0))).search(sentence, clause.end())
-        if match:
-            out.append(_window(one_line(sentence), match, SENTENCE_CHARS))
-    return out
+    return [found for found in map(_constraint, sentences(text)) if found]
+
+
+def _constraint(sentence: str) -> str | None:
+    """`sentence` as a constraint (cut around its cue), or None when it sets no rule."""
+    question = sentence.endswith("?")
+    match = (_STRONG if question else _CONSTRAINT).search(sentence)
+    if not match and not question:
+        match = _SHOULD.search(sentence)
+        if not match and (len(sentence.split()) >= 3 or sentence.endswith(".")):
+            match = _CONSTRAINT_START.search(sentence)
+            clause = _CLAUSE.search(sentence)  # "Change of plan: use port 6543"
+            if not match and clause:
+                rest = _CONSTRAINT_START.search(sentence[clause.end() :])
+                if rest:
+                    match = re.compile(re.escape(rest.group(0))).search(sentence, clause.end())
+    return _window(one_line(sentence), match, SENTENCE_CHARS) if match else None
 
 
 def decision_sentences(text: str) -> list[str]:
@@ -353,6 +354,107 @@ def decision_sentences(text: str) -> list[str]:
         if match and not sentence.endswith("?"):
             out.append(_window(one_line(sentence), match, DECISION_CHARS))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Settings: values the user gives (KEY=value, host:port, "the X is Y"), and changes to them
+
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.$/?&=:@-])(--?[A-Za-z][\w-]*|[A-Za-z_][\w-]*)(?<![=!<>])=(?![=\s])"
+    r"(\"[^\"]+\"|'[^']+'|[^\s,;`'\"()\[\]{}<>]+)"
+)
+_HOST_PORT = re.compile(
+    r"(?<![\w.-])((?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z][A-Za-z0-9-]*|"
+    r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+):(\d{2,5})(?!\d|:\d)"
+)
+_IS_VALUE = re.compile(
+    r"\b((?:[A-Za-z][\w.-]*\s+){0,2}?[A-Za-z][\w.-]*)\s+(?:is|are)\s+"
+    r"(?:now\s+|still\s+|set\s+to\s+|changed\s+to\s+)?"
+    r"(`[^`]+`|\"[^\"]+\"|'[^']+'|[^\s,;`'\"]*\d[^\s,;`'\"]*)"
+)
+# Last labels that make `name.ext:12` a file and line, not a host and port.
+_FILE_SUFFIXES = frozenset(
+    re.split(
+        r"\s+",
+        "ts tsx js jsx mjs cjs py pyi rb go rs java kt kts c h cc cpp hpp cs php swift scala md "
+        "rst json jsonl yaml yml toml txt log sh bash zsh sql html htm css scss vue svelte lock "
+        "cfg ini xml ipynb tf lua ex exs erl dart",
+    )
+)
+_NOT_A_KEY = frozenset(
+    re.split(
+        r"\s+",
+        "the a an our my your their its this that these those it there here which what who "
+        "everything something nothing one value",
+    )
+)
+_TRAILING = ".:!?)]}'\""
+
+
+def setting_values(sentence: str) -> dict[str, frozenset[str]]:
+    """The settings a sentence gives a value, by key: `KEY=value` (and `--flag=value`),
+    `host:port` (the host is the key, loopback hosts are not), and "the X is Y" where Y is
+    quoted or holds a digit (the last two words of X are the key). Keys are case-folded."""
+    found: dict[str, set[str]] = {}
+
+    def add(key: str, value: str) -> None:
+        value = value.strip().rstrip(_TRAILING).strip("`'\"")
+        if key and value:
+            found.setdefault(key.lower(), set()).add(value)
+
+    for match in _ASSIGNMENT.finditer(sentence):
+        add(match.group(1), match.group(2))
+    for match in _HOST_PORT.finditer(sentence):
+        host = match.group(1).lower()
+        last = host.rsplit(".", 1)[-1]
+        if host != "localhost" and last not in _FILE_SUFFIXES:
+            add(host + ":", match.group(2))
+    for match in _IS_VALUE.finditer(sentence):
+        words = [w for w in match.group(1).lower().split() if w not in _NOT_A_KEY]
+        if words and "=" not in match.group(2):
+            add("the " + " ".join(words[-2:]), match.group(2))
+    return {key: frozenset(values) for key, values in found.items()}
+
+
+def changes_setting(new: Mapping[str, frozenset[str]], old: Mapping[str, frozenset[str]]) -> bool:
+    """Whether `new` gives a key of `old` another value (not merely restating the same one)."""
+    return any(
+        key in old and bool(values - old[key]) and bool(old[key] - values)
+        for key, values in new.items()
+    )
+
+
+_VALUE = re.compile(r"`[^`]+`|\"[^\"]+\"|'[^']+'|\b[\w.:/@-]*\d[\w.:/@-]*\b")
+_WORD = re.compile(r"[a-z][a-z_-]{2,}")
+STOP_WORDS = frozenset(  # words too common to say what a sentence is about
+    re.split(
+        r"\s+",
+        "the and for with that this from into use using now then also but not our your you are "
+        "was were will should must can could would just please instead only always never don't",
+    )
+)
+
+
+def _values(text: str) -> set[str]:
+    return {v.strip("`\"'").lower() for v in _VALUE.findall(text)}
+
+
+def _words(text: str) -> set[str]:
+    stripped = _VALUE.sub(" ", text.lower())
+    return {w for w in _WORD.findall(stripped) if w not in STOP_WORDS}
+
+
+def supersedes(new: str, old: str) -> bool:
+    """Whether `new` restates `old` with other values: it gives a setting of `old` another
+    value (`setting_values`), or it shares most of its words with other numbers or names."""
+    if changes_setting(setting_values(new), setting_values(old)):
+        return True
+    old_values, new_values = _values(old), _values(new)
+    if not old_values or not new_values or old_values <= new_values:
+        return False
+    old_words, new_words = _words(old), _words(new)
+    shared = old_words & new_words
+    return len(shared) >= 2 and len(shared) * 2 >= min(len(old_words), len(new_words))
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,7 +469,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 _NOISE_LINE = re.compile(
     r"^(?:Exit code:?\s*-?\d+|Chunk ID:.*|Wall time:.*|Process exited with code.*|"
     r"Command exited with code.*|Original token count:.*|Output:|Process running with.*|"
-    r"\(no output\)|\(Bash completed with no output\)|[>$#]\s.*|```.*|[-=─━_*]{3,}.*)$"
+    r"\(no output\)|\(Bash completed with no output\)|[>$#]\s.*|```.*|(?!--- FAIL)[-=─━_*]{3,}.*)$"
 )
 _ERROR_STRONG = re.compile(
     r"\b[A-Z][A-Za-z0-9_.]*(?:Error|Exception|Failure|Fault)\b|\berror(?:\[\w+\])?:|"
@@ -378,7 +480,32 @@ _ERROR_WEAK = re.compile(
     r"no such file|denied|refused|invalid|unexpected|undefined|missing|timed? ?out)\b",
     re.IGNORECASE,
 )
+# A line that is an error by its start: an exception class (with pytest's `E` marker), an
+# `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
+_ERROR_HEAD = re.compile(
+    r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
+    r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^(?:ERROR|FATAL|PANIC)\b|"
+    r"^thread '[^']*' panicked"
+)
+_FAIL_HEAD = re.compile(r"^(?:FAIL|FAILED|--- FAIL:|✗|✘|×|●)(?:\s|$)")
+# A line that reports success (a passing test), whatever words its test or file name holds.
+_PASS_LINE = re.compile(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
 _TAG = re.compile(r"</?tool_use_error>")
+
+
+# What the prune stage writes after the digest of a result that failed: the error line, so a
+# cleared failure still says how it failed (to the model, and to `outcome` here).
+CLEARED_RESULT = "[Old tool result cleared:"
+CLEARED_FAILURE = "; failed: "
+_CLEARED_ERROR = re.compile(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_FAILURE) + r"(.+)\]\Z")
+
+
+def cleared_error(text: str) -> str | None:
+    """The error line a prune placeholder kept for a result that failed; None otherwise."""
+    if not text.startswith(CLEARED_RESULT):
+        return None
+    match = _CLEARED_ERROR.search(text)
+    return match.group(1) if match else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,11 +539,12 @@ def error_line(text: str) -> str:
             if raw and not raw[0].isspace() and not raw.startswith(_TRACEBACK):
                 return head_tail(one_line(raw), ERROR_CHARS)
     short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
-    for pattern in (_ERROR_STRONG, _ERROR_WEAK):
-        for line in short:
+    failing = [line for line in short if not _PASS_LINE.search(line)]
+    for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _ERROR_WEAK):
+        for line in failing:
             if pattern.search(line):
                 return head_tail(line, ERROR_CHARS)
-    return head_tail(short[-1], ERROR_CHARS)  # errors come last
+    return head_tail((failing or short)[-1], ERROR_CHARS)  # errors come last
 
 
 def outcome(block: Block, shell: bool) -> Outcome:
@@ -425,6 +553,9 @@ def outcome(block: Block, shell: bool) -> Outcome:
     if text.startswith(_REJECTED):
         match = _REJECTION_REASON.search(text)
         return Outcome("rejected", reason=match.group(1).strip() if match else "")
+    cleared = cleared_error(text)
+    if cleared is not None:  # cleared by prune, which kept the error line
+        return Outcome("failed", error=cleared)
     failed = block.is_error
     if shell and not failed:
         code = exit_code(text)
@@ -560,6 +691,8 @@ class _State:
     answered: bool = False  # the assistant's last act was text (a turn that completed)
     completed_turn: bool = False  # some turn completed in these messages
     since_answer: list[str] = field(default_factory=list)  # user messages not answered yet
+    # the user's sentences that gave a setting a value: key -> [(sentence, its values)]
+    settings: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
 
     def add_user(self, text: str) -> None:
         if self.user_messages and one_line(self.user_messages[-1]) == one_line(text):
@@ -567,8 +700,38 @@ class _State:
         self.close_turn()
         self.user_messages.append(head_tail(text, MESSAGE_CHARS))
         self.since_answer.append(text)
-        for sentence in constraint_sentences(text):
-            _add_unique(self.constraints, sentence)
+        for sentence in sentences(text):
+            self.add_sentence(sentence, _constraint(sentence))
+
+    def add_sentence(self, sentence: str, constraint: str | None) -> None:
+        """A user sentence: a constraint when it sets a rule, and also when it gives a setting
+        another value than an earlier sentence did (the earlier one becomes a constraint too,
+        so that the summary can show it only next to its replacement)."""
+        line = constraint or head_tail(one_line(sentence), SENTENCE_CHARS)
+        values = setting_values(sentence)
+        replaced = [
+            earlier
+            for key, new in values.items()
+            for earlier, old in self.settings.get(key, ())
+            if new - old and old - new
+        ]
+        for earlier in replaced:
+            _add_unique(self.constraints, earlier)
+        if constraint or replaced:
+            _add_unique(self.constraints, line)
+        for key, new in values.items():
+            self.settings.setdefault(key, []).append((line, new))
+
+    def add_earlier(self, previous: Facts) -> None:
+        """The settings an earlier compaction's user messages and constraints gave."""
+        for constraint in previous.constraints:
+            for key, new in setting_values(constraint).items():
+                self.settings.setdefault(key, []).append((constraint, new))
+        for message in previous.user_messages:
+            for sentence in sentences(message):
+                line = _constraint(sentence) or head_tail(one_line(sentence), SENTENCE_CHARS)
+                for key, new in setting_values(sentence).items():
+                    self.settings.setdefault(key, []).append((line, new))
 
     def close_turn(self) -> None:
         """The assistant's turn ends here (a user message follows, or the messages end)."""
@@ -609,6 +772,7 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
     state = _State()
     if previous is not None:
         state.constraints.extend(previous.constraints)
+        state.add_earlier(previous)
         state.read.extend(previous.files_read)
         state.modified.extend(previous.files_modified)
         for command in previous.commands:
