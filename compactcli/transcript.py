@@ -10,14 +10,19 @@ Messages and blocks (`Message`, `Block`) are typed views that a format's dialect
 raw records (see `compactcli.dialects`); they point back at their record by index and at the
 JSON object they were read from by a path, so a stage can edit exactly that object.
 
+Views are memoized per transcript (`Transcript.view`): records are immutable and their `raw` is
+never mutated, so a transcript's views never change; an edit makes a new transcript (`evolve`),
+which starts with no views of its own. It may look at what the transcript it was made from
+computed (`Transcript.inherited`) to reuse the parts of unchanged records, by their identity.
+
 No I/O here: reading and writing live in `compactcli.jsonl`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from compactcli.stats import StageStats
@@ -29,6 +34,11 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 """A message's role, normalised across formats (Claude Code tool results are `user`)."""
 
 JsonPath = tuple[str | int, ...]
+
+V = TypeVar("V")
+
+_PARENT = "\0parent"
+"""The key, in a transcript's views, of the views of the transcript it was made from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +165,46 @@ class Transcript:
     source: str = "-"
     sha256: str = ""
     stats: tuple[StageStats, ...] = field(default=())
+    _views: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def evolve(self, **changes: Any) -> Transcript:
-        return replace(self, **changes)
+        """A copy with `changes`. Views carry over when the records and the format stay the same
+        (the same tuple of records); otherwise the copy starts with none, and keeps a link to
+        this transcript's views for `inherited` until it computes one of its own."""
+        new = replace(self, **changes)
+        if new.format == self.format:
+            if new.records is self.records:
+                object.__setattr__(new, "_views", self._views)
+            else:
+                new._views[_PARENT] = self._views
+        return new
+
+    def view(self, key: str, make: Callable[[], V]) -> V:
+        """The view called `key`, made by `make()` the first time and remembered.
+
+        `make` must be a pure function of the records and the format (not of `source`, `sha256`
+        or `stats`, which `evolve` may change while keeping the views). An exception is not
+        remembered. Computing a view drops the link to the parent's views.
+        """
+        views = self._views
+        if key in views:
+            value: V = views[key]
+            return value
+        value = make()
+        views[key] = value
+        views.pop(_PARENT, None)
+        return value
+
+    def inherited(self, key: str) -> Any:
+        """The view `key` of the nearest transcript this one was made from by `evolve` with
+        other records (None when there is none). Its records may differ from these: a caller
+        reuses only what belongs to records that are the same objects here."""
+        views = self._views.get(_PARENT)
+        while views is not None:
+            if key in views:
+                return views[key]
+            views = views.get(_PARENT)
+        return None
 
     def objects(self) -> Iterator[tuple[int, Record]]:
         """(index, record) for every record that is a JSON object."""

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from compactcli.dialects.base import Dialect, Finding
+from compactcli.dialects.base import Dialect, Finding, remembered
 from compactcli.dialects.plain import parse_records, plain_scores
 from compactcli.dialects.values import json_text, kind_of, looks_json, number
 from compactcli.errors import InputError
@@ -57,12 +57,15 @@ class AnthropicDialect(Dialect):
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
         return plain_scores(objects)[1]
 
+    @remembered
     def messages(self, transcript: Transcript) -> list[Message]:
         return parse_records(transcript, _parse, strict=True)[0]
 
+    @remembered
     def context(self, transcript: Transcript) -> list[Message]:
         return self.messages(transcript)
 
+    @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
         return [
             Compaction(index=m.index, summary=m.text, summary_index=m.index, ours=True)
@@ -70,6 +73,7 @@ class AnthropicDialect(Dialect):
             if m.summary
         ]
 
+    @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
         found: list[Usage] = []
         seen: set[str] = set()
@@ -101,6 +105,7 @@ class AnthropicDialect(Dialect):
                 )
         return found
 
+    @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
         messages, findings = parse_records(transcript, _parse, strict=False)
         if not messages:

@@ -30,15 +30,18 @@ Reading a file as a stream, for `estimate` (which must not hold a whole transcri
   above at the end; a dialect overrides it to keep only what its context rules need.
 - `context_window(t)`: the context window the agent itself recorded in the file, if any.
 
-Shared helpers: `atomic_units` (messages that must stay together), `check_unique`.
+Shared helpers: `atomic_units` (messages that must stay together), `check_unique`, and
+`remembered`, which keeps a view method's result on the transcript (`Transcript.view`), so the
+stages of one run that ask for the same view of the same transcript compute it once.
 """
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from compactcli.transcript import (
     Block,
@@ -51,6 +54,24 @@ from compactcli.transcript import (
 )
 
 Severity = Literal["error", "warning"]
+
+D = TypeVar("D", bound="Dialect")
+T = TypeVar("T")
+
+
+def remembered(
+    method: Callable[[D, Transcript], list[T]],
+) -> Callable[[D, Transcript], list[T]]:
+    """`method` (a view: a pure function of the transcript's records) computed once per
+    transcript and remembered on it; every call returns a new list of the same items."""
+    name = method.__qualname__
+
+    @functools.wraps(method)
+    def view(self: D, transcript: Transcript) -> list[T]:
+        key = f"{self.name}:{name}"
+        return list(transcript.view(key, lambda: tuple(method(self, transcript))))
+
+    return view
 
 
 @dataclass(frozen=True, slots=True)

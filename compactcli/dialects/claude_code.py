@@ -58,7 +58,7 @@ import re
 import uuid as uuidlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -710,16 +710,177 @@ def _build_chain(transcript: Transcript) -> _Chain:
 
 
 # --------------------------------------------------------------------------------------------
+# The views of one transcript, remembered (`Transcript.view`) and reused across edits
+
+_STATE = "claude-code.state"
+_CONTEXT = "claude-code.context"
+_USAGE_VIEW = "claude-code.usage"
+_COMPACTIONS = "claude-code.compactions"
+_FINDINGS = "claude-code.validate"
+_RECENT_CHAINS = 4
+"""How many chains (with their skeletons) a lineage of edited transcripts remembers."""
+
+_ALIKE: Any = object()  # a value of a type the chain rules treat alike (not a string, not null)
+_UNHASHABLE: Any = object()  # a record type that is an array or object
+
+# positions in a skeleton
+_SK_REACHES = 9
+
+
+def _skeleton(raw: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Everything of a record that `_build_chain` and `_reaches_model` read, as plain values.
+
+    Two transcripts whose records have equal skeletons, index by index, have the same chain.
+    Values the rules treat alike are folded together (a type that is not a string reads the
+    same as any other such type, except an array or object, which `_graph` cannot hash).
+    """
+    kind = raw.get("type")
+    if not isinstance(kind, str):
+        kind = _UNHASHABLE if isinstance(kind, list | dict) else _ALIKE
+    uuid = raw.get("uuid")
+    parent = raw.get("parentUuid")
+    segment: tuple[Any, ...] | None = None
+    boundary = kind == "system" and raw.get("subtype") == "compact_boundary"
+    if boundary:
+        metadata = raw.get("compactMetadata")
+        found = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
+        if isinstance(found, dict):
+            segment = tuple(
+                v if v is None or isinstance(v, str) else _ALIKE
+                for v in (found.get("headUuid"), found.get("anchorUuid"), found.get("tailUuid"))
+            )
+    stamp = raw.get("timestamp")
+    results = kind == "user" and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in _content_blocks(raw)
+    )
+    return (
+        kind,
+        uuid if isinstance(uuid, str) else None,
+        parent if isinstance(parent, str) else None,
+        boundary,
+        segment,
+        raw.get("isSidechain") is True,
+        stamp if isinstance(stamp, str) else None,
+        _message_id(raw),
+        results,
+        _reaches_model(raw),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """What one record's JSON gives, filed under the identity of that JSON (`raw` pins it)."""
+
+    raw: Any
+    message: Message | None
+    skeleton: tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class _State:
+    """One transcript's parsed records: messages by record index, records with an impossible
+    shape (index -> problem, in file order), the skeletons of the chain, and the chain once
+    it is asked for. `recent` is shared with the transcripts of the same lineage."""
+
+    entries: dict[int, _Entry]  # id(raw) -> entry
+    messages: dict[int, Message]
+    errors: dict[int, str]
+    skeletons: tuple[tuple[Any, ...] | None, ...]
+    recent: list[tuple[tuple[tuple[Any, ...] | None, ...], _Chain]]
+    chain: _Chain | None = None
+
+
+def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
+    """`message` (parsed from the same JSON elsewhere) as `_record_message` makes it at
+    `index` after the calls in `names`: its calls noted, its results' tool names looked up."""
+    renamed: list[Block] | None = None
+    blocks = message.blocks
+    for position, block in enumerate(blocks):
+        if block.kind == "tool_call":
+            assert block.call_id is not None and block.name is not None
+            names[block.call_id] = block.name
+        elif block.kind == "tool_result":
+            name = names.get(block.call_id or "")
+            if name != block.name:
+                if renamed is None:
+                    renamed = list(blocks)
+                renamed[position] = replace(block, name=name)
+    if renamed is None and message.index == index:
+        return message
+    return replace(message, index=index, blocks=tuple(renamed) if renamed else blocks)
+
+
+def _build_state(transcript: Transcript) -> _State:
+    """Parse every record, reusing what the transcript this one was made from parsed for the
+    same JSON objects (their messages and skeletons depend on nothing else but their place and
+    the tool names before them, which `_replay` settles)."""
+    parent: _State | None = transcript.inherited(_STATE)
+    previous = parent.entries if parent is not None else {}
+    entries: dict[int, _Entry] = {}
+    messages: dict[int, Message] = {}
+    errors: dict[int, str] = {}
+    skeletons: list[tuple[Any, ...] | None] = []
+    names: dict[str, str] = {}
+    for i, record in enumerate(transcript.records):
+        raw = record.raw
+        if not isinstance(raw, dict):
+            skeletons.append(None)
+            continue
+        entry = previous.get(id(raw))
+        if entry is not None and entry.raw is raw:
+            message = entry.message
+            if message is not None:
+                message = _replay(message, i, names)
+                if message is not entry.message:
+                    entry = _Entry(raw, message, entry.skeleton)
+        else:
+            try:
+                message = _record_message(i, raw, names)
+            except _ShapeError as error:
+                errors[i] = str(error)  # parsed again each time: it may have noted some calls
+                skeletons.append(_skeleton(raw))
+                continue
+            entry = _Entry(raw, message, _skeleton(raw))
+        entries[id(raw)] = entry
+        if message is not None:
+            messages[i] = message
+        skeletons.append(entry.skeleton)
+    recent = parent.recent if parent is not None else []
+    return _State(entries, messages, errors, tuple(skeletons), recent)
+
+
+def _chain_of(transcript: Transcript, state: _State) -> _Chain:
+    """The context chain, reused from a transcript of the same lineage with equal skeletons."""
+    if state.chain is None:
+        for skeletons, chain in reversed(state.recent):
+            if skeletons == state.skeletons:
+                state.chain = chain
+                break
+        else:
+            state.chain = _build_chain(transcript)
+            state.recent.append((state.skeletons, state.chain))
+            del state.recent[:-_RECENT_CHAINS]
+    return state.chain
+
+
+def _scan_messages(transcript: Transcript) -> None:
+    """Parse every record as `_build_state` does, raising what it raises (the first record
+    with an impossible shape as an `InputError`)."""
+    names: dict[str, str] = {}
+    for i, record in transcript.objects():
+        try:
+            _record_message(i, record.raw, names)
+        except _ShapeError as error:
+            raise InputError(transcript.source, record.lineno, str(error)) from None
+
+
+# --------------------------------------------------------------------------------------------
 # The dialect
 
 
 class ClaudeCodeDialect(Dialect):
     name = "claude-code"
     summary = "Claude Code session transcript (~/.claude/projects/<project>/<session>.jsonl)"
-
-    def __init__(self) -> None:
-        self._messages: tuple[Transcript, dict[int, Message]] | None = None
-        self._chain: tuple[Transcript, _Chain] | None = None
 
     # ---- detection
 
@@ -746,42 +907,48 @@ class ClaudeCodeDialect(Dialect):
 
     # ---- views
 
+    def _state(self, transcript: Transcript) -> _State:
+        return transcript.view(_STATE, lambda: _build_state(transcript))
+
     def _by_record(self, transcript: Transcript) -> dict[int, Message]:
-        if self._messages is not None and self._messages[0] is transcript:
-            return self._messages[1]
-        found: dict[int, Message] = {}
-        names: dict[str, str] = {}
-        for i, record in transcript.objects():
-            try:
-                message = _record_message(i, record.raw, names)
-            except _ShapeError as error:
-                raise InputError(transcript.source, record.lineno, str(error)) from None
-            if message is not None:
-                found[i] = message
-        self._messages = (transcript, found)
-        return found
+        try:
+            state = self._state(transcript)
+        except Exception:  # a record that breaks the parser itself: fail as the loop does
+            _scan_messages(transcript)
+            raise
+        if state.errors:
+            index, problem = next(iter(state.errors.items()))
+            raise InputError(transcript.source, transcript.records[index].lineno, problem)
+        return state.messages
 
     def _context_chain(self, transcript: Transcript) -> _Chain:
-        if self._chain is not None and self._chain[0] is transcript:
-            return self._chain[1]
-        chain = _build_chain(transcript)
-        self._chain = (transcript, chain)
-        return chain
+        try:
+            state = self._state(transcript)
+        except Exception:  # a record that breaks the parser: the chain does not need it
+            return _build_chain(transcript)
+        return _chain_of(transcript, state)
 
     def messages(self, transcript: Transcript) -> list[Message]:
         return list(self._by_record(transcript).values())
 
     def context(self, transcript: Transcript) -> list[Message]:
+        return list(transcript.view(_CONTEXT, lambda: tuple(self._context(transcript))))
+
+    def _context(self, transcript: Transcript) -> list[Message]:
         by_record = self._by_record(transcript)
-        records = transcript.records
+        skeletons = self._state(transcript).skeletons
         out: list[Message] = []
         for i in self._context_chain(transcript).records:
             message = by_record.get(i)
-            if message is not None and _reaches_model(records[i].raw):
+            skeleton = skeletons[i]
+            if message is not None and skeleton is not None and skeleton[_SK_REACHES]:
                 out.append(message)
         return out
 
     def usage(self, transcript: Transcript) -> list[Usage]:
+        return list(transcript.view(_USAGE_VIEW, lambda: tuple(self._usage(transcript))))
+
+    def _usage(self, transcript: Transcript) -> list[Usage]:
         chain = self._context_chain(transcript)
         found: dict[str, Usage] = {}
         for i in chain.records:
@@ -814,6 +981,9 @@ class ClaudeCodeDialect(Dialect):
         return ClaudeCodeStreamer(source)
 
     def compactions(self, transcript: Transcript) -> list[Compaction]:
+        return list(transcript.view(_COMPACTIONS, lambda: tuple(self._compactions(transcript))))
+
+    def _compactions(self, transcript: Transcript) -> list[Compaction]:
         summaries: dict[str, int] = {}
         for i, record in transcript.objects():
             raw = record.raw
@@ -934,6 +1104,13 @@ class ClaudeCodeDialect(Dialect):
         write or an edit produces), anything else (end of the branch, an interrupt, a
         compaction) is a warning.
         """
+        return list(transcript.view(_FINDINGS, lambda: tuple(self._validate(transcript))))
+
+    def _validate(self, transcript: Transcript) -> list[Finding]:
+        try:
+            state: _State | None = self._state(transcript)
+        except Exception:  # a record that breaks the parser itself: fail as the loop does
+            state = None
         findings: list[Finding] = []
         names: dict[str, str] = {}
         parsed: dict[int, Message] = {}
@@ -949,11 +1126,18 @@ class ClaudeCodeDialect(Dialect):
                 findings.extend(self._shape(raw, record.lineno))
                 if isinstance(uuid, str):
                     uuid_items.append((uuid, record.lineno))
-            try:
-                message = _record_message(i, raw, names)
-            except _ShapeError as error:
-                findings.append(Finding(record.lineno, "bad-shape", str(error)))
-                continue
+            if state is not None:
+                problem = state.errors.get(i)
+                if problem is not None:
+                    findings.append(Finding(record.lineno, "bad-shape", problem))
+                    continue
+                message = state.messages.get(i)
+            else:
+                try:
+                    message = _record_message(i, raw, names)
+                except _ShapeError as error:
+                    findings.append(Finding(record.lineno, "bad-shape", str(error)))
+                    continue
             if message is not None:
                 parsed[i] = message
         findings.extend(check_unique(uuid_items, "duplicate-id", "uuid"))

@@ -83,7 +83,7 @@ from typing import Any, Literal
 
 import orjson
 
-from compactcli.dialects.base import Dialect, Finding
+from compactcli.dialects.base import Dialect, Finding, remembered
 from compactcli.errors import InputError
 from compactcli.transcript import (
     Block,
@@ -455,18 +455,21 @@ class CodexDialect(Dialect):
 
     # --- views -------------------------------------------------------------------------------
 
+    @remembered
     def messages(self, transcript: Transcript) -> list[Message]:
         out: list[Message] = []
         for step in self._timeline(transcript, None):
             out.extend(step.messages)
         return out
 
+    @remembered
     def context(self, transcript: Transcript) -> list[Message]:
         history: list[Message] = []
         for step in self._timeline(transcript, None):
             history = _apply(history, step)
         return history
 
+    @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
         found: list[Compaction] = []
         for index, record in transcript.objects():
@@ -481,6 +484,7 @@ class CodexDialect(Dialect):
             found.append(Compaction(index, summary, None, "compactcli" in record.raw))
         return found
 
+    @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
         start = 0
         for index, record in transcript.objects():
@@ -569,6 +573,7 @@ class CodexDialect(Dialect):
 
     # --- validation --------------------------------------------------------------------------
 
+    @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
         findings: list[Finding] = []
         findings.extend(_check_envelopes(transcript))

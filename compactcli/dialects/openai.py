@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from compactcli.dialects.base import Dialect, Finding
+from compactcli.dialects.base import Dialect, Finding, remembered
 from compactcli.dialects.plain import parse_records, plain_scores
 from compactcli.dialects.values import json_text, kind_of, looks_json, number, parse_json
 from compactcli.errors import InputError
@@ -70,12 +70,15 @@ class OpenAIDialect(Dialect):
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
         return plain_scores(objects)[0]
 
+    @remembered
     def messages(self, transcript: Transcript) -> list[Message]:
         return parse_records(transcript, _parse, strict=True)[0]
 
+    @remembered
     def context(self, transcript: Transcript) -> list[Message]:
         return self.messages(transcript)
 
+    @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
         return [
             Compaction(index=m.index, summary=m.text, summary_index=m.index, ours=True)
@@ -83,6 +86,7 @@ class OpenAIDialect(Dialect):
             if m.summary
         ]
 
+    @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
         found: list[Usage] = []
         for index, record in transcript.objects():
@@ -122,6 +126,7 @@ class OpenAIDialect(Dialect):
                 return str(record.raw["model"])
         return None
 
+    @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
         messages, findings = parse_records(transcript, _parse, strict=False)
         records = transcript.records

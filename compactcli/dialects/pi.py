@@ -58,7 +58,7 @@ from typing import Any
 
 import orjson
 
-from compactcli.dialects.base import Dialect, Finding, check_unique
+from compactcli.dialects.base import Dialect, Finding, check_unique, remembered
 from compactcli.dialects.values import json_text, kind_of, looks_json, number
 from compactcli.errors import InputError
 from compactcli.transcript import (
@@ -169,6 +169,7 @@ class PiDialect(Dialect):
 
     # ----------------------------------------------------------------------------------- views
 
+    @remembered
     def messages(self, transcript: Transcript) -> list[Message]:
         found: list[Message] = []
         for index, record in transcript.objects():
@@ -177,9 +178,11 @@ class PiDialect(Dialect):
                 found.append(message)
         return found
 
+    @remembered
     def context(self, transcript: Transcript) -> list[Message]:
         return self._context(transcript)[0]
 
+    @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
         tree = self._tree(transcript)
         found: list[Compaction] = []
@@ -196,6 +199,7 @@ class PiDialect(Dialect):
                 )
         return found
 
+    @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
         messages, stale = self._context(transcript)
         found: list[Usage] = []
@@ -279,6 +283,7 @@ class PiDialect(Dialect):
 
     # ------------------------------------------------------------------------------ validate
 
+    @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
         records = transcript.records
         tree = self._tree(transcript)
