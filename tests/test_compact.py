@@ -159,14 +159,14 @@ def test_fit_lowers_the_summary_budget_when_the_smallest_tail_is_still_over() ->
     result = library(path, max_tokens=1500, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (0, False, 558)
+    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (0, False, 527)
     assert check.tokens_after < given.tokens_after
     assert check.over == (("budget", 1500, check.tokens_after - 1500),)  # as small as it gets
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=0, summary_tokens=558),
+        SummarizeOptions(keep_recent_tokens=0, summary_tokens=527),
         summarizer=EXTRACTIVE,
         counter=counter,
     )

@@ -17,6 +17,7 @@ from compactcli.summarizers.facts import (
     changes_setting,
     cleared_error,
     command_key,
+    decision_sentences,
     error_line,
     extract_facts,
     outcome,
@@ -368,6 +369,18 @@ def test_a_cleared_result_that_kept_its_error_line_is_a_failure_with_that_error(
             where="npm test",
         ),
     )
+
+
+def test_decisions_include_switching_something_to_something_else() -> None:
+    assert decision_sentences(
+        "I'll switch the reports export to streaming CSV rows, since the file no longer fits. "
+        "We switched the parser over to the new tokenizer. Let me switch to the main branch. "
+        "It can be switched off without a deploy. Switch the tab and look at the logs to see."
+    ) == [
+        "I'll switch the reports export to streaming CSV rows, since the file no longer fits.",
+        "We switched the parser over to the new tokenizer.",
+        "Let me switch to the main branch.",
+    ]
 
 
 def test_shell_reads_and_command_keys() -> None:

@@ -16,8 +16,12 @@ File lists are cumulative across compactions (`merge`).
   A shell command the user ran (pi `!`, Claude Code `<bash-input>`) is a command, not a message.
 - **Goal**: the first user message. **Constraints**: user sentences that set a rule or a
   preference (don't, do not, never, must, always, only, without, instead, avoid, prefer, make
-  sure, use X...). **Decisions**: assistant text sentences (decided, we'll use, instead of,
-  going with, switch to, let's use...). Thinking is never read.
+  sure, use X...), and also a user sentence that gives a setting another value than an earlier
+  one did (`KEY=value`, `--flag=value`, `host:port`, "the X is Y" with a number or a quoted
+  value: `setting_values`), with or without a cue word; the earlier sentence then becomes a
+  constraint too, so the summary can show it next to its replacement (`supersedes`).
+  **Decisions**: assistant text sentences (decided, we'll use, instead of, going with, switch
+  (X) to, let's use...). Thinking is never read.
 - **Files**: from tool call arguments (`compactcli.tools.touched_files`) and, for agents that
   read through the shell, `cat`/`sed -n`/`nl`/`head`/`tail` of a path. A file counts as modified
   unless its call failed or was rejected (the failure is then an error naming the file).
@@ -26,9 +30,11 @@ File lists are cumulative across compactions (`merge`).
   code 1", `"exit_code": 1`), an aborted run or a traceback; `ok` for a zero exit code or a
   result without any of those; `rejected` when the user refused the call; `unknown` without a
   result. A command run several times is listed once, at its last run, with its last outcome.
-- **Errors**: the distinctive line of every failed result (exception class and message, an
-  `error:` line, ...), with the tool and the path or command it came from; `resolved` once a
-  later call on the same path or command succeeds.
+- **Errors**: the distinctive line of every failed result (a line that starts as an error
+  does: an exception class and message, `Error:`, `error[...]:`, FAIL, a panic; then other error
+  words, never on a passing test's line), with the tool and the path or command it came from;
+  `resolved` once a later call on the same path or command succeeds. A result the prune stage
+  cleared is failed when its placeholder kept an error line (`cleared_error`), with that line.
 - **Pending asks**: the user messages after the last assistant text, and questions the user
   asked that got no assistant text before the next user message. **Todos**: the open items
   (pending, in progress) of the latest todo list (Claude Code `TodoWrite`, Codex
@@ -249,7 +255,8 @@ _CONSTRAINT_START = re.compile(
 )
 _DECISION = re.compile(
     r"\b(?:decided|decide\s+to|decision|we'?ll\s+use|we\s+will\s+use|I'?ll\s+use|I\s+will\s+use|"
-    r"let'?s\s+use|let\s+us\s+use|instead\s+of|going\s+with|go\s+with|switch(?:ed|ing)?\s+to|"
+    r"let'?s\s+use|let\s+us\s+use|instead\s+of|going\s+with|go\s+with|"
+    r"switch(?:ed|ing)?\s+(?:(?!to\b)[\w`'./-]+\s+){0,4}?to|"
     r"opt(?:ed|ing)?\s+for|chose|choosing|rather\s+than|will\s+use)\b",
     re.IGNORECASE,
 )
