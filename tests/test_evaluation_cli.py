@@ -22,25 +22,6 @@ EVAL = FIXTURES / "eval"
 BASELINE = EVAL / "baseline.json"
 REPORT = EVAL / "report.txt"
 
-SUPERSEDED = (
-    "the default compact keeps a superseded setting as current: the extractive summary lists "
-    "'FYI the staging setup uses X=old' among the user's constraints, while the later "
-    "'Update: ops changed it, it's X=new now.' has no constraint cue word, is not extracted as "
-    "a constraint, and so is never paired with it (3 probes: claude-code-100k-s5 p020, "
-    "codex-100k-s6 p024, openai-20k-s3 p013). To be fixed in the summarizer "
-    "(compactcli/summarizers/facts.py); remove this mark when the gate passes."
-)
-ERRORS = (
-    "error strings retained 76% (< 80%): in compact, prune clears old failing test logs before "
-    "the summarizer reads them, so the extractive error list holds the prune placeholder instead "
-    "of the error (claude-code-100k-s5 p011 p012, codex-100k-s6 p013 p014 p015; the extractive "
-    "strategy alone keeps them); and the extractive error picker took a passing test line whose "
-    "file is errors.test.ts for the real 'Error: Timeout ...' line (anthropic-20k-s4 p008). "
-    "To be fixed in compact/prune and compactcli/summarizers/facts.py; remove this mark when "
-    "the gate passes."
-)
-EXPECTED_TO_FAIL = {"violations": SUPERSEDED, "error_string": ERRORS}
-
 
 @pytest.fixture(scope="module")
 def full_run() -> Run:
@@ -64,19 +45,7 @@ def _gates() -> dict[str, dict[str, object]]:
     return {g["name"]: g for g in orjson.loads(BASELINE.read_bytes())["gates"]}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(strict=True, reason=EXPECTED_TO_FAIL[name])
-            if name in EXPECTED_TO_FAIL
-            else (),
-        )
-        for name, gate in _gates().items()
-        if gate["gate"]
-    ],
-)
+@pytest.mark.parametrize("name", [name for name, gate in _gates().items() if gate["gate"]])
 def test_gate_holds_for_the_default_compact_at_10x(full_run: Run, name: str) -> None:
     assert full_run.stderr == ""  # the baseline the gates are read from is this run's
     gate = _gates()[name]
@@ -90,19 +59,18 @@ def test_the_gate_figures(full_run: Run) -> None:
         "user_constraint": 1.0,
         "pending_ask": 1.0,
         "file_modified": 1.0,
-        "error_string": 0.76,
-        "decision": 0.8421,
-        "weighted": 0.9443,
-        "violations": 3.0,
+        "error_string": 0.88,
+        "decision": 0.9474,
+        "weighted": 0.9563,
+        "violations": 0.0,
         "integrity": 1.0,
-        "budget_10x": 0.6667,
-        "weighted_4x": 0.9483,
+        "budget_10x": 0.5,
+        "weighted_4x": 0.996,
         "must_survive_50x": 1.0,
-        "drift": 8.76,
+        "drift": 12.63,
     }
 
 
-@pytest.mark.xfail(strict=True, reason=f"{SUPERSEDED} Also: {ERRORS}")
 def test_eval_exits_0_when_every_gate_holds(full_run: Run) -> None:
     assert full_run.exit_code == 0
 
