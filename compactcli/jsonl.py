@@ -123,29 +123,20 @@ def iter_records(
     info = info if info is not None else SourceInfo(path)
     bad = bad if bad is not None else BadLines()
     seen_object = False
+    lineno = 0
     with open_input(path) as handle:
-        lineno = 0
-        pending: bytes | None = handle.readline()
-        while pending:
-            chunk = pending
-            pending = handle.readline()
+        for line, eol in _lines(handle, info):
             lineno += 1
-            info.size += len(chunk)
-            info._hash.update(chunk)
-            if chunk.endswith(b"\r\n"):
-                line, eol = chunk[:-2], b"\r\n"
-            elif chunk.endswith(b"\n"):
-                line, eol = chunk[:-1], b"\n"
-            else:
-                line, eol = chunk, b""
             body = line[3:] if lineno == 1 and line.startswith(_BOM) else line
-            if not body.strip():
+            first = body[:1]
+            if (not first or first.isspace()) and not body.strip():
                 yield Record(raw=None, line=line, lineno=lineno, eol=eol)
                 continue
             try:
                 raw = orjson.loads(body)
             except orjson.JSONDecodeError as error:
-                reason = _describe_bad(line, body, error, last=not pending and eol == b"")
+                # only the last line can lack its line ending
+                reason = _describe_bad(line, body, error, last=eol == b"")
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             if not isinstance(raw, dict):
@@ -161,6 +152,52 @@ def iter_records(
         if not bad:
             raise InputError(name, None, "no records: the file holds only blank lines")
         raise InputError(name, None, f"no readable record: all {len(bad)} bad lines skipped")
+
+
+_BLOCK = 1 << 20
+"""Bytes read at a time."""
+
+
+def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
+    """(line, line ending) for every line read from `handle`, counted and hashed into `info`.
+
+    The ending is `\r\n`, `\n`, or empty for a last line without one. Lines are cut out of
+    large blocks (one copy each); a line that runs across blocks is joined first.
+    """
+    read = handle.read
+    pending: list[bytes] = []  # the start of a line that runs on into the next block
+    while True:
+        block = read(_BLOCK)
+        if not block:
+            break
+        info.size += len(block)
+        info._hash.update(block)
+        start = 0
+        end = block.find(b"\n")
+        if end < 0:
+            pending.append(block)
+            continue
+        if pending:
+            pending.append(block[: end + 1])
+            joined = b"".join(pending)
+            pending = []
+            if joined.endswith(b"\r\n"):
+                yield joined[:-2], b"\r\n"
+            else:
+                yield joined[:-1], b"\n"
+            start = end + 1
+            end = block.find(b"\n", start)
+        while end >= 0:
+            if end > start and block[end - 1] == 13:  # \r
+                yield block[start : end - 1], b"\r\n"
+            else:
+                yield block[start:end], b"\n"
+            start = end + 1
+            end = block.find(b"\n", start)
+        if start < len(block):
+            pending.append(block[start:])
+    if pending:
+        yield b"".join(pending), b""
 
 
 def _bad(

@@ -767,22 +767,15 @@ def _skeleton(raw: Mapping[str, Any]) -> tuple[Any, ...]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    """What one record's JSON gives, filed under the identity of that JSON (`raw` pins it)."""
-
-    raw: Any
-    message: Message | None
-    skeleton: tuple[Any, ...]
-
-
 @dataclass(slots=True)
 class _State:
     """One transcript's parsed records: messages by record index, records with an impossible
     shape (index -> problem, in file order), the skeletons of the chain, and the chain once
-    it is asked for. `recent` is shared with the transcripts of the same lineage."""
+    it is asked for. `where` finds a record by the identity of its JSON (`records` keeps
+    those objects alive); `recent` is shared with the transcripts of the same lineage."""
 
-    entries: dict[int, _Entry]  # id(raw) -> entry
+    records: tuple[Record, ...]
+    where: dict[int, int]  # id(raw) -> record index
     messages: dict[int, Message]
     errors: dict[int, str]
     skeletons: tuple[tuple[Any, ...] | None, ...]
@@ -815,24 +808,27 @@ def _build_state(transcript: Transcript) -> _State:
     same JSON objects (their messages and skeletons depend on nothing else but their place and
     the tool names before them, which `_replay` settles)."""
     parent: _State | None = transcript.inherited(_STATE)
-    previous = parent.entries if parent is not None else {}
-    entries: dict[int, _Entry] = {}
+    records = transcript.records
+    where: dict[int, int] = {}
     messages: dict[int, Message] = {}
     errors: dict[int, str] = {}
     skeletons: list[tuple[Any, ...] | None] = []
     names: dict[str, str] = {}
-    for i, record in enumerate(transcript.records):
+    earlier = parent or _State((), {}, {}, {}, (), [])
+    before, before_where, before_errors = earlier.records, earlier.where, earlier.errors
+    before_messages, before_skeletons = earlier.messages, earlier.skeletons
+    for i, record in enumerate(records):
         raw = record.raw
         if not isinstance(raw, dict):
             skeletons.append(None)
             continue
-        entry = previous.get(id(raw))
-        if entry is not None and entry.raw is raw:
-            message = entry.message
+        where[id(raw)] = i
+        j = before_where.get(id(raw))
+        if j is not None and before[j].raw is raw and j not in before_errors:
+            skeleton = before_skeletons[j]
+            message = before_messages.get(j)
             if message is not None:
                 message = _replay(message, i, names)
-                if message is not entry.message:
-                    entry = _Entry(raw, message, entry.skeleton)
         else:
             try:
                 message = _record_message(i, raw, names)
@@ -840,13 +836,11 @@ def _build_state(transcript: Transcript) -> _State:
                 errors[i] = str(error)  # parsed again each time: it may have noted some calls
                 skeletons.append(_skeleton(raw))
                 continue
-            entry = _Entry(raw, message, _skeleton(raw))
-        entries[id(raw)] = entry
+            skeleton = _skeleton(raw)
         if message is not None:
             messages[i] = message
-        skeletons.append(entry.skeleton)
-    recent = parent.recent if parent is not None else []
-    return _State(entries, messages, errors, tuple(skeletons), recent)
+        skeletons.append(skeleton)
+    return _State(records, where, messages, errors, tuple(skeletons), earlier.recent)
 
 
 def _chain_of(transcript: Transcript, state: _State) -> _Chain:

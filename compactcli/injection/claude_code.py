@@ -81,7 +81,7 @@ class ClaudeCodeWriter:
         order, relinks = _relinks(transcript, injection.context, injection.tail)
         for index, parent in relinks.items():
             records[index] = records[index].with_raw({**records[index].raw, "parentUuid": parent})
-        relinked = transcript.evolve(records=tuple(records))
+        relinked = transcript.evolve(records=tuple(records)) if relinks else transcript
         head_raw = records[order[0].index].raw
         leaf_raw = records[order[-1].index].raw
         head_uuid = str(head_raw["uuid"])
@@ -153,7 +153,12 @@ def _earlier(stamp: Any) -> str:
 
 def _parents(transcript: Transcript) -> dict[str, str | None]:
     """Each chain uuid's parent as Claude Code's loader sees it (progress records bridged over;
-    a later record with the same uuid replaces an earlier one)."""
+    a later record with the same uuid replaces an earlier one). Remembered per transcript:
+    the caller must not change it."""
+    return transcript.view("claude-code.parents", lambda: _find_parents(transcript))
+
+
+def _find_parents(transcript: Transcript) -> dict[str, str | None]:
     parent: dict[str, str | None] = {}
     bridge: dict[str, str | None] = {}
     for _, record in transcript.objects():
