@@ -54,7 +54,7 @@ from compactcli.diff import diff
 from compactcli.errors import OutputError, UsageError
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes
-from compactcli.loading import read_transcript, to_bytes
+from compactcli.loading import collector_paused, read_transcript, to_bytes
 from compactcli.policy import Policy, resolve
 from compactcli.prune import PruneOptions, prune
 from compactcli.stats import StageStats, report
@@ -520,6 +520,7 @@ def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
     return resolve(plan.given, plan.policy, path, DEFAULTS)
 
 
+@collector_paused()
 def compact_file(
     path: str, plan: FilePlan, summarizer_for: Callable[[Mapping[str, Any]], Summarizer]
 ) -> batch.FileResult:
