@@ -494,6 +494,66 @@ def _reaches_model(raw: Mapping[str, Any]) -> bool:
 # The chain
 
 
+Skeleton = tuple[Any, ...]
+"""What the chain rules read of one record, as plain values (see `_skeleton`)."""
+
+Skeletons = Sequence["Skeleton | None"]
+"""One skeleton per record, in file order (None for a record that is not a JSON object)."""
+
+# positions in a skeleton
+_SK_KIND, _SK_UUID, _SK_PARENT, _SK_BOUNDARY, _SK_SEGMENT = 0, 1, 2, 3, 4
+_SK_SIDECHAIN, _SK_STAMP, _SK_MESSAGE_ID, _SK_RESULTS, _SK_REACHES = 5, 6, 7, 8, 9
+
+_ALIKE: Any = object()  # a value of a type the chain rules treat alike (not a string, not null)
+_UNHASHABLE = {"list": object(), "dict": object()}  # a record type that is an array or object
+
+
+def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
+    """Everything of a record that the chain rules and `_reaches_model` read, as plain values.
+
+    (type, uuid, parentUuid, is a compact_boundary, its preservedSegment (head, anchor, tail),
+    isSidechain, timestamp, message.id, is a user record with tool results, reaches the model.)
+    Values the rules treat alike are folded together: a type, a uuid or a parent that is not a
+    string reads as any other such value (except a type that is an array or object, which the
+    uuid map cannot hash), a timestamp that is not a string as none.
+    """
+    kind = raw.get("type")
+    if not isinstance(kind, str):
+        kind = _UNHASHABLE.get(type(kind).__name__, _ALIKE)
+    uuid = raw.get("uuid")
+    parent = raw.get("parentUuid")
+    segment: tuple[Any, ...] | None = None
+    boundary = kind == "system" and raw.get("subtype") == "compact_boundary"
+    if boundary:
+        metadata = raw.get("compactMetadata")
+        found = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
+        if isinstance(found, dict):
+            segment = tuple(
+                v if v is None or isinstance(v, str) else _ALIKE
+                for v in (found.get("headUuid"), found.get("anchorUuid"), found.get("tailUuid"))
+            )
+    stamp = raw.get("timestamp")
+    results = kind == "user" and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in _content_blocks(raw)
+    )
+    return (
+        kind,
+        uuid if isinstance(uuid, str) else None,
+        parent if isinstance(parent, str) else None,
+        boundary,
+        segment,
+        raw.get("isSidechain") is True,
+        stamp if isinstance(stamp, str) else None,
+        _message_id(raw),
+        results,
+        _reaches_model(raw),
+    )
+
+
+def _skeletons(transcript: Transcript) -> list[Skeleton | None]:
+    return [_skeleton(r.raw) if isinstance(r.raw, dict) else None for r in transcript.records]
+
+
 @dataclass(slots=True)
 class _Graph:
     """The uuid map Claude Code's loader builds, with progress records bridged over."""
@@ -503,27 +563,32 @@ class _Graph:
     raw_parent: dict[int, Any] = field(default_factory=dict)  # record index -> bridged parent
 
 
-def _graph(transcript: Transcript) -> _Graph:
+def _graph(skeletons: Skeletons) -> _Graph:
     graph = _Graph()
     bridge: dict[str, str | None] = {}
-    for i, record in transcript.objects():
-        raw = record.raw
-        kind = raw.get("type")
-        uuid = raw.get("uuid")
-        if not isinstance(uuid, str):
+    index, parents, raw_parent = graph.index, graph.parent, graph.raw_parent
+    for i, skeleton in enumerate(skeletons):
+        if skeleton is None:
             continue
-        parent = raw.get("parentUuid")
-        parent = parent if isinstance(parent, str) else None
-        if kind in LEGACY_TYPES:
-            bridge[uuid] = bridge.get(parent) if parent is not None and parent in bridge else parent
+        uuid = skeleton[_SK_UUID]
+        if uuid is None:
             continue
+        kind = skeleton[_SK_KIND]
+        parent = skeleton[_SK_PARENT]
         if kind not in CHAIN_TYPES:
+            if kind in LEGACY_TYPES:
+                bridge[uuid] = (
+                    bridge.get(parent) if parent is not None and parent in bridge else parent
+                )
+            elif kind is _UNHASHABLE["list"] or kind is _UNHASHABLE["dict"]:
+                name = "list" if kind is _UNHASHABLE["list"] else "dict"
+                raise TypeError(f"unhashable type: '{name}'")  # as the map itself fails
             continue
         if parent is not None and parent in bridge:
             parent = bridge[parent]
-        graph.index[uuid] = i
-        graph.parent[uuid] = parent
-        graph.raw_parent[i] = parent
+        index[uuid] = i
+        parents[uuid] = parent
+        raw_parent[i] = parent
     return graph
 
 
@@ -534,28 +599,25 @@ class _Chain:
 
 
 def _relink_preserved(
-    transcript: Transcript, index: dict[str, int], parent: dict[str, str | None]
+    skeletons: Skeletons, index: dict[str, int], parent: dict[str, str | None]
 ) -> set[str]:
     """`applyPreservedSegmentRelinks`: splice the newest preserved segment, drop the rest.
 
     Mutates `index` and `parent`; returns the preserved uuids (empty when nothing applies).
     """
-    records = transcript.records
-    last_seg: Mapping[str, Any] | None = None
+    last_seg: tuple[Any, ...] | None = None
     last_seg_pos = -1
     last_boundary_pos = -1
-    position = {uuid: pos for pos, uuid in enumerate(index)}
-    for uuid, pos in position.items():
-        raw = records[index[uuid]].raw
-        if _is_boundary(raw):
+    for pos, i in enumerate(index.values()):
+        skeleton = skeletons[i]
+        assert skeleton is not None
+        if skeleton[_SK_BOUNDARY]:
             last_boundary_pos = pos
-            metadata = raw.get("compactMetadata")
-            seg = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
-            if isinstance(seg, dict):
-                last_seg, last_seg_pos = seg, pos
+            if skeleton[_SK_SEGMENT] is not None:
+                last_seg, last_seg_pos = skeleton[_SK_SEGMENT], pos
     if last_seg is None:
         return set()
-    head, anchor, tail = (last_seg.get(k) for k in ("headUuid", "anchorUuid", "tailUuid"))
+    head, anchor, tail = last_seg
     live = last_seg_pos == last_boundary_pos
     preserved: set[str] = set()
     if live:
@@ -574,18 +636,15 @@ def _relink_preserved(
         for uuid, value in parent.items():
             if value == anchor and uuid != head:
                 parent[uuid] = tail if isinstance(tail, str) else None
-    for uuid, pos in position.items():
+    for pos, uuid in enumerate(list(index)):
         if pos < last_boundary_pos and uuid not in preserved:
             del index[uuid]
             del parent[uuid]
     return preserved
 
 
-def _leaf(
-    transcript: Transcript, index: dict[str, int], parent: dict[str, str | None]
-) -> str | None:
+def _leaf(skeletons: Skeletons, index: dict[str, int], parent: dict[str, str | None]) -> str | None:
     """The newest terminal user/assistant record that is not a sidechain."""
-    records = transcript.records
     has_child = {p for p in parent.values() if p is not None}
     best: str | None = None
     best_key: tuple[float, int] = (float("-inf"), -1)
@@ -596,10 +655,11 @@ def _leaf(
         current: str | None = uuid
         while current is not None and current in index and current not in seen:
             seen.add(current)
-            raw = records[index[current]].raw
-            if raw.get("type") in ("user", "assistant"):
-                if raw.get("isSidechain") is not True:
-                    stamp = _timestamp(raw.get("timestamp"))
+            skeleton = skeletons[index[current]]
+            assert skeleton is not None
+            if skeleton[_SK_KIND] in ("user", "assistant"):
+                if not skeleton[_SK_SIDECHAIN]:
+                    stamp = _timestamp(skeleton[_SK_STAMP])
                     key = (stamp if stamp is not None else float("-inf"), index[current])
                     if best is None or key > best_key:
                         best, best_key = current, key
@@ -609,52 +669,50 @@ def _leaf(
 
 
 def _recover_orphans(
-    transcript: Transcript,
+    skeletons: Skeletons,
     index: dict[str, int],
     parent: dict[str, str | None],
     chain: list[str],
 ) -> list[str]:
     """`recoverOrphanedParallelToolResults`: put back siblings and results the walk missed."""
-    records = transcript.records
+
+    def at(uuid: str) -> Skeleton:
+        skeleton = skeletons[index[uuid]]
+        assert skeleton is not None
+        return skeleton
+
     seen = set(chain)
     anchors: dict[str, str] = {}
     for uuid in chain:
-        raw = records[index[uuid]].raw
-        if raw.get("type") == "assistant":
-            message_id = _message_id(raw)
-            if message_id:
-                anchors[message_id] = uuid
+        skeleton = at(uuid)
+        if skeleton[_SK_KIND] == "assistant" and skeleton[_SK_MESSAGE_ID]:
+            anchors[skeleton[_SK_MESSAGE_ID]] = uuid
     if not anchors:
         return chain
     siblings: dict[str, list[str]] = {}
     results: dict[str, list[str]] = {}
     for uuid, i in index.items():
-        raw = records[i].raw
-        kind = raw.get("type")
+        found = skeletons[i]
+        assert found is not None
+        kind = found[_SK_KIND]
         if kind == "assistant":
-            message_id = _message_id(raw)
+            message_id = found[_SK_MESSAGE_ID]
             if message_id:
                 siblings.setdefault(message_id, []).append(uuid)
-        elif (
-            kind == "user"
-            and parent[uuid] is not None
-            and any(
-                isinstance(b, dict) and b.get("type") == "tool_result" for b in _content_blocks(raw)
-            )
-        ):
+        elif kind == "user" and parent[uuid] is not None and found[_SK_RESULTS]:
             results.setdefault(str(parent[uuid]), []).append(uuid)
     inserts: dict[str, list[str]] = {}
     done: set[str] = set()
 
     def stamp(uuid: str) -> str:
-        value = records[index[uuid]].raw.get("timestamp")
+        value = at(uuid)[_SK_STAMP]
         return value if isinstance(value, str) else ""
 
     for uuid in chain:
-        raw = records[index[uuid]].raw
-        if raw.get("type") != "assistant":
+        skeleton = at(uuid)
+        if skeleton[_SK_KIND] != "assistant":
             continue
-        message_id = _message_id(raw)
+        message_id = skeleton[_SK_MESSAGE_ID]
         if not message_id or message_id in done:
             continue
         done.add(message_id)
@@ -686,12 +744,17 @@ def _message_id(raw: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _build_chain(transcript: Transcript) -> _Chain:
-    graph = _graph(transcript)
+def _kind_at(skeletons: Skeletons, i: int) -> Any:
+    skeleton = skeletons[i]
+    return skeleton[_SK_KIND] if skeleton is not None else None
+
+
+def _build_chain(skeletons: Skeletons) -> _Chain:
+    graph = _graph(skeletons)
     index = dict(graph.index)
     parent = dict(graph.parent)
-    preserved = _relink_preserved(transcript, index, parent)
-    leaf = _leaf(transcript, index, parent)
+    preserved = _relink_preserved(skeletons, index, parent)
+    leaf = _leaf(skeletons, index, parent)
     if leaf is None:
         return _Chain(records=(), zeroed=frozenset())
     walk: list[str] = []
@@ -702,10 +765,8 @@ def _build_chain(transcript: Transcript) -> _Chain:
         walk.append(current)
         current = parent[current]
     walk.reverse()
-    chain = _recover_orphans(transcript, index, parent, walk)
-    zeroed = frozenset(
-        index[u] for u in preserved if transcript.records[index[u]].raw.get("type") == "assistant"
-    )
+    chain = _recover_orphans(skeletons, index, parent, walk)
+    zeroed = frozenset(index[u] for u in preserved if _kind_at(skeletons, index[u]) == "assistant")
     return _Chain(records=tuple(index[u] for u in chain), zeroed=zeroed)
 
 
@@ -719,52 +780,6 @@ _COMPACTIONS = "claude-code.compactions"
 _FINDINGS = "claude-code.validate"
 _RECENT_CHAINS = 4
 """How many chains (with their skeletons) a lineage of edited transcripts remembers."""
-
-_ALIKE: Any = object()  # a value of a type the chain rules treat alike (not a string, not null)
-_UNHASHABLE: Any = object()  # a record type that is an array or object
-
-# positions in a skeleton
-_SK_REACHES = 9
-
-
-def _skeleton(raw: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Everything of a record that `_build_chain` and `_reaches_model` read, as plain values.
-
-    Two transcripts whose records have equal skeletons, index by index, have the same chain.
-    Values the rules treat alike are folded together (a type that is not a string reads the
-    same as any other such type, except an array or object, which `_graph` cannot hash).
-    """
-    kind = raw.get("type")
-    if not isinstance(kind, str):
-        kind = _UNHASHABLE if isinstance(kind, list | dict) else _ALIKE
-    uuid = raw.get("uuid")
-    parent = raw.get("parentUuid")
-    segment: tuple[Any, ...] | None = None
-    boundary = kind == "system" and raw.get("subtype") == "compact_boundary"
-    if boundary:
-        metadata = raw.get("compactMetadata")
-        found = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
-        if isinstance(found, dict):
-            segment = tuple(
-                v if v is None or isinstance(v, str) else _ALIKE
-                for v in (found.get("headUuid"), found.get("anchorUuid"), found.get("tailUuid"))
-            )
-    stamp = raw.get("timestamp")
-    results = kind == "user" and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in _content_blocks(raw)
-    )
-    return (
-        kind,
-        uuid if isinstance(uuid, str) else None,
-        parent if isinstance(parent, str) else None,
-        boundary,
-        segment,
-        raw.get("isSidechain") is True,
-        stamp if isinstance(stamp, str) else None,
-        _message_id(raw),
-        results,
-        _reaches_model(raw),
-    )
 
 
 @dataclass(slots=True)
@@ -851,7 +866,7 @@ def _chain_of(transcript: Transcript, state: _State) -> _Chain:
                 state.chain = chain
                 break
         else:
-            state.chain = _build_chain(transcript)
+            state.chain = _build_chain(state.skeletons)
             state.recent.append((state.skeletons, state.chain))
             del state.recent[:-_RECENT_CHAINS]
     return state.chain
@@ -919,7 +934,7 @@ class ClaudeCodeDialect(Dialect):
         try:
             state = self._state(transcript)
         except Exception:  # a record that breaks the parser: the chain does not need it
-            return _build_chain(transcript)
+            return _build_chain(_skeletons(transcript))
         return _chain_of(transcript, state)
 
     def messages(self, transcript: Transcript) -> list[Message]:
@@ -1136,7 +1151,7 @@ class ClaudeCodeDialect(Dialect):
                 parsed[i] = message
         findings.extend(check_unique(uuid_items, "duplicate-id", "uuid"))
         duplicate_records = {f.line for f in findings if f.code == "duplicate-id"}
-        graph = _graph(transcript)
+        graph = _graph(state.skeletons if state is not None else _skeletons(transcript))
         findings.extend(self._chain_findings(transcript, all_uuids, graph))
         findings.extend(self._pairing(transcript, parsed, graph, duplicate_records))
         return sorted(findings, key=lambda f: (f.line, f.code))
