@@ -305,8 +305,10 @@ def _summarize_to_fit(
 
     When no kept tail brings it under and `cut_turn` was not asked for, the same is tried once
     more with the current turn allowed to be cut (its prompt quoted in the summary); when the
-    result is still over and no summary budget was given, once more with the summary's budget
-    lowered by the excess (to `MIN_SUMMARY_TOKENS` at least). Returns the smallest result, its
+    result is still over and no summary budget was given, once more with the summary's size
+    lowered by the excess (to `MIN_SUMMARY_TOKENS` at least). Each of these is kept only when
+    it brings the result within its limits: a summary is never made poorer for nothing, and a
+    second run finds nothing more to do. Returns the smallest result, its
     count, the kept tail it used, how many summaries ran, whether the current turn could be
     cut, and the summary budget when it was lowered.
     """
@@ -318,11 +320,11 @@ def _summarize_to_fit(
         turn = dataclasses.replace(options.summarize, cut_turn=True)
         other = _fit_tail(pruned, options, turn, summarizer, counter, measure, after_prune)
         attempts += other[3]
-        if other[0].records is not pruned.records and other[1].tokens < report.tokens:
+        if other[0].records is not pruned.records and not _over(other[1]):
             result, report, keep, _ = other
             cut_turn = True
     summary_tokens: int | None = None
-    used = _summary_budget(result) if result.records is not pruned.records else None
+    used = _summary_size(result) if result.records is not pruned.records else None
     if options.fit and _over(report) and options.summarize.summary_tokens is None and used:
         target = _target(report)
         lower = max(MIN_SUMMARY_TOKENS, used - (report.tokens - target) - target // 20)
@@ -334,7 +336,7 @@ def _summarize_to_fit(
             attempts += 1
             if candidate.records is not pruned.records:
                 counted = measure(candidate)
-                if counted.tokens < report.tokens:
+                if not _over(counted):
                     result, report, summary_tokens = candidate, counted, lower
     return result, report, keep, attempts, cut_turn, summary_tokens
 
@@ -376,13 +378,12 @@ def _fit_tail(
     return result, report, keep, attempts
 
 
-def _summary_budget(result: Transcript) -> int | None:
-    """The summary budget the last summarize stage of `result` used."""
+def _summary_size(result: Transcript) -> int | None:
+    """The tokens of the summary the last summarize stage of `result` wrote."""
     for stats in reversed(result.stats):
         if stats.stage == "summarize":
-            options = stats.details.get("boundary", {}).get("options", {})
-            budget = options.get("summary_tokens")
-            return budget if isinstance(budget, int) else None
+            size = stats.details.get("summarize", {}).get("summary_tokens")
+            return size if isinstance(size, int) else None
     return None
 
 

@@ -149,28 +149,37 @@ def test_fit_cuts_the_current_turn_when_no_tail_keeps_its_prompt_under_the_budge
     assert to_bytes(staged) == to_bytes(result)
 
 
-def test_fit_lowers_the_summary_budget_when_the_smallest_tail_is_still_over() -> None:
+def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> None:
     path = FIXTURES / "eval" / "codex-20k-s2.jsonl"
-    # a budget the user gave is never lowered
+    # a budget the user gave is never lowered: 89 tokens over
     given = compact_check(
-        library(path, max_tokens=1500, fit=True, summarize=SummarizeOptions(summary_tokens=1000))
+        library(path, max_tokens=2500, fit=True, summarize=SummarizeOptions(summary_tokens=9000))
     )
-    assert given is not None and given.summary_tokens is None
-    result = library(path, max_tokens=1500, fit=True)
+    assert given is not None
+    assert (given.summary_tokens, given.over) == (None, (("budget", 2500, 89),))
+    result = library(path, max_tokens=2500, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (0, False, 527)
-    assert check.tokens_after < given.tokens_after
-    assert check.over == (("budget", 1500, check.tokens_after - 1500),)  # as small as it gets
+    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (658, False, 602)
+    assert (check.over, check.tokens_after) == ((), 2430)
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=0, summary_tokens=527),
+        SummarizeOptions(keep_recent_tokens=658, summary_tokens=602),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
     assert to_bytes(staged) == to_bytes(result)
+
+
+def test_a_smaller_summary_that_leaves_the_result_over_is_not_used() -> None:
+    check = compact_check(
+        library(FIXTURES / "eval" / "codex-20k-s2.jsonl", max_tokens=1500, fit=True)
+    )
+    assert check is not None
+    assert (check.summary_tokens, check.cut_turn) == (None, False)
+    assert check.over == (("budget", 1500, check.tokens_after - 1500),)
 
 
 def test_over_the_budget_is_a_reason_too() -> None:
