@@ -203,6 +203,48 @@ def test_a_record_given_an_impossible_shape_fails_and_is_reported() -> None:
     assert views(restored) == views(before)
 
 
+def test_records_appended_after_every_record_reuse_the_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = _fixture("claude-code-session")
+    dialect = get_dialect("claude-code")
+    dialect.context(before)
+    parsed: list[int] = []
+    original = claude_code._record_message
+
+    def counting(index: int, raw: Any, names: dict[str, str]) -> Any:
+        parsed.append(index)
+        return original(index, raw, names)
+
+    monkeypatch.setattr(claude_code, "_record_message", counting)
+    replayed: list[int] = []
+    replay = claude_code._replay
+
+    def counting_replay(message: Any, index: int, names: dict[str, str]) -> Any:
+        replayed.append(index)
+        return replay(message, index, names)
+
+    monkeypatch.setattr(claude_code, "_replay", counting_replay)
+    call = next(b for m in dialect.messages(before) for b in m.tool_calls)
+    leaf = dialect.context(before)[-1]
+    leaf_raw = before.records[leaf.index].raw
+    answer = {
+        **before.records[_first(before, lambda raw: raw.get("type") == "user")].raw,
+        "parentUuid": leaf_raw["uuid"],
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": call.call_id, "content": "again"}],
+        },
+    }
+    after = before.evolve(records=(*before.records, Record(raw=answer)))
+    [last] = [m for m in dialect.messages(after) if m.index == len(before.records)]
+    assert last.tool_results[0].name == call.name  # the name of a call made before
+    assert parsed == [len(before.records)]  # only the new record was parsed
+    assert replayed == []  # and the others' messages were carried over as they were
+    assert views(after) == views(fresh(after))
+
+
 def test_views_of_a_settled_copy_match() -> None:
     before = _fixture("claude-code-summarize-session")
     dialect = get_dialect("claude-code")

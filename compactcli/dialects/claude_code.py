@@ -54,6 +54,7 @@ cleared tool output, hung off the current leaf, with our details under `compactc
 
 from __future__ import annotations
 
+import operator
 import re
 import uuid as uuidlib
 from array import array
@@ -517,36 +518,54 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
     string reads as any other such value (except a type that is an array or object, which the
     uuid map cannot hash), a timestamp that is not a string as none.
     """
-    kind = raw.get("type")
+    get = raw.get
+    kind = get("type")
     if not isinstance(kind, str):
         kind = _UNHASHABLE.get(type(kind).__name__, _ALIKE)
-    uuid = raw.get("uuid")
-    parent = raw.get("parentUuid")
+    uuid = get("uuid")
+    parent = get("parentUuid")
+    stamp = get("timestamp")
     segment: tuple[Any, ...] | None = None
-    boundary = kind == "system" and raw.get("subtype") == "compact_boundary"
+    boundary = kind == "system" and get("subtype") == "compact_boundary"
     if boundary:
-        metadata = raw.get("compactMetadata")
+        metadata = get("compactMetadata")
         found = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
         if isinstance(found, dict):
             segment = tuple(
                 v if v is None or isinstance(v, str) else _ALIKE
                 for v in (found.get("headUuid"), found.get("anchorUuid"), found.get("tailUuid"))
             )
-    stamp = raw.get("timestamp")
-    results = kind == "user" and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in _content_blocks(raw)
-    )
+    message = get("message")
+    message_id: str | None = None
+    results = False
+    if isinstance(message, dict):
+        value = message.get("id")
+        if isinstance(value, str) and value:
+            message_id = value
+        if kind == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        results = True
+                        break
+    if get("isVirtual") is True:
+        reaches = False
+    elif kind == "assistant" and get("isApiErrorMessage") is True:
+        reaches = not (isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL)
+    else:
+        reaches = True
     return (
         kind,
         uuid if isinstance(uuid, str) else None,
         parent if isinstance(parent, str) else None,
         boundary,
         segment,
-        raw.get("isSidechain") is True,
+        get("isSidechain") is True,
         stamp if isinstance(stamp, str) else None,
-        _message_id(raw),
+        message_id,
         results,
-        _reaches_model(raw),
+        reaches,
     )
 
 
@@ -793,7 +812,8 @@ class _State:
     where: dict[int, int]  # id(raw) -> record index
     messages: dict[int, Message]
     errors: dict[int, str]
-    skeletons: tuple[tuple[Any, ...] | None, ...]
+    skeletons: tuple[Skeleton | None, ...]
+    names: dict[str, str]  # tool name by call id, after every record
     recent: list[tuple[tuple[tuple[Any, ...] | None, ...], _Chain]]
     chain: _Chain | None = None
 
@@ -821,19 +841,31 @@ def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
 def _build_state(transcript: Transcript) -> _State:
     """Parse every record, reusing what the transcript this one was made from parsed for the
     same JSON objects (their messages and skeletons depend on nothing else but their place and
-    the tool names before them, which `_replay` settles)."""
+    the tool names before them, which `_replay` settles). When this transcript only adds
+    records after all of that one's, its state is carried over whole and only the new records
+    are parsed."""
     parent: _State | None = transcript.inherited(_STATE)
     records = transcript.records
-    where: dict[int, int] = {}
-    messages: dict[int, Message] = {}
-    errors: dict[int, str] = {}
-    skeletons: list[tuple[Any, ...] | None] = []
-    names: dict[str, str] = {}
-    earlier = parent or _State((), {}, {}, {}, (), [])
+    earlier = parent or _State((), {}, {}, {}, (), {}, [])
     before, before_where, before_errors = earlier.records, earlier.where, earlier.errors
     before_messages, before_skeletons = earlier.messages, earlier.skeletons
-    for i, record in enumerate(records):
-        raw = record.raw
+    start = 0
+    if (
+        parent is not None
+        and not before_errors
+        and len(records) >= len(before)
+        and all(map(operator.is_, records, before))
+    ):
+        start = len(before)
+        where = dict(before_where)
+        messages = dict(before_messages)
+        skeletons = list(before_skeletons)
+        names = dict(earlier.names)
+    else:
+        where, messages, skeletons, names = {}, {}, [], {}
+    errors: dict[int, str] = {}
+    for i in range(start, len(records)):
+        raw = records[i].raw
         if not isinstance(raw, dict):
             skeletons.append(None)
             continue
@@ -855,7 +887,7 @@ def _build_state(transcript: Transcript) -> _State:
         if message is not None:
             messages[i] = message
         skeletons.append(skeleton)
-    return _State(records, where, messages, errors, tuple(skeletons), earlier.recent)
+    return _State(records, where, messages, errors, tuple(skeletons), names, earlier.recent)
 
 
 def _chain_of(transcript: Transcript, state: _State) -> _Chain:
