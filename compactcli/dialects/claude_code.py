@@ -1153,38 +1153,55 @@ class ClaudeCodeDialect(Dialect):
         except Exception:  # a record that breaks the parser itself: fail as the loop does
             state = None
         findings: list[Finding] = []
-        names: dict[str, str] = {}
         parsed: dict[int, Message] = {}
         all_uuids: set[str] = set()
         uuid_items: list[tuple[str | None, int]] = []
-        for i, record in transcript.objects():
-            raw = record.raw
-            kind = raw.get("type")
-            uuid = raw.get("uuid")
-            if isinstance(uuid, str) and kind in _DAG_TYPES:
-                all_uuids.add(uuid)
-            if kind in _DAG_TYPES:
-                findings.extend(self._shape(raw, record.lineno))
-                if isinstance(uuid, str):
-                    uuid_items.append((uuid, record.lineno))
-            if state is not None:
-                problem = state.errors.get(i)
-                if problem is not None:
-                    findings.append(Finding(record.lineno, "bad-shape", problem))
+        if state is not None:
+            skeletons: Skeletons = state.skeletons
+            messages, errors = state.messages, state.errors
+            for i, skeleton in enumerate(skeletons):
+                if skeleton is None:
                     continue
-                message = state.messages.get(i)
-            else:
+                record = transcript.records[i]
+                kind = skeleton[_SK_KIND]
+                if kind in _UNHASHABLE.values():
+                    kind = record.raw.get("type") in _DAG_TYPES  # fails as the loop below does
+                if kind in _DAG_TYPES:
+                    uuid = skeleton[_SK_UUID]
+                    raw = record.raw
+                    if uuid is None or next(iter(raw)) != "parentUuid":
+                        findings.extend(self._shape(raw, record.lineno))
+                    if uuid is not None:
+                        all_uuids.add(uuid)
+                        uuid_items.append((uuid, record.lineno))
+                if i in errors:
+                    findings.append(Finding(record.lineno, "bad-shape", errors[i]))
+                elif i in messages:
+                    parsed[i] = messages[i]
+        else:
+            skeletons = _skeletons(transcript)
+            names: dict[str, str] = {}
+            for i, record in transcript.objects():
+                raw = record.raw
+                kind = raw.get("type")
+                uuid = raw.get("uuid")
+                if isinstance(uuid, str) and kind in _DAG_TYPES:
+                    all_uuids.add(uuid)
+                if kind in _DAG_TYPES:
+                    findings.extend(self._shape(raw, record.lineno))
+                    if isinstance(uuid, str):
+                        uuid_items.append((uuid, record.lineno))
                 try:
                     message = _record_message(i, raw, names)
                 except _ShapeError as error:
                     findings.append(Finding(record.lineno, "bad-shape", str(error)))
                     continue
-            if message is not None:
-                parsed[i] = message
+                if message is not None:
+                    parsed[i] = message
         findings.extend(check_unique(uuid_items, "duplicate-id", "uuid"))
         duplicate_records = {f.line for f in findings if f.code == "duplicate-id"}
-        graph = _graph(state.skeletons if state is not None else _skeletons(transcript))
-        findings.extend(self._chain_findings(transcript, all_uuids, graph))
+        graph = _graph(skeletons)
+        findings.extend(self._chain_findings(transcript, skeletons, all_uuids, graph))
         findings.extend(self._pairing(transcript, parsed, graph, duplicate_records))
         return sorted(findings, key=lambda f: (f.line, f.code))
 
@@ -1209,19 +1226,20 @@ class ClaudeCodeDialect(Dialect):
 
     @staticmethod
     def _chain_findings(
-        transcript: Transcript, all_uuids: set[str], graph: _Graph
+        transcript: Transcript, skeletons: Skeletons, all_uuids: set[str], graph: _Graph
     ) -> Iterator[Finding]:
         boundaries: dict[str, int] = {}
         summary_children: set[str] = set()
-        for _, record in transcript.objects():
-            raw = record.raw
-            if _is_boundary(raw) and isinstance(raw.get("uuid"), str):
-                boundaries[raw["uuid"]] = record.lineno
-        for _, record in transcript.objects():
+        records = transcript.records
+        for i, skeleton in enumerate(skeletons):
+            if skeleton is not None and skeleton[_SK_BOUNDARY] and skeleton[_SK_UUID] is not None:
+                boundaries[skeleton[_SK_UUID]] = records[i].lineno
+        for i, skeleton in enumerate(skeletons):
+            if skeleton is None or skeleton[_SK_KIND] not in _DAG_TYPES:
+                continue
+            record = records[i]
             raw = record.raw
             kind = raw.get("type")
-            if kind not in _DAG_TYPES:
-                continue
             uuid = raw.get("uuid")
             line = record.lineno
             parent = raw.get("parentUuid")
