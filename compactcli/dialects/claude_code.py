@@ -165,11 +165,19 @@ def _dump(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
 
 
+_JSON_SECOND = {"[": frozenset(' \t\n\r"{[]-0123456789tfn'), "{": frozenset(' \t\n\r"}')}
+"""What may follow the opening bracket of a JSON array or object."""
+
+
 def _looks_json(text: str) -> bool:
     """True when `text` is a JSON object or array (structured tool output)."""
+    if not text or (text[0] not in "{[" and not text[0].isspace()):
+        return False  # as below, without copying the text
     stripped = text.strip()
     if len(stripped) < 2 or stripped[0] not in "{[" or stripped[-1] not in "}]":
         return False
+    if stripped[1] not in _JSON_SECOND[stripped[0]]:
+        return False  # "[Tool result cleared ...]" and the like: no need to try parsing it
     try:
         return isinstance(orjson.loads(stripped), dict | list)
     except orjson.JSONDecodeError:
