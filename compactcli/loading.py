@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+from itertools import islice
 
 from compactcli.dialects import FORMATS, SNIFF_RECORDS, detect_format, get_dialect
 from compactcli.errors import UsageError
@@ -46,7 +47,7 @@ def read_transcript(
     info = SourceInfo(path)
     records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info))
     if format is None:
-        objects = [r.raw for r in records if isinstance(r.raw, dict)][:SNIFF_RECORDS]
+        objects = list(islice((r.raw for r in records if isinstance(r.raw, dict)), SNIFF_RECORDS))
         format = detect_format(objects, display_name(path))
     return Transcript(records=records, format=format, source=display_name(path), sha256=info.sha256)
 

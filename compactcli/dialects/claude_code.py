@@ -1033,22 +1033,28 @@ class ClaudeCodeDialect(Dialect):
         return list(transcript.view(_COMPACTIONS, lambda: tuple(self._compactions(transcript))))
 
     def _compactions(self, transcript: Transcript) -> list[Compaction]:
+        try:
+            skeletons: Skeletons = self._state(transcript).skeletons
+        except Exception:  # a record that breaks the parser: compactions do not need it
+            skeletons = _skeletons(transcript)
+        records = transcript.records
         summaries: dict[str, int] = {}
-        for i, record in transcript.objects():
-            raw = record.raw
-            parent = raw.get("parentUuid")
+        for i, skeleton in enumerate(skeletons):
             if (
-                raw.get("type") == "user"
-                and raw.get("isCompactSummary")
-                and isinstance(parent, str)
+                skeleton is not None
+                and skeleton[_SK_KIND] == "user"
+                and skeleton[_SK_PARENT] is not None
+                and records[i].raw.get("isCompactSummary")
             ):
-                summaries.setdefault(parent, i)
+                summaries.setdefault(skeleton[_SK_PARENT], i)
         summary_records = set(summaries.values())
         out: list[Compaction] = []
-        for i, record in transcript.objects():
-            raw = record.raw
+        for i, skeleton in enumerate(skeletons):
+            if skeleton is None:
+                continue
+            raw = records[i].raw
             ours = "compactcli" in raw
-            if _is_boundary(raw):
+            if skeleton[_SK_BOUNDARY]:
                 uuid = raw.get("uuid")
                 child = summaries.get(uuid) if isinstance(uuid, str) else None
                 text = _summary_text(transcript.records[child].raw) if child is not None else ""
