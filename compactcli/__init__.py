@@ -1,6 +1,8 @@
 """compactcli: measure and compact LLM coding-agent transcripts, offline.
 
-The public library API. Importing it is cheap: nothing heavy (no litellm, no tiktoken, no rich).
+The public library API. Importing it is cheap: each name below is imported from its module when
+first used (PEP 562), so `import compactcli` loads nothing else, and the command line loads only
+what its command needs.
 
     import compactcli as cc
     t = cc.read_transcript("session.jsonl")
@@ -10,20 +12,34 @@ The public library API. Importing it is cheap: nothing heavy (no litellm, no tik
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from compactcli.dialects import FORMATS, Finding, get_dialect
-from compactcli.errors import (
-    BackendError,
-    CompactError,
-    ExitCode,
-    InputError,
-    OutputError,
-    UsageError,
-)
-from compactcli.loading import read_transcript, to_bytes, write_transcript
-from compactcli.transcript import Block, Compaction, Message, Record, Transcript, Usage
-from compactcli.validation import ValidationReport, validate
+_WHERE = {
+    "FORMATS": "compactcli.dialects",
+    "Finding": "compactcli.dialects",
+    "get_dialect": "compactcli.dialects",
+    "BackendError": "compactcli.errors",
+    "CompactError": "compactcli.errors",
+    "ExitCode": "compactcli.errors",
+    "InputError": "compactcli.errors",
+    "OutputError": "compactcli.errors",
+    "UsageError": "compactcli.errors",
+    "read_transcript": "compactcli.loading",
+    "to_bytes": "compactcli.loading",
+    "write_transcript": "compactcli.loading",
+    "Block": "compactcli.transcript",
+    "Compaction": "compactcli.transcript",
+    "Message": "compactcli.transcript",
+    "Record": "compactcli.transcript",
+    "Transcript": "compactcli.transcript",
+    "Usage": "compactcli.transcript",
+    "ValidationReport": "compactcli.validation",
+    "validate": "compactcli.validation",
+}
+"""The module each public name lives in."""
 
 __all__ = [
     "FORMATS",
@@ -48,3 +64,31 @@ __all__ = [
     "validate",
     "write_transcript",
 ]
+
+if TYPE_CHECKING:
+    from compactcli.dialects import FORMATS, Finding, get_dialect
+    from compactcli.errors import (
+        BackendError,
+        CompactError,
+        ExitCode,
+        InputError,
+        OutputError,
+        UsageError,
+    )
+    from compactcli.loading import read_transcript, to_bytes, write_transcript
+    from compactcli.transcript import Block, Compaction, Message, Record, Transcript, Usage
+    from compactcli.validation import ValidationReport, validate
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use, and keep the name here."""
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'compactcli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import statistics
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -618,6 +617,8 @@ class _Analysis:
             )
             gaps.append(anchor.usage.context - (before + floors + cost))
             floors += cost - counted
+        import statistics  # only the calibrated method gets here
+
         return max(0, int(statistics.median(gaps))) if gaps else 0
 
     def breakdown(self, factor: float) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:

@@ -100,14 +100,14 @@ _WINDOW = 1 << 16
 """Bytes decoded around an entry (entries are a few KB; a longer one is decoded whole)."""
 
 
-def _lookup(path: str | None, key: str) -> Any:
+def _lookup(path: str | None, key: str, data: bytes | None = None) -> Any:
     """The table's entry for `key`, or None.
 
     The table is 3 MB of JSON (tens of MB as Python objects), so only the one entry is decoded:
     its key is found at the start of a line (after any indentation) and the object that follows
     is parsed alone.
     """
-    data = _table_bytes(path)
+    data = _table_bytes(path) if data is None else data
     needle = json.dumps(key).encode() + b": {"
     at = data.find(needle)
     while at >= 0:
@@ -128,8 +128,8 @@ def _lookup(path: str | None, key: str) -> Any:
 _DECODER = json.JSONDecoder()
 
 
-def _entry(path: str | None, key: str) -> tuple[int, int] | None:
-    value = _lookup(path, key)
+def _entry(path: str | None, key: str, data: bytes | None = None) -> tuple[int, int] | None:
+    value = _lookup(path, key, data)
     if not isinstance(value, dict):
         return None
     window = value.get("max_input_tokens")
@@ -158,8 +158,9 @@ def _candidates(model: str) -> list[str]:
 def _table_entry(path: str | None, model: str) -> tuple[str, int, int] | None:
     """(key, window, output) of the first of `model`'s names the table knows; the table's
     bytes are read for the lookup and let go (they are 3 MB)."""
+    data = _table_bytes(path)  # read once for all the names
     for key in _candidates(model):
-        entry = _entry(path, key)
+        entry = _entry(path, key, data)
         if entry is not None:
             return (key, *entry)
     return None

@@ -62,9 +62,16 @@ DEFAULT_ENCODING = "o200k_base"
 # Hiragana and Katakana, CJK symbols, CJK unified ideographs (and extension A), Hangul
 # syllables, compatibility ideographs, full-width forms: one token or more per character in
 # every tokenizer we know, where Latin text is four characters or so per token.
-_CJK_RUN = re.compile(
+_CJK_RANGES = (
     "[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
 )
+
+
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    """The runs of CJK characters, compiled on first use (compiling them takes a while, and
+    most texts are ASCII)."""
+    return re.compile(_CJK_RANGES)
 
 
 def _ascii_but_arrows(text: str) -> bool:
@@ -81,7 +88,7 @@ def cjk_chars(text: str) -> int:
     """How many characters of `text` are CJK (0 at once for ASCII text)."""
     if text.isascii() or ("\u2192" in text and _ascii_but_arrows(text)):
         return 0
-    return sum(map(len, _CJK_RUN.findall(text)))
+    return sum(map(len, _cjk_run().findall(text)))
 
 
 @runtime_checkable
@@ -303,7 +310,7 @@ class HeuristicCounter(_Costing):
         if text.isascii() or ("\u2192" in text and _ascii_but_arrows(text)):
             # ASCII, or ASCII but for the arrows of a numbered listing: no CJK to look for
             return int(len(text) * rate + 0.5)
-        cjk = sum(map(len, _CJK_RUN.findall(text)))
+        cjk = sum(map(len, _cjk_run().findall(text)))
         return int((len(text) - cjk) * rate + cjk * self._cjk + 0.5)
 
     def _prose(self, text: str) -> int:

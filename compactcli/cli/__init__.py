@@ -2,26 +2,88 @@
 
 Each command lives in its own module under `compactcli.cli` and only turns options into library
 calls and renders results; `main()` is the console-script entry point. Importing this package
-must stay cheap: no litellm, no tiktoken (a test guards it).
+must stay cheap: no litellm, no tiktoken (a test guards it). Commands are built when asked for
+(`_Commands`): `compactcli estimate FILE` imports and reads the options of `estimate` alone,
+and each command imports the library modules it needs when it runs; `--help` builds them all.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+from collections.abc import Iterator, MutableMapping
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+from typer.main import get_command_from_info
+from typer.models import CommandInfo
 
 from compactcli import __version__
-from compactcli.cli.compact import compact_command
-from compactcli.cli.diff import diff_command
-from compactcli.cli.estimate import estimate_command
-from compactcli.cli.eval import eval_command
-from compactcli.cli.prune import prune_command
-from compactcli.cli.summarize import summarize_command
-from compactcli.cli.validate import validate_command
+
+COMMANDS = {
+    "prune": "compactcli.cli.prune:prune_command",
+    "summarize": "compactcli.cli.summarize:summarize_command",
+    "diff": "compactcli.cli.diff:diff_command",
+    "estimate": "compactcli.cli.estimate:estimate_command",
+    "validate": "compactcli.cli.validate:validate_command",
+    "eval": "compactcli.cli.eval:eval_command",
+    "compact": "compactcli.cli.compact:compact_command",
+}
+"""Every command, in the order `--help` lists them: where its function is."""
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The group's commands by name, each made from its function on first access.
+
+    Every name is there from the start (so a mistyped command still gets suggestions), but a
+    command's module is imported, and its options read, only when the command is looked up.
+    """
+
+    def __init__(self) -> None:
+        self._made: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        made = self._made.get(name)
+        if made is None:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            module, function = COMMANDS[name].split(":")
+            info = CommandInfo(name, callback=getattr(importlib.import_module(module), function))
+            made = self._made[name] = get_command_from_info(
+                info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+        return made
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._made[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("commands cannot be removed")
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (name for name in self._made if name not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS) + sum(1 for name in self._made if name not in COMMANDS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self._made
+
+
+class _Group(TyperGroup):
+    """The root group, with `_Commands` for its commands."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands()
+
 
 app = typer.Typer(
     name="compactcli",
+    cls=_Group,
     help="Measure and compact LLM coding-agent transcripts (Claude Code, Codex, pi, "
     "OpenAI and Anthropic message lists), offline.",
     no_args_is_help=True,
@@ -48,15 +110,6 @@ def _root(
     ] = False,
 ) -> None:
     """Measure and compact LLM coding-agent transcripts, offline."""
-
-
-app.command("prune")(prune_command)
-app.command("summarize")(summarize_command)
-app.command("diff")(diff_command)
-app.command("estimate")(estimate_command)
-app.command("validate")(validate_command)
-app.command("eval")(eval_command)
-app.command("compact")(compact_command)
 
 
 def main() -> None:

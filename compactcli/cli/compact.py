@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from compactcli import console
 from compactcli.cli.estimate import FailOnThreshold, MaxTokens, Threshold
 from compactcli.cli.options import (
     BadLinePolicy,
@@ -237,7 +236,8 @@ def compact_command(
     --max-tokens, or over the threshold with --fail-on-threshold). Settings not given here come
     from COMPACTCLI_* variables, then compactcli.toml or [tool.compactcli] in pyproject.toml.
     """
-    # the pipeline's modules load here, so that other commands start without them
+    # the pipeline's modules (and rich) load here, so that other commands start without them
+    from compactcli import console
     from compactcli.batch import run_batch
     from compactcli.compact import DEFAULTS, FilePlan, compact_file, file_settings
     from compactcli.policy import load_policy
@@ -440,6 +440,7 @@ COLUMNS = ("file", "before", "after", "saved", "status")
 
 def render_results(results: Sequence[FileResult]) -> Table:
     """One row per file (tokens of the context), and a total row when there are several."""
+    from compactcli import console
     from compactcli.batch import totals
 
     rows = []
@@ -522,6 +523,8 @@ class _Report:
     def progress(self) -> Any:
         import contextlib
 
+        from compactcli import console
+
         if not sys.stderr.isatty():
             return contextlib.nullcontext()
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -538,6 +541,8 @@ class _Report:
         return self._progress
 
     def add(self, result: FileResult) -> None:
+        from compactcli import console
+
         for warning in result.warnings:
             console.warning(warning)
         if not self.json:
@@ -560,6 +565,8 @@ class _Report:
             self._progress.update(self._task, advance=1, saved=f"{self.saved:,}", calls=self.calls)
 
     def finish(self, results: Sequence[FileResult]) -> None:
+        from compactcli import console
+
         if not self.json and len(results) == 1 and results[0].failed:
             return  # its error line says it all
         if self.to_stdout:

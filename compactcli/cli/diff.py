@@ -10,10 +10,7 @@ import typer
 from compactcli.cli.options import BadLinePolicy, Format, Json, read_one
 from compactcli.cli.runner import guarded
 from compactcli.cli.stage_output import print_diff
-from compactcli.dialects import get_dialect
-from compactcli.diff import diff
 from compactcli.errors import UsageError
-from compactcli.tokens import get_counter
 
 
 @guarded
@@ -32,6 +29,10 @@ def diff_command(
     Records kept, cleared (with sizes), edited, removed and added; context tokens before and
     after; the first changed record, where a provider's prompt cache stops matching.
     """
+    from compactcli.dialects import get_dialect
+    from compactcli.diff import diff
+    from compactcli.tokens import get_counter
+
     if method not in ("heuristic", "exact"):
         raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     if before == "-" and after == "-":

@@ -1,10 +1,13 @@
-"""`compactcli estimate`: token counts per transcript, and the CI size check."""
+"""`compactcli estimate`: token counts per transcript, and the CI size check.
+
+The library is imported inside the functions that use it, so `compactcli --help` does not load
+it and `compactcli estimate` loads only what counting needs.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
@@ -12,7 +15,6 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from compactcli import console
 from compactcli.cli.options import (
     BadLinePolicy,
     Format,
@@ -25,15 +27,15 @@ from compactcli.cli.options import (
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.errors import ExitCode, InputError
-from compactcli.estimate import EstimateOptions, EstimateReport, estimate_file, failures
 from compactcli.inputs import STDIN, expand_inputs
-from compactcli.jsonl import BadLines
-from compactcli.jsonl import OnBadLine as BadLineName
-from compactcli.policy import BUDGET_KEYS, Policy, estimate_options, load_policy
-from compactcli.policy import fail_on_threshold as policy_fail_on_threshold
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+    from compactcli.estimate import EstimateOptions, EstimateReport
+    from compactcli.jsonl import BadLines
+    from compactcli.jsonl import OnBadLine as BadLineName
+    from compactcli.policy import Policy
 
 
 class MethodName(StrEnum):
@@ -145,6 +147,11 @@ def estimate_command(
     with one line per failing file on standard error. Unreadable input exits 3; a tokenizer that
     cannot be loaded exits 4.
     """
+    from compactcli import console
+    from compactcli.estimate import EstimateOptions, failures
+    from compactcli.policy import BUDGET_KEYS, load_policy
+    from compactcli.policy import fail_on_threshold as policy_fail_on_threshold
+
     files = expand_inputs(paths or [])
     stdin_hint(files)
     options = EstimateOptions(
@@ -210,6 +217,10 @@ def _count_one(
     budgets: Policy | None = None,
     given: frozenset[str] = frozenset(),
 ) -> _Outcome:
+    from compactcli.estimate import estimate_file
+    from compactcli.jsonl import BadLines
+    from compactcli.policy import estimate_options
+
     options = estimate_options(options, path, budgets, given)
     bad = BadLines()
     try:
@@ -242,6 +253,8 @@ def _count_all(
         for path in files:
             yield _count_one(path, options, name, policy, budgets, given)
         return
+    from concurrent.futures import ProcessPoolExecutor  # only when files run in parallel
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [
             pool.submit(_count_one, path, options, name, policy, budgets, given) for path in files
@@ -267,6 +280,8 @@ COLUMNS = ("file", "tokens", "method", "window", "used", "threshold", "status", 
 
 def render_table(reports: Sequence[EstimateReport]) -> Table:
     """One row per file, and a total row when there are several files."""
+    from compactcli import console
+
     rows = [
         (
             r.path,
@@ -302,6 +317,8 @@ def breakdown_of(report: EstimateReport, by: str) -> Mapping[str, int]:
 
 def render_breakdown(reports: Sequence[EstimateReport], by: str) -> Table:
     """The context's tokens by `by`, summed over `reports`, largest first."""
+    from compactcli import console
+
     totals: dict[str, int] = {}
     for report in reports:
         for key, value in breakdown_of(report, by).items():

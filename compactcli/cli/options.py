@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from compactcli import console, jsonl
 from compactcli.errors import InputError
-from compactcli.loading import read_transcript
-from compactcli.transcript import Transcript
+
+if TYPE_CHECKING:
+    from compactcli.transcript import Transcript
 
 
 class FormatName(StrEnum):
@@ -74,6 +74,9 @@ def format_name(value: FormatName | None) -> str | None:
 
 def read_one(path: str, format: FormatName | None, on_bad_line: BadLinePolicy) -> Transcript:
     """Read one transcript; lines left out or kept under `--on-bad-line` become warnings."""
+    from compactcli import console, jsonl
+    from compactcli.loading import read_transcript
+
     policy: jsonl.OnBadLine = on_bad_line.value
     bad = jsonl.BadLines()
     transcript = read_transcript(path, format_name(format), on_bad_line=policy, bad=bad)
@@ -87,6 +90,8 @@ def read_inputs(
     files: Sequence[str], format: FormatName | None, on_bad_line: BadLinePolicy
 ) -> Iterator[tuple[str, Transcript | None]]:
     """Read each file; an unreadable one is reported on standard error and yields None."""
+    from compactcli import console
+
     for path in files:
         try:
             transcript = read_one(path, format, on_bad_line)

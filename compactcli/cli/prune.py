@@ -9,10 +9,7 @@ import typer
 from compactcli.cli.options import BadLinePolicy, Format, OnBadLine, Source, read_one
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import BoundaryFile, DryRun, Output, StatsFile, finish_stage
-from compactcli.dialects import get_dialect
 from compactcli.errors import UsageError
-from compactcli.prune import PruneOptions, prune
-from compactcli.tokens import get_counter
 
 
 @guarded
@@ -75,6 +72,10 @@ def prune_command(
     sha256 of the content (kept in --archive when given). When nothing qualifies the output is
     the input, byte for byte.
     """
+    from compactcli.dialects import get_dialect
+    from compactcli.prune import PruneOptions, prune
+    from compactcli.tokens import get_counter
+
     if method not in ("heuristic", "exact"):
         raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     stdin_hint([source])

@@ -15,7 +15,6 @@ from typing import ParamSpec, TypeVar
 
 import typer
 
-from compactcli import console
 from compactcli.errors import CompactError, ExitCode
 
 P = ParamSpec("P")
@@ -32,10 +31,10 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
         except typer.Exit:
             raise
         except CompactError as error:
-            console.error(str(error))
+            _error(str(error))
             raise typer.Exit(int(error.exit_code)) from None
         except KeyboardInterrupt:
-            console.error("interrupted")
+            _error("interrupted")
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except BrokenPipeError:
             _silence_stdout()
@@ -43,13 +42,19 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
         except Exception as error:
             if os.environ.get("COMPACTCLI_TRACEBACK") == "1":
                 raise
-            console.error(
+            _error(
                 f"unexpected {type(error).__name__}: {error} "
                 "(set COMPACTCLI_TRACEBACK=1 to see the traceback)"
             )
             raise typer.Exit(int(ExitCode.CHECK_FAILED)) from None
 
     return run
+
+
+def _error(message: str) -> None:
+    from compactcli import console  # rich, only once there is something to say
+
+    console.error(message)
 
 
 def _silence_stdout() -> None:
@@ -64,4 +69,6 @@ def _silence_stdout() -> None:
 def stdin_hint(paths: list[str]) -> None:
     """On a terminal with nothing piped, say that standard input is being read."""
     if "-" in paths and sys.stdin.isatty():
+        from compactcli import console
+
         console.stderr().print("Reading a transcript from standard input (Ctrl-D to end)...")

@@ -11,20 +11,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import orjson
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from compactcli import console
-from compactcli.diff import DiffReport, diff, summary_lines
 from compactcli.errors import OutputError
-from compactcli.loading import write_transcript
-from compactcli.stats import report
-from compactcli.tokens import TokenCounter
-from compactcli.transcript import Transcript
+
+if TYPE_CHECKING:
+    from compactcli.diff import DiffReport
+    from compactcli.tokens import TokenCounter
+    from compactcli.transcript import Transcript
 
 Output = Annotated[
     str,
@@ -80,6 +77,10 @@ def finish_stage(
     counter: TokenCounter,
 ) -> None:
     """Write (or, dry, show) the result of a stage command and its reports."""
+    from compactcli.diff import diff
+    from compactcli.loading import write_transcript
+    from compactcli.stats import report
+
     if dry_run:
         print_diff(diff(before, after, counter=counter))
     else:
@@ -99,6 +100,11 @@ _STYLES = {"cleared": "yellow", "edited": "magenta", "removed": "red", "added": 
 
 def print_diff(report: DiffReport, *, file: TextIO | None = None) -> None:
     """The diff of two transcripts: coloured on a terminal, plain text in a pipe."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from compactcli.diff import summary_lines
+
     out = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
     lines = summary_lines(report)
     if not out.is_terminal:
@@ -113,6 +119,8 @@ def print_diff(report: DiffReport, *, file: TextIO | None = None) -> None:
 
 def print_stats(data: Mapping[str, Any]) -> None:
     """A short table of what each stage did, on standard error."""
+    from compactcli import console
+
     rows = []
     for stage in data.get("stages", []):
         saved = stage["tokens_before"] - stage["tokens_after"]

@@ -6,15 +6,10 @@ from typing import Annotated
 
 import typer
 
-from compactcli import console
 from compactcli.cli.options import BadLinePolicy, Format, OnBadLine, Source, read_one
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import BoundaryFile, DryRun, Output, StatsFile, finish_stage
-from compactcli.dialects import get_dialect
 from compactcli.errors import UsageError
-from compactcli.summarize import SummarizeOptions, summarize
-from compactcli.summarizers import SUMMARIZERS, get_summarizer
-from compactcli.tokens import get_counter
 
 
 @guarded
@@ -112,6 +107,12 @@ def summarize_command(
     the format's own summary record. When there is nothing worth summarizing, or the summary
     would not make the context smaller, the output is the input, byte for byte.
     """
+    from compactcli import console
+    from compactcli.dialects import get_dialect
+    from compactcli.summarize import SummarizeOptions, summarize
+    from compactcli.summarizers import SUMMARIZERS, get_summarizer
+    from compactcli.tokens import get_counter
+
     if method not in ("heuristic", "exact"):
         raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     if summarizer not in SUMMARIZERS:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import orjson
 import typer
 
-from compactcli import console
 from compactcli.cli.options import (
     BadLinePolicy,
     Format,
@@ -17,7 +18,9 @@ from compactcli.cli.options import (
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.errors import ExitCode
 from compactcli.inputs import expand_inputs
-from compactcli.validation import ValidationReport, validate
+
+if TYPE_CHECKING:
+    from compactcli.validation import ValidationReport
 
 
 @guarded
@@ -36,6 +39,9 @@ def validate_command(
     the wrong role. Warnings (exit 0) are what agents write and repair on load, such as a call
     left unanswered by an interrupted turn. Unreadable input exits 3.
     """
+    from compactcli import console
+    from compactcli.validation import validate
+
     files = expand_inputs(paths or [])
     stdin_hint(files)
     exit_code = ExitCode.OK
