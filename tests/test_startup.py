@@ -1,5 +1,7 @@
 """Start-up stays light: `--help` and `estimate` on a small file import neither litellm (seconds
-to import) nor tiktoken (only `--method exact` needs it). Each case runs in a fresh interpreter."""
+to import) nor tiktoken (only `--method exact` needs it); `--help` imports no library module and
+no rich, `estimate` none of the other commands' modules, and no command imports pydantic.
+Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -25,11 +27,24 @@ heavy = sorted({name.split(".")[0] for name in sys.modules} & {"litellm", "tikto
 print("exit", code, "heavy", heavy, file=sys.stderr)
 """
 
+MODULES = """
+import sys
+from compactcli.cli import main
+sys.argv = ["compactcli", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+ours = sorted(m for m in sys.modules if m.startswith("compactcli") and not m.startswith("compactcli.cli"))
+others = sorted({m.split(".")[0] for m in sys.modules} & {"rich", "pydantic"})
+print(ours, others, file=sys.stderr)
+"""
 
-def _run(*args: str) -> str:
+
+def _run(*args: str, driver: str = DRIVER) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, *args],
+        [sys.executable, "-c", driver, *args],
         capture_output=True,
         text=True,
         env=env,
@@ -59,3 +74,54 @@ def test_exact_method_imports_tiktoken_but_not_litellm() -> None:
     )
     assert line in ("exit 0 heavy ['tiktoken']", "exit 4 heavy []", "exit 4 heavy ['tiktoken']")
     assert "litellm" not in line
+
+
+@pytest.mark.parametrize(
+    "args", [("--help",), ("estimate", "--help")], ids=["help", "estimate-help"]
+)
+def test_help_imports_no_library_module_and_no_rich(args: tuple[str, ...]) -> None:
+    assert (
+        _run(*args, driver=MODULES) == "['compactcli', 'compactcli.errors', 'compactcli.inputs'] []"
+    )
+
+
+OTHER_COMMANDS = (
+    "compactcli.batch",
+    "compactcli.compact",
+    "compactcli.diff",
+    "compactcli.evaluation",
+    "compactcli.loading",
+    "compactcli.prune",
+    "compactcli.stats",
+    "compactcli.summarize",
+    "compactcli.summarizers",
+    "compactcli.validation",
+)
+
+
+def test_estimate_imports_none_of_the_other_commands_modules() -> None:
+    code = MODULES.replace("print(ours, others", "print(sorted(set(ours) & set(WANTED)), others")
+    code = f"WANTED = {OTHER_COMMANDS!r}\n{code}"
+    path = str(FIXTURES / "transcripts" / "claude-code-session.jsonl")
+    assert _run("estimate", path, driver=code) == "[] ['rich']"
+    assert _run("estimate", "--json", path, driver=code) == "[] []"
+
+
+def test_the_package_imports_its_names_when_first_used() -> None:
+    code = (
+        "import sys, compactcli\n"
+        "print(sorted(m for m in sys.modules if m.startswith('compactcli')))\n"
+        "print(compactcli.validate.__module__, compactcli.Transcript.__module__)\n"
+        "print(all(getattr(compactcli, name) is not None for name in compactcli.__all__))\n"
+        "print(hasattr(compactcli, 'nothing_by_that_name'))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert done.stdout.splitlines() == [
+        "['compactcli']",
+        "compactcli.validation compactcli.transcript",
+        "True",
+        "False",
+    ]

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import orjson
@@ -147,7 +148,6 @@ def estimate_command(
     with one line per failing file on standard error. Unreadable input exits 3; a tokenizer that
     cannot be loaded exits 4.
     """
-    from compactcli import console
     from compactcli.estimate import EstimateOptions, failures
     from compactcli.policy import BUDGET_KEYS, load_policy
     from compactcli.policy import fail_on_threshold as policy_fail_on_threshold
@@ -168,9 +168,9 @@ def estimate_command(
     failing: list[str] = []
     for outcome in _count_all(files, options, format, on_bad_line, jobs, policy, given):
         for warning in outcome.warnings:
-            console.warning(warning)
+            _console().warning(warning)
         if outcome.report is None:
-            console.error(outcome.error)
+            _console().error(outcome.error)
             exit_code = max(exit_code, ExitCode(outcome.code))
             continue
         report = outcome.report
@@ -182,16 +182,24 @@ def estimate_command(
         if over:
             failing.append(check_line(report, over))
     if not json and reports:
-        out = console.stdout()
+        out = _console().stdout()
         out.print(render_table(reports))
         if by is not None:
             out.print(render_breakdown(reports, by.value))
     for line in failing:
-        console.stderr().print(line, markup=False, highlight=False)
+        _console().stderr().print(line, markup=False, highlight=False)
     if failing:
         exit_code = max(exit_code, ExitCode.CHECK_FAILED)
     if exit_code:
         raise typer.Exit(int(exit_code))
+
+
+def _console() -> ModuleType:
+    """`compactcli.console`, imported (with rich) once there is something to print: `--json`
+    on files that pass needs neither."""
+    from compactcli import console
+
+    return console
 
 
 # ---------------------------------------------------------------------------------------------
