@@ -15,19 +15,20 @@ folder that is fsynced and renamed over the target, so a reader never sees a par
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import orjson
 
 from compactcli.errors import InputError, OutputError
 from compactcli.transcript import Record
+
+if TYPE_CHECKING:
+    import hashlib
 
 OnBadLine = Literal["error", "skip", "keep"]
 STDIN = "-"
@@ -45,6 +46,12 @@ class BadLines:
         return len(self.lines)
 
 
+def _sha256() -> hashlib._Hash:
+    import hashlib  # when a file is read whole: importing it at start-up costs milliseconds
+
+    return hashlib.sha256()
+
+
 @dataclass(slots=True)
 class SourceInfo:
     """Facts about the bytes read: their sha256 and size, filled in as the stream is read."""
@@ -52,7 +59,7 @@ class SourceInfo:
     path: str
     size: int = 0
     records: int = 0
-    _hash: hashlib._Hash = field(default_factory=hashlib.sha256)
+    _hash: hashlib._Hash = field(default_factory=_sha256)
 
     @property
     def sha256(self) -> str:
@@ -257,6 +264,8 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
     folder = os.path.dirname(os.path.abspath(path))
     tmp_name: str | None = None
     try:
+        import tempfile
+
         fd, tmp_name = tempfile.mkstemp(
             prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder
         )

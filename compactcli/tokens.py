@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib.util
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -433,6 +431,8 @@ def _cache_dirs() -> Iterator[str]:
         value = os.environ.get(variable)
         if value:
             yield value
+    import tempfile  # only the exact counter gets here
+
     yield os.path.join(tempfile.gettempdir(), "data-gym-cache")
     bundled = bundled_encoding_dir()
     if bundled is not None:
@@ -441,6 +441,8 @@ def _cache_dirs() -> Iterator[str]:
 
 def _cached_file(name: str) -> str | None:
     """The folder holding encoding `name`'s file, or None when no local copy exists."""
+    import hashlib
+
     key = hashlib.sha1(_BLOB.format(name).encode()).hexdigest()
     for folder in _cache_dirs():
         if os.path.isfile(os.path.join(folder, key)):

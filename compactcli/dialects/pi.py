@@ -51,7 +51,6 @@ the leaf, which pi keeps in the file and never sends to the model.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -247,6 +246,8 @@ class PiDialect(Dialect):
         leaf = transcript.records[tree.path[-1]].raw if tree.path else {}
         raw: dict[str, Any] = {"type": "custom"}
         if tree.version >= 2:
+            import hashlib  # only here: importing it at start-up costs a few milliseconds
+
             leaf_id = leaf.get("id") if isinstance(leaf.get("id"), str) else None
             seed = (leaf_id or "") + orjson.dumps(details, option=orjson.OPT_SORT_KEYS).decode()
             entry_id = hashlib.sha256(seed.encode()).hexdigest()[:8]
