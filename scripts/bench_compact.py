@@ -13,7 +13,7 @@ with its target: compact within 3 times the estimate. The ratio is taken on the 
 time (user + system), which a busy shared machine disturbs less than wall-clock time; both are
 printed. It also checks that the output validates and is smaller.
 
-Usage: python scripts/bench_compact.py [--mb 100] [--rounds 2] [--keep DIR]
+Usage: python scripts/bench_compact.py [--mb 100] [--rounds 3] [--keep DIR]
 Nothing here reaches the network.
 """
 
@@ -57,7 +57,7 @@ def timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=100, help="size of the synthetic transcript")
-    parser.add_argument("--rounds", type=int, default=2, help="timing rounds (best is kept)")
+    parser.add_argument("--rounds", type=int, default=3, help="timing rounds (best is kept)")
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="compactcli-bench-"))
