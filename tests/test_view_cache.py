@@ -203,28 +203,27 @@ def test_a_record_given_an_impossible_shape_fails_and_is_reported() -> None:
     assert views(restored) == views(before)
 
 
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """The record indexes `claude_code.<name>` is called with from now on (its int argument)."""
+    calls: list[int] = []
+    original = getattr(claude_code, name)
+
+    def counting(*args: Any) -> Any:
+        calls.append(next(a for a in args if isinstance(a, int)))
+        return original(*args)
+
+    monkeypatch.setattr(claude_code, name, counting)
+    return calls
+
+
 def test_records_appended_after_every_record_reuse_the_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = _fixture("claude-code-session")
     dialect = get_dialect("claude-code")
     dialect.context(before)
-    parsed: list[int] = []
-    original = claude_code._record_message
-
-    def counting(index: int, raw: Any, names: dict[str, str]) -> Any:
-        parsed.append(index)
-        return original(index, raw, names)
-
-    monkeypatch.setattr(claude_code, "_record_message", counting)
-    replayed: list[int] = []
-    replay = claude_code._replay
-
-    def counting_replay(message: Any, index: int, names: dict[str, str]) -> Any:
-        replayed.append(index)
-        return replay(message, index, names)
-
-    monkeypatch.setattr(claude_code, "_replay", counting_replay)
+    parsed = _count_calls(monkeypatch, "_record_message")
+    replayed = _count_calls(monkeypatch, "_replay")
     call = next(b for m in dialect.messages(before) for b in m.tool_calls)
     leaf = dialect.context(before)[-1]
     leaf_raw = before.records[leaf.index].raw
