@@ -10,6 +10,7 @@ with those of the same records read from scratch.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -317,6 +318,22 @@ def edit(transcript: Transcript, rng: random.Random) -> Transcript:
     return transcript.evolve(records=tuple(records))
 
 
+def _edits_match_fresh_reads(
+    transcript: Transcript,
+    edit: Callable[[Transcript, random.Random], Transcript],
+    rng: random.Random,
+    *,
+    rounds: int,
+) -> None:
+    """After each of `rounds` edits the views equal a fresh read's; the original's are intact."""
+    original = views(transcript)
+    current = transcript
+    for _ in range(rounds):
+        current = edit(current, rng)
+        assert views(current) == views(fresh(current))
+    assert views(transcript) == original
+
+
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)
 @SETTINGS
 @given(plan=plans(), seed=st.integers(0, 2**32 - 1))
@@ -325,14 +342,7 @@ def test_edited_transcripts_have_the_views_of_a_fresh_read(
 ) -> None:
     path = tmp_path / f"{fmt}.jsonl"
     path.write_bytes(render(plan, fmt))
-    transcript = read_transcript(str(path))
-    original = views(transcript)
-    rng = random.Random(seed)
-    current = transcript
-    for _ in range(4):
-        current = edit(current, rng)
-        assert views(current) == views(fresh(current))
-    assert views(transcript) == original
+    _edits_match_fresh_reads(read_transcript(str(path)), edit, random.Random(seed), rounds=4)
 
 
 CHAIN_KEYS = ("parentUuid", "uuid", "timestamp", "isSidechain", "type", "subtype", "isVirtual")
@@ -385,11 +395,4 @@ def chain_edit(transcript: Transcript, rng: random.Random) -> Transcript:
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_claude_code_chain_edits_have_the_views_of_a_fresh_read(name: str, seed: int) -> None:
-    transcript = _fixture(name)
-    original = views(transcript)
-    rng = random.Random(seed)
-    current = transcript
-    for _ in range(6):
-        current = chain_edit(current, rng)
-        assert views(current) == views(fresh(current))
-    assert views(transcript) == original
+    _edits_match_fresh_reads(_fixture(name), chain_edit, random.Random(seed), rounds=6)
