@@ -308,9 +308,9 @@ def _summarize_to_fit(
     result is still over and no summary budget was given, once more with the summary's size
     lowered by the excess (to `MIN_SUMMARY_TOKENS` at least). Each of these is kept only when
     it brings the result within its limits: a summary is never made poorer for nothing, and a
-    second run finds nothing more to do. Returns the smallest result, its
-    count, the kept tail it used, how many summaries ran, whether the current turn could be
-    cut, and the summary budget when it was lowered.
+    second run finds nothing more to do. Returns the result, its count, the kept tail it used,
+    how many summaries ran, whether the current turn could be cut, and the summary budget when
+    it was lowered.
     """
     result, report, keep, attempts = _fit_tail(
         pruned, options, options.summarize, summarizer, counter, measure, after_prune

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import orjson
 
@@ -52,17 +52,7 @@ Category = Literal[
 ]
 Mode = Literal["exact", "normalized", "key_terms", "path"]
 
-CATEGORIES: tuple[Category, ...] = (
-    "user_constraint",
-    "pending_ask",
-    "file_modified",
-    "file_read",
-    "error_string",
-    "decision",
-    "identifier",
-    "superseded",
-    "decoy",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 POSITIVE: tuple[Category, ...] = CATEGORIES[:7]
 NEGATIVE: tuple[Category, ...] = ("superseded", "decoy")
 MODES: tuple[Mode, ...] = ("exact", "normalized", "key_terms", "path")
