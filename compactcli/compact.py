@@ -175,7 +175,8 @@ def settle(transcript: Transcript) -> Transcript:
 
 
 class _Measure:
-    """Counts a transcript the way `compactcli estimate --method heuristic|exact` does."""
+    """Counts a transcript's context the way `compactcli estimate --method heuristic|exact`
+    does; the rest of the file, which compaction does not decide on, is not counted."""
 
     def __init__(self, options: CompactOptions, counter: TokenCounter) -> None:
         self.counter = counter
@@ -189,7 +190,7 @@ class _Measure:
 
     def __call__(self, transcript: Transcript) -> EstimateReport:
         counter = cast(HeuristicCounter | TiktokenCounter, self.counter)
-        return estimate(transcript, self.options, counter=counter)
+        return estimate(transcript, self.options, counter=counter, whole_file=False)
 
 
 def _over(report: EstimateReport) -> list[tuple[str, int, int]]:

@@ -730,18 +730,59 @@ def estimate(
     options: EstimateOptions = EstimateOptions(),
     *,
     counter: HeuristicCounter | TiktokenCounter | None = None,
+    whole_file: bool = True,
 ) -> EstimateReport:
     """Count `transcript` (already read) under `options`.
 
     `counter` replaces the content counter the method would build (tests inject one).
+
+    The format's views of `transcript` are counted (its messages, context and usage, made once
+    per transcript and shared with the stages), not the records streamed again; the report is
+    the one `estimate_file` gives for the same bytes.
+
+    `whole_file=False` (with the `heuristic` and `exact` methods, whose figures for the context
+    read nothing else) counts the context view only: `tokens`, the breakdowns and
+    `context_messages` are the same, while `file_tokens` and `messages` then cover the context
+    view and not the whole file. Compaction decides on the context alone.
     """
-    return estimate_records(
-        transcript.records,
-        transcript.format,
+    records = transcript.records
+    dialect = get_dialect(transcript.format)
+    context = dialect.context(transcript)
+    order: list[int] = []
+    for message in context:
+        if not order or order[-1] != message.index:
+            order.append(message.index)
+    content = counter or get_counter(
+        "heuristic" if options.method in ("auto", "usage") else options.method,
+        model=options.model or _peek_model(records[:SNIFF_RECORDS], transcript.format),
+        format=transcript.format,
+    )
+    ledger = _Ledger(content)
+    note = ledger.lines.note
+    for index, record in enumerate(records):
+        note(index, record.lineno)
+    add = ledger.add
+    if whole_file or options.method not in ("heuristic", "exact"):
+        for message in dialect.messages(transcript):
+            add(message)
+    else:
+        wanted = set(order)
+        for message in dialect.messages(transcript):
+            if message.index in wanted:
+                add(message)
+    view = StreamedView(
+        context=order,
+        usage=dialect.usage(transcript),
+        model=dialect.model(transcript),
+        context_window=dialect.context_window(transcript),
+    )
+    return _report(
+        ledger,
+        view,
         options,
+        format=transcript.format,
         source=transcript.source,
-        counter=counter,
-        model_hint=_peek_model(transcript.records[:SNIFF_RECORDS], transcript.format),
+        records=len(records),
     )
 
 

@@ -280,6 +280,21 @@ def test_streaming_matches_the_whole_transcript(path: Path, method: str) -> None
     assert streamed == whole
 
 
+@pytest.mark.parametrize("path", TRANSCRIPTS + CORPUS_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("method", ["heuristic", "exact"])
+def test_counting_the_context_alone_gives_the_same_context_figures(path: Path, method: str) -> None:
+    transcript = read_transcript(str(path))
+    options = EstimateOptions(method=method, max_tokens=1000)
+    whole = estimate(transcript, options).to_dict()
+    context = estimate(transcript, options, whole_file=False).to_dict()
+    file_only = {"file_tokens", "messages"}
+    assert {k: v for k, v in context.items() if k not in file_only} == {
+        k: v for k, v in whole.items() if k not in file_only
+    }
+    assert context["messages"] == context["context_messages"] <= whole["messages"]
+    assert context["file_tokens"] <= whole["file_tokens"]
+
+
 def _streamed(path: str) -> tuple[list[Any], Any]:
     transcript = read_transcript(path)
     streamer = ClaudeCodeStreamer(transcript.source)
