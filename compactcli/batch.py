@@ -237,6 +237,8 @@ def _call(work: Callable[[str], FileResult], path: str, reraise: bool) -> FileRe
         return work(path)
     except CompactError as error:
         return failed_result(path, error)
+    except BrokenPipeError:
+        raise  # standard output was closed (`| head`): the whole run ends, quietly
     except Exception as error:
         if reraise:
             raise

@@ -54,7 +54,7 @@ from compactcli.diff import diff
 from compactcli.errors import OutputError, UsageError
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes
-from compactcli.loading import collector_paused, read_transcript, to_bytes
+from compactcli.loading import collector_paused, read_transcript, to_chunks
 from compactcli.policy import Policy, resolve
 from compactcli.prune import PruneOptions, prune
 from compactcli.stats import StageStats, report
@@ -168,6 +168,11 @@ def settle(transcript: Transcript) -> Transcript:
         else:
             line, raw = record.line, record.raw
             eol = record.eol if record.eol or i == last else b"\n"
+            if record.lineno == i + 1 and eol is record.eol:
+                digest.update(line)
+                digest.update(eol)
+                settled.append(record)  # already as read back: the same object
+                continue
         digest.update(line)
         digest.update(eol)
         settled.append(Record(raw=raw, line=line, lineno=i + 1, eol=eol))
@@ -606,7 +611,7 @@ def _write(
         with batch.WRITES.writing():
             backup = make_backup(source)
             try:
-                write_bytes([to_bytes(after)], source, mode_from=source)
+                write_bytes(to_chunks(after), source, mode_from=source)
             except BaseException:
                 os.unlink(backup)  # the input is untouched: the backup is not needed
                 raise
@@ -621,7 +626,7 @@ def _write(
             reason = error.strerror or str(error)
             raise OutputError(f"{folder}: cannot create the output folder: {reason}") from None
     with batch.WRITES.writing():
-        write_bytes([to_bytes(after)], target)
+        write_bytes(to_chunks(after), target)
     return target, None
 
 

@@ -80,7 +80,13 @@ def collector_paused() -> Iterator[None]:
 
 
 def to_bytes(transcript: Transcript) -> bytes:
-    """The transcript as the bytes `write_transcript` would write (`render`, joined once)."""
+    """The transcript as the bytes `write_transcript` would write (`to_chunks`, joined once)."""
+    return b"".join(to_chunks(transcript))
+
+
+def to_chunks(transcript: Transcript) -> list[bytes]:
+    """The bytes `write_transcript` would write, as pieces to write one after the other (each
+    record's line and its ending): a large file is written without being copied whole."""
     parts: list[bytes] = []
     append = parts.append
     records = transcript.records
@@ -92,4 +98,4 @@ def to_bytes(transcript: Transcript) -> bytes:
         else:
             append(record.line)
             append(record.eol if record.eol or i == last else b"\n")
-    return b"".join(parts)
+    return parts
