@@ -284,9 +284,13 @@ class _Ledger:
         return found
 
     def add(self, message: Message) -> None:
-        self.add_light(light(message))
+        part = self.counter.block_parts  # remembered per block: the stages count them again
+        self.add_light(light(message), [part(b) for b in message.blocks])
 
-    def add_light(self, message: LightMessage) -> None:
+    def add_light(
+        self, message: LightMessage, counted: Sequence[tuple[int, int]] | None = None
+    ) -> None:
+        """Add one message; `counted` gives its blocks' (fixed, text) parts when known."""
         record, role, unit, blocks = message
         records = self.record
         if record < self.last:
@@ -295,7 +299,10 @@ class _Ledger:
         frame = self.frame_const if self.frame_const >= 0 else self.framing(role, blocks)
         if len(blocks) == 1:
             kind, text, is_json, name, images = blocks[0]
-            fixed, count = self.parts(kind, text, is_json, name, images)
+            if counted is None:
+                fixed, count = self.parts(kind, text, is_json, name, images)
+            else:
+                fixed, count = counted[0]
             tool = (name or "?") if kind == "tool_call" or kind == "tool_result" else ""
             key = self.keys.get((kind, tool))
             self.key.append(key if key is not None else self.key_of(kind, tool))
@@ -303,8 +310,11 @@ class _Ledger:
         else:
             fixed, count = frame, 0
             entries = []
-            for kind, text, is_json, name, images in blocks:
-                part, words = self.parts(kind, text, is_json, name, images)
+            for position, (kind, text, is_json, name, images) in enumerate(blocks):
+                if counted is None:
+                    part, words = self.parts(kind, text, is_json, name, images)
+                else:
+                    part, words = counted[position]
                 tool = (name or "?") if kind == "tool_call" or kind == "tool_result" else ""
                 entries.append((self.key_of(kind, tool), part, words))
                 fixed += part

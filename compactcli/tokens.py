@@ -228,6 +228,7 @@ class _Costing:
     """Block and message costs on top of a text count; shared by every counter."""
 
     costs: Costs
+    _memo: dict[int, tuple[Block, tuple[int, int]]] | None = None
 
     def _prose(self, text: str) -> int:
         raise NotImplementedError
@@ -241,9 +242,19 @@ class _Costing:
     def block_parts(self, block: Block) -> tuple[int, int]:
         """(fixed, text) tokens of one block: framing and media costs, and its text's count.
 
-        Only the text part depends on the density (a calibration scales it).
+        Only the text part depends on the density (a calibration scales it). Remembered per
+        block object for the counter's lifetime: blocks are immutable and shared by the
+        transcripts that one run's stages make, so each is counted once.
         """
-        return self.parts(block.kind, block.text, block.json, block.name, block.images)
+        memo = self._memo
+        if memo is None:
+            memo = self._memo = {}
+        found = memo.get(id(block))
+        if found is not None and found[0] is block:
+            return found[1]
+        parts = self.parts(block.kind, block.text, block.json, block.name, block.images)
+        memo[id(block)] = (block, parts)  # holding the block keeps its id from being reused
+        return parts
 
     def parts(
         self, kind: str, text: str, is_json: bool, name: str | None, images: int

@@ -219,3 +219,26 @@ def test_get_counter() -> None:
     assert str(caught.value) == (
         "unknown method 'magic'; known methods: auto, heuristic, exact, usage, calibrated"
     )
+
+
+def test_a_block_is_counted_once_per_counter() -> None:
+    calls: list[tuple[object, ...]] = []
+
+    class Recording(HeuristicCounter):
+        def parts(
+            self, kind: str, text: str, is_json: bool, name: str | None, images: int
+        ) -> tuple[int, int]:
+            calls.append((kind, text))
+            return super().parts(kind, text, is_json, name, images)
+
+    counter = Recording()
+    block = Block(kind="tool_result", text="x" * 400, name="Read")
+    twin = Block(kind="tool_result", text="x" * 400, name="Read")
+    expected = HeuristicCounter().parts("tool_result", "x" * 400, False, "Read", 0)
+    assert counter.block_parts(block) == expected
+    assert counter.block_parts(block) == expected
+    assert calls == [("tool_result", "x" * 400)]
+    assert counter.block_parts(twin) == expected  # an equal block, another object: counted
+    assert len(calls) == 2
+    assert Recording().block_parts(block) == expected  # a new counter remembers nothing
+    assert len(calls) == 3
