@@ -1,0 +1,220 @@
+"""`compactcli.plain_table` writes what rich writes to a stream that is not a terminal: random
+tables and lines compared with rich's output, the console's width and terminal detection
+compared with rich's."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from rich.text import Text
+
+from compactcli import console
+from compactcli.plain_table import Table, console_width, is_plain_stream, line_text, table_text
+
+# Mostly what estimate's tables hold (digits, commas, paths, words, spaces), and now and then
+# what the plain renderer must refuse: markup, emoji codes, wide and control characters.
+_COMMON = st.sampled_from(list("0123456789,,,.%- /_()abcxyzABZ  ~!#$&*+;<=>?@^`{|}'\"\\]"))
+_RARE = st.sampled_from(["[", ":", ":+1:", "é", "界", "\t", "\x1b", "\n", "\u200b"])
+_CHAR = st.one_of(_COMMON, _COMMON, _COMMON, _COMMON, _COMMON, _COMMON, _COMMON, _COMMON, _RARE)
+_CELL = st.one_of(
+    st.lists(_CHAR, max_size=6).map("".join),
+    st.lists(_COMMON, min_size=10, max_size=60).map("".join),
+    st.integers(0, 10**9).map(lambda n: f"{n:,}"),
+)
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> Table:
+    count = draw(st.integers(1, 8))
+    row = st.lists(_CELL, min_size=count, max_size=count)
+    positions = st.sets(st.integers(0, count - 1))
+    return Table.of(
+        draw(row),
+        draw(st.lists(row, max_size=6)),
+        draw(st.none() | row),
+        right=sorted(draw(positions)),
+        fold=sorted(draw(positions)),
+    )
+
+
+def rich_output(table: Table, width: int) -> str:
+    """What `console.print_totals_table` prints through rich on a file `width` columns wide."""
+    file = io.StringIO()
+    out = Console(file=file, width=width, highlight=False, soft_wrap=True)
+    out.print(
+        console.totals_table(
+            table.columns,
+            table.rows,
+            table.total,
+            right=sorted(table.right),
+            fold=sorted(table.fold),
+        )
+    )
+    return file.getvalue()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(tables(), st.integers(1, 200))
+def test_plain_tables_are_rich_tables(table: Table, width: int) -> None:
+    plain = table_text(table, width)
+    if plain is not None:
+        assert plain == rich_output(table, width)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(list("0123456789,. abcdefgh/_-()%")), max_size=10).map("".join),
+        min_size=8,
+        max_size=8,
+    ),
+    st.booleans(),
+    st.integers(110, 200),
+)
+def test_estimate_shaped_tables_are_always_plain(
+    cells: list[str], with_total: bool, width: int
+) -> None:
+    """Eight columns of plain cells within the width: the plain renderer always answers."""
+    table = Table.of(
+        ["file", "tokens", "method", "window", "used", "threshold", "status", "file tokens"],
+        [["projects/demo/" + cells[0], *cells[1:]], ["projects/demo/" + cells[7], *cells[6::-1]]],
+        ["total (2 files) here", *cells[1:]] if with_total else None,
+        right=(1, 3, 4, 5, 7),
+        fold=(0,),
+    )
+    plain = table_text(table, width)
+    assert plain is not None
+    assert plain == rich_output(table, width)
+
+
+def test_trailing_spaces_fold_column_and_total_row() -> None:
+    table = Table.of(
+        ["f", "n", "status"],
+        [["a/b/c.jsonl", "1", "ok"], ["bb", "22", "compacted"]],
+        ["total (2 files)", "23", "x"],
+        right=(1,),
+        fold=(0,),
+    )
+    expected = (
+        "f                 n  status   \n"
+        "a/b/c.jsonl       1  ok       \n"
+        "bb               22  compacted\n"
+        "total (2 files)  23  x        \n"
+    )
+    assert table_text(table, 80) == expected
+    assert rich_output(table, 80) == expected
+
+
+def test_a_narrow_folding_column_is_left_to_rich() -> None:
+    """rich before 14.3 makes an edge folding column one wider than later rich does when its
+    cells are shorter than the least width plus 2; from 13 characters on they agree."""
+
+    def first(cell: str) -> str | None:
+        return table_text(Table.of(["f", "n"], [[cell, "1"]], fold=(0,)), 80)
+
+    assert first("a" * 12) is None
+    assert first("a" * 13) == "f              n\n" + "a" * 13 + "  1\n"
+    middle = Table.of(["f", "n", "x"], [["a", "1", "2"]], fold=(1,))
+    assert table_text(middle, 80) == "f  n             x\na  1             2\n"  # padding 2
+
+
+def test_what_the_plain_renderer_refuses() -> None:
+    def one(cell: str, width: int = 80) -> str | None:
+        return table_text(Table.of(["name", "n"], [[cell, "1"]], right=(1,)), width)
+
+    assert one("plain, 1,234 (x)") == "name              n\nplain, 1,234 (x)  1\n"
+    assert one("[bold]x[/bold]") is None  # markup
+    assert one("a:smile:b") is None  # emoji code
+    assert one("naïve") is None  # not ASCII
+    assert one("a\tb") is None
+    assert one("a" * 78) is None  # 78 + 2 + 1 > 80: rich would cut the cell
+    assert one("a" * 77) is not None
+    assert table_text(Table.of(["a", "b"], [["1"]]), 80) is None  # a row of the wrong length
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(st.characters(codec="utf-8"), max_size=120),
+    st.sampled_from(["error", "warning", "say"]),
+    st.integers(1, 200),
+)
+def test_plain_lines_are_rich_lines(message: str, kind: str, width: int) -> None:
+    file = io.StringIO()
+    out = Console(file=file, width=width, highlight=False, soft_wrap=True)
+    if kind == "say":
+        plain = line_text(message, emoji=True)
+        out.print(message, markup=False, highlight=False)
+    else:
+        plain = line_text(f"{kind}: {message}")
+        out.print(Text(f"{kind}: ", style="bold red") + Text(message))
+    if plain is not None:
+        assert plain == file.getvalue()
+
+
+def test_what_lines_are_refused() -> None:
+    assert line_text("error: no such file: a b.jsonl") == "error: no such file: a b.jsonl\n"
+    assert line_text("error: 界 é") == "error: 界 é\n"
+    assert line_text("two\nlines") is None
+    assert line_text("tab\there") is None
+    assert line_text("trailing ") is None
+    assert line_text("a:fire:b", emoji=True) is None
+    assert line_text("a:fire:b") == "a:fire:b\n"
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [False, True])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"TTY_COMPATIBLE": "0"},
+        {"TTY_COMPATIBLE": "1"},
+        {"FORCE_COLOR": ""},
+        {"FORCE_COLOR": "1"},
+    ],
+)
+def test_plain_streams_are_not_terminals_to_rich(
+    tty: bool, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("TTY_COMPATIBLE", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    stream = _Stream(tty)
+    plain = is_plain_stream(stream)
+    assert plain == (not tty and env.get("TTY_COMPATIBLE") != "1" and "FORCE_COLOR" not in env)
+    if plain:
+        assert not Console(file=stream).is_terminal
+
+
+@pytest.mark.parametrize("columns", [None, "200", "37", "0", "", "abc", "-5", "80x"])
+@pytest.mark.parametrize("lines", [None, "30", "x"])
+def test_console_width_is_rich_width(
+    columns: str | None, lines: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in (("COLUMNS", columns), ("LINES", lines)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    width = console_width()
+    assert width == Console(file=io.StringIO()).width
+    if columns is not None and columns.isdigit():
+        assert width == int(columns)
+
+
+def test_console_width_refuses_digits_rich_reads_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "²")
+    assert console_width() is None
