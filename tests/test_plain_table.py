@@ -1,10 +1,12 @@
 """`compactcli.plain_table` writes what rich writes to a stream that is not a terminal: random
 tables and lines compared with rich's output, the console's width and terminal detection
-compared with rich's."""
+compared with rich's, and `estimate` in a pipe giving the same bytes with rich as without."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import TextIO
 
 import pytest
 from hypothesis import given, settings
@@ -12,8 +14,10 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 
-from compactcli import console
+from compactcli import console, plain_table
 from compactcli.plain_table import Table, console_width, is_plain_stream, line_text, table_text
+from tests.cli_runner import Run, run
+from tests.conftest import FIXTURES
 
 # Mostly what estimate's tables hold (digits, commas, paths, words, spaces), and now and then
 # what the plain renderer must refuse: markup, emoji codes, wide and control characters.
@@ -218,3 +222,78 @@ def test_console_width_is_rich_width(
 def test_console_width_refuses_digits_rich_reads_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "²")
     assert console_width() is None
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line in a pipe: the same bytes as rich's
+
+
+def _both(
+    monkeypatch: pytest.MonkeyPatch, *args: str, input: str | None = None
+) -> tuple[Run, Run, list[bool]]:
+    """The command run as it is, then with rich printing everything; and what the plain
+    renderer answered for each table and line of the first run (True: it wrote it)."""
+    answers: list[bool] = []
+    write_table, write_line = plain_table.write_table, plain_table.write_line
+
+    def table_spy(stream: TextIO, table: Table) -> bool:
+        answers.append(write_table(stream, table))
+        return answers[-1]
+
+    def line_spy(stream: TextIO, line: str, emoji: bool = False) -> bool:
+        answers.append(write_line(stream, line, emoji=emoji))
+        return answers[-1]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(plain_table, "write_table", table_spy)
+        patch.setattr(plain_table, "write_line", line_spy)
+        plain = run(*args, input=input)
+    with monkeypatch.context() as patch:
+        patch.setattr(plain_table, "write_table", lambda stream, table: False)
+        patch.setattr(plain_table, "write_line", lambda stream, line, emoji=False: False)
+        with_rich = run(*args, input=input)
+    return plain, with_rich, answers
+
+
+T = FIXTURES / "transcripts"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (str(T / "claude-code-session.jsonl"),),
+        (str(T / "claude-code-session.jsonl"), str(T / "codex-session.jsonl"), "--by", "role"),
+        (str(T / "codex-session.jsonl"), "--by", "block"),
+        (str(T / "claude-code-session.jsonl"), "--by", "tool"),
+        (str(T / "claude-code-session.jsonl"), "--max-tokens", "1000", "--by", "role"),
+        (str(T / "claude-code-session.jsonl"), str(FIXTURES / "broken" / "invalid-json.jsonl")),
+        (str(T),),
+    ],
+    ids=["one", "two-by-role", "by-block", "by-tool", "over-budget", "unreadable", "folder"],
+)
+@pytest.mark.parametrize("columns", ["200", "80", "60"])
+def test_estimate_in_a_pipe_writes_what_rich_writes(
+    args: tuple[str, ...], columns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    plain, with_rich, answers = _both(monkeypatch, "estimate", "--jobs", "1", *args)
+    assert plain.exit_code == with_rich.exit_code
+    assert plain.stdout == with_rich.stdout
+    assert plain.stderr == with_rich.stderr
+    assert plain.stdout  # a table was printed
+    if columns == "200":  # everything fits: nothing is left to rich
+        assert answers
+        assert all(answers)
+    else:  # the long paths fold: rich prints the estimate table
+        assert False in answers
+
+
+def test_bad_lines_warn_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "bad.jsonl"
+    lines = (T / "claude-code-session.jsonl").read_text().splitlines()
+    path.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    plain, with_rich, answers = _both(monkeypatch, "estimate", str(path), "--on-bad-line", "skip")
+    assert plain.stderr == with_rich.stderr
+    assert plain.stderr.startswith("warning: ")
+    assert answers == [True, True]
+    assert plain.stdout == with_rich.stdout
