@@ -7,12 +7,13 @@ file=stream, highlight=False, soft_wrap=True)` prints for the table that
 show_edge=False, a bold header, columns in `right` right-justified, columns in `fold` at least
 12 wide and folding, the `total` row after a section break, in bold), and `line_text` returns
 exactly what that console prints for one line of text. Each returns None whenever it cannot be
-sure of that: the table is wider than the console (rich would fold, wrap or cut cells), a cell
-holds anything but printable ASCII, rich would read markup or emoji codes in it, or the width
-of a folding column depends on rich's version (an edge column narrower than its least width
-plus 2). `write_table` and `write_line` also leave to rich a stream that may be a terminal. The
-caller then prints with rich. The text is the same for rich 13.0 to 15.0. Nothing here imports
-rich or typer; tests/test_plain_table.py compares the two renderers on random tables.
+sure of that: the table is wider than the console and rich would do more than narrow its one
+folding column and cut that column's cells (without spaces) into lines, a cell holds anything
+but printable ASCII, rich would read markup or emoji codes in it, or the width of a folding
+column depends on rich's version (an edge column narrower than its least width plus 2).
+`write_table` and `write_line` also leave to rich a stream that may be a terminal. The caller
+then prints with rich. The text is the same for rich 13.0 to 15.0. Nothing here imports rich
+or typer; tests/test_plain_table.py compares the two renderers on random tables.
 """
 
 from __future__ import annotations
@@ -133,16 +134,44 @@ def table_text(table: Table, width: int) -> str | None:
             measured = max(measured, FOLD_MIN_WIDTH + padding)
         widths.append(measured or 1)
     if sum(widths) > width:
-        return None  # rich would fold, wrap or cut cells to fit
+        # rich narrows the folding column (when it is the only one) to what the others leave
+        if len(table.fold) != 1:
+            return None
+        (fold,) = table.fold
+        widths[fold] = width - (sum(widths) - widths[fold])
+        if widths[fold] < FOLD_MIN_WIDTH + 2 or fold in table.right:
+            return None  # rich would narrow other columns, or a folding column's least width
+    inner = [widths[i] - left_pad[i] - right_pad[i] for i in range(count)]
     lines = []
-    for row in rows:
+    for number, row in enumerate(rows):
         parts = []
+        below: list[str] = []  # a cell folded onto more lines: the lines after its first
         for position, cell in enumerate(row):
-            inner = widths[position] - left_pad[position] - right_pad[position]
-            right = position in table.right
-            text = cell.rstrip().rjust(inner) if right else cell.ljust(inner)
+            text = cell
+            if len(cell) > inner[position]:
+                if number == 0 or re.search(r"\s", cell):
+                    return None  # rich aligns a header's cells at the bottom, wraps at spaces
+                text = cell[: inner[position]]
+                below = [
+                    cell[at : at + inner[position]]
+                    for at in range(len(text), len(cell), inner[position])
+                ]
+            if position in table.right:
+                text = text.rstrip().rjust(inner[position])
+            else:
+                text = text.ljust(inner[position])
             parts.append(" " * left_pad[position] + text + " " * right_pad[position])
         lines.append("".join(parts) + "\n")
+        for piece in below:  # only the folding column can be cut, so `below` is its lines
+            lines.append(
+                "".join(
+                    " " * left_pad[i] + piece.ljust(inner[i]) + " " * right_pad[i]
+                    if i in table.fold
+                    else " " * widths[i]
+                    for i in range(count)
+                )
+                + "\n"
+            )
     return "".join(lines)
 
 

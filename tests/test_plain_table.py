@@ -28,6 +28,7 @@ _CELL = st.one_of(
     st.lists(_CHAR, max_size=6).map("".join),
     st.lists(_COMMON, min_size=10, max_size=60).map("".join),
     st.integers(0, 10**9).map(lambda n: f"{n:,}"),
+    st.lists(st.sampled_from(list("abcxyz0123456789/._-")), min_size=10, max_size=150).map("".join),
 )
 
 
@@ -93,6 +94,43 @@ def test_estimate_shaped_tables_are_always_plain(
     plain = table_text(table, width)
     assert plain is not None
     assert plain == rich_output(table, width)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(list("abcdefgh/._-0123456789")), min_size=13, max_size=200).map(
+        "".join
+    ),
+    st.integers(40, 120),
+    st.booleans(),
+)
+def test_long_paths_fold_as_rich_folds_them(path: str, width: int, with_total: bool) -> None:
+    table = Table.of(
+        ["file", "tokens", "method", "window", "used", "threshold", "status", "file tokens"],
+        [[path, "19,491", "usage", "200,000", "10%", "167,000", "ok", "1,821"]] * 2,
+        ["total (2 files)", "38,982", "", "", "", "", "ok", "3,642"] if with_total else None,
+        right=(1, 3, 4, 5, 7),
+        fold=(0,),
+    )
+    plain = table_text(table, width)
+    if width >= 84:  # the other columns take 68: 16 are left for the paths
+        assert plain is not None
+    if plain is not None:
+        assert plain == rich_output(table, width)
+
+
+def test_a_folded_path() -> None:
+    table = Table.of(
+        ["file", "tokens", "used"], [["sessions/2026/01/a-long-name.jsonl", "1,234", "1%"]]
+    )
+    table = Table.of(table.columns, table.rows, right=(1, 2), fold=(0,))
+    expected = (  # 31 columns, 13 of them for tokens and used: 17 for the path
+        "file               tokens  used\n"
+        "sessions/2026/01/   1,234    1%\n"
+        "a-long-name.jsonl              \n"
+    )
+    assert table_text(table, 31) == expected
+    assert rich_output(table, 31) == expected
 
 
 def test_trailing_spaces_fold_column_and_total_row() -> None:
@@ -284,8 +322,28 @@ def test_estimate_in_a_pipe_writes_what_rich_writes(
     if columns == "200":  # everything fits: nothing is left to rich
         assert answers
         assert all(answers)
-    else:  # the long paths fold: rich prints the estimate table
+    elif columns == "60":  # the paths would have under 14 columns: rich prints the table
         assert False in answers
+
+
+def test_estimate_folds_a_long_path_in_80_columns_without_rich(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    path = "fixtures/transcripts/claude-code-session.jsonl"
+    monkeypatch.chdir(FIXTURES.parent)
+    plain, with_rich, answers = _both(monkeypatch, "estimate", path)
+    assert answers == [True]
+    assert (
+        plain.stdout
+        == with_rich.stdout
+        == (
+            "file               tokens  method   window  used  threshold  status  file tokens\n"
+            "fixtures/transcri  19,491  usage   200,000   10%    167,000  ok            1,821\n"
+            "pts/claude-code-s                                                               \n"
+            "ession.jsonl                                                                    \n"
+        )
+    )
 
 
 def test_bad_lines_warn_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
