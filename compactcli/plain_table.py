@@ -9,11 +9,11 @@ show_edge=False, a bold header, columns in `right` right-justified, columns in `
 exactly what that console prints for one line of text. Each returns None whenever it cannot be
 sure of that: the table is wider than the console and rich would do more than narrow its one
 folding column and cut that column's cells (without spaces) into lines, a cell holds anything
-but printable ASCII, rich would read markup or emoji codes in it, or the width of a folding
-column depends on rich's version (an edge column narrower than its least width plus 2).
-`write_table` and `write_line` also leave to rich a stream that may be a terminal. The caller
-then prints with rich. The text is the same for rich 13.0 to 15.0. Nothing here imports rich
-or typer; tests/test_plain_table.py compares the two renderers on random tables.
+but printable ASCII, or rich would read markup or emoji codes in it. `write_table` and
+`write_line` also leave to rich a stream that may be a terminal. The caller then prints with
+rich. This is rich's layout from 14.3 on (earlier rich counted 2 columns of padding in an edge
+column's least width), the oldest the package accepts. Nothing here imports rich or typer;
+tests/test_plain_table.py compares the two renderers on random tables.
 """
 
 from __future__ import annotations
@@ -129,8 +129,6 @@ def table_text(table: Table, width: int) -> str | None:
         padding = left_pad[position] + right_pad[position]
         measured = max(len(row[position]) for row in rows) + padding
         if position in table.fold:
-            if measured < FOLD_MIN_WIDTH + 2 and padding < 2:
-                return None  # rich before 14.3 counts 2 of padding here, later rich the real one
             measured = max(measured, FOLD_MIN_WIDTH + padding)
         widths.append(measured or 1)
     if sum(widths) > width:
@@ -138,9 +136,11 @@ def table_text(table: Table, width: int) -> str | None:
         if len(table.fold) != 1:
             return None
         (fold,) = table.fold
-        widths[fold] = width - (sum(widths) - widths[fold])
-        if widths[fold] < FOLD_MIN_WIDTH + 2 or fold in table.right:
-            return None  # rich would narrow other columns, or a folding column's least width
+        left = width - (sum(widths) - widths[fold])
+        if left < 1 or fold in table.right:
+            return None  # rich would narrow the other columns too
+        # but not below the column's least width: the table is then wider than the console
+        widths[fold] = max(left, FOLD_MIN_WIDTH + left_pad[fold] + right_pad[fold])
     inner = [widths[i] - left_pad[i] - right_pad[i] for i in range(count)]
     lines = []
     for number, row in enumerate(rows):

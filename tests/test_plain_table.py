@@ -151,17 +151,27 @@ def test_trailing_spaces_fold_column_and_total_row() -> None:
     assert rich_output(table, 80) == expected
 
 
-def test_a_narrow_folding_column_is_left_to_rich() -> None:
-    """rich before 14.3 makes an edge folding column one wider than later rich does when its
-    cells are shorter than the least width plus 2; from 13 characters on they agree."""
+def test_a_folding_column_keeps_its_least_width() -> None:
+    """12 columns and its padding: for a short cell, and when the others leave it less (the
+    table is then wider than the console, as rich prints it)."""
 
-    def first(cell: str) -> str | None:
-        return table_text(Table.of(["f", "n"], [[cell, "1"]], fold=(0,)), 80)
+    def first(cell: str, width: int = 80) -> str | None:
+        return table_text(Table.of(["f", "n"], [[cell, "1"]], fold=(0,)), width)
 
-    assert first("a" * 12) is None
-    assert first("a" * 13) == "f              n\n" + "a" * 13 + "  1\n"
+    assert first("a") == "f             n\na             1\n"
+    assert first("a" * 30, width=10) == (
+        "f             n\n" + "a" * 12 + "  1\n" + "a" * 12 + "   \n" + "a" * 6 + "         \n"
+    )
+    for table in (
+        Table.of(["f", "n"], [["a" * 30, "1"]], fold=(0,)),
+        Table.of(["f", "n"], [["a", "1"]], fold=(0,)),
+        Table.of(["f"], [["a" * 30]], fold=(0,)),
+    ):
+        for width in (10, 80):
+            assert table_text(table, width) in (None, rich_output(table, width))
     middle = Table.of(["f", "n", "x"], [["a", "1", "2"]], fold=(1,))
     assert table_text(middle, 80) == "f  n             x\na  1             2\n"  # padding 2
+    assert table_text(middle, 80) == rich_output(middle, 80)
 
 
 def test_what_the_plain_renderer_refuses() -> None:
