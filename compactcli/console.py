@@ -1,23 +1,30 @@
 """Terminal presentation for the command line: consoles, error lines, tables.
 
-Only the command-line layer imports this module (and so rich). Colour and tables are used only
-when the stream is a terminal; in a pipe the same content is plain text.
+Only the command-line layer imports this module. Colour and tables are used only when the
+stream is a terminal; in a pipe the same content is plain text. rich is imported on first use,
+and not at all for what `compactcli.plain_table` can write to a stream that is not a terminal
+(error and warning lines, `print_totals_table`) with the same bytes rich would write.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from compactcli import plain_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 _stderr: Console | None = None
 
 
 def stderr() -> Console:
     """The console for diagnostics (standard error), made on first use."""
+    from rich.console import Console
+
     global _stderr
     if _stderr is None or _stderr.file is not sys.stderr:
         _stderr = Console(file=sys.stderr, highlight=False, soft_wrap=True)
@@ -26,24 +33,57 @@ def stderr() -> Console:
 
 def stdout() -> Console:
     """A console on the current standard output."""
+    from rich.console import Console
+
     return Console(file=sys.stdout, highlight=False, soft_wrap=True)
 
 
 def error(message: str) -> None:
     """One line on standard error: `error: MESSAGE`."""
-    console = stderr()
-    console.print(Text("error: ", style="bold red") + Text(message))
+    if plain_table.write_line(sys.stderr, f"error: {message}"):
+        return
+    from rich.text import Text
+
+    stderr().print(Text("error: ", style="bold red") + Text(message))
 
 
 def warning(message: str) -> None:
-    console = stderr()
-    console.print(Text("warning: ", style="yellow") + Text(message))
+    """One line on standard error: `warning: MESSAGE`."""
+    if plain_table.write_line(sys.stderr, f"warning: {message}"):
+        return
+    from rich.text import Text
+
+    stderr().print(Text("warning: ", style="yellow") + Text(message))
+
+
+def say(line: str) -> None:
+    """One line on standard error, as `stderr().print(line, markup=False, highlight=False)`."""
+    if plain_table.write_line(sys.stderr, line, emoji=True):
+        return
+    stderr().print(line, markup=False, highlight=False)
+
+
+def print_totals_table(table: plain_table.Table) -> None:
+    """`totals_table` of `table`'s parts printed on standard output."""
+    if plain_table.write_table(sys.stdout, table):
+        return
+    stdout().print(
+        totals_table(
+            table.columns,
+            table.rows,
+            table.total,
+            right=sorted(table.right),
+            fold=sorted(table.fold),
+        )
+    )
 
 
 def table(
     columns: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()
 ) -> Table:
     """A plain rich table; columns whose positions are in `right` are right-aligned."""
+    from rich.table import Table
+
     result = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for position, column in enumerate(columns):
         result.add_column(column, justify="right" if position in right else "left")
@@ -65,6 +105,8 @@ def totals_table(
     Columns in `right` are right-aligned; columns in `fold` (long paths) wrap anywhere instead
     of being cut, and every other column keeps its cells on one line.
     """
+    from rich.table import Table
+
     result = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for position, column in enumerate(columns):
         result.add_column(
@@ -72,7 +114,7 @@ def totals_table(
             justify="right" if position in right else "left",
             overflow="fold" if position in fold else "ellipsis",
             no_wrap=position not in fold,
-            min_width=12 if position in fold else None,
+            min_width=plain_table.FOLD_MIN_WIDTH if position in fold else None,
             ratio=1 if position in fold else None,
         )
     for row in rows:

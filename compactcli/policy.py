@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -297,6 +296,8 @@ def _settings(values: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    import tomllib  # only once there is a file to read (about 2 ms to import)
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

@@ -1,6 +1,7 @@
 """Start-up stays light: `--help` and `estimate` on a small file import neither litellm (seconds
 to import) nor tiktoken (only `--method exact` needs it); `--help` imports no library module and
-no rich, `estimate` none of the other commands' modules, and no command imports pydantic.
+no rich, `estimate` none of the other commands' modules (and in a pipe no rich), and no
+command imports pydantic.
 Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ print(ours, others, file=sys.stderr)
 """
 
 
-def _run(*args: str, driver: str = DRIVER) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def _run(*args: str, driver: str = DRIVER, env: dict[str, str] | None = None) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     done = subprocess.run(
         [sys.executable, "-c", driver, *args],
         capture_output=True,
@@ -103,8 +104,45 @@ def test_estimate_imports_none_of_the_other_commands_modules() -> None:
     code = MODULES.replace("print(ours, others", "print(sorted(set(ours) & set(WANTED)), others")
     code = f"WANTED = {OTHER_COMMANDS!r}\n{code}"
     path = str(FIXTURES / "transcripts" / "claude-code-session.jsonl")
-    assert _run("estimate", path, driver=code) == "[] ['rich']"
+    assert _run("estimate", path, driver=code) == "[] []"
     assert _run("estimate", "--json", path, driver=code) == "[] []"
+
+
+RICH = """
+import sys
+from compactcli.cli import main
+sys.argv = ["compactcli", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+print("exit", code, sorted(m for m in sys.modules if m.split(".")[0] == "rich"), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("claude-code-session.jsonl",),
+        ("claude-code-session.jsonl", "codex-session.jsonl", "--by", "role"),
+        ("codex-session.jsonl", "--by", "tool", "--max-tokens", "100"),
+    ],
+    ids=["one-file", "two-files-by-role", "over-budget-by-tool"],
+)
+def test_estimate_in_a_pipe_imports_no_rich(args: tuple[str, ...]) -> None:
+    """Its tables and lines go out as plain text (the output is captured: not a terminal)."""
+    files = [str(FIXTURES / "transcripts" / a) if a.endswith(".jsonl") else a for a in args]
+    code = "1" if "--max-tokens" in args else "0"
+    assert _run("estimate", "--jobs", "1", *files, driver=RICH) == f"exit {code} []"
+
+
+def test_estimate_on_a_terminal_prints_with_rich() -> None:
+    path = str(FIXTURES / "transcripts" / "claude-code-session.jsonl")
+    env = {"TTY_COMPATIBLE": "1"}
+    line = _run("estimate", path, driver=RICH, env=env)
+    assert line.startswith("exit 0 [") and "'rich.console'" in line and "'rich.table'" in line
 
 
 def test_the_package_imports_its_names_when_first_used() -> None:

@@ -31,11 +31,10 @@ from compactcli.errors import ExitCode, InputError
 from compactcli.inputs import STDIN, expand_inputs
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from compactcli.estimate import EstimateOptions, EstimateReport
     from compactcli.jsonl import BadLines
     from compactcli.jsonl import OnBadLine as BadLineName
+    from compactcli.plain_table import Table
     from compactcli.policy import Policy
 
 
@@ -182,12 +181,11 @@ def estimate_command(
         if over:
             failing.append(check_line(report, over))
     if not json and reports:
-        out = _console().stdout()
-        out.print(render_table(reports))
+        _console().print_totals_table(render_table(reports))
         if by is not None:
-            out.print(render_breakdown(reports, by.value))
+            _console().print_totals_table(render_breakdown(reports, by.value))
     for line in failing:
-        _console().stderr().print(line, markup=False, highlight=False)
+        _console().say(line)
     if failing:
         exit_code = max(exit_code, ExitCode.CHECK_FAILED)
     if exit_code:
@@ -195,8 +193,8 @@ def estimate_command(
 
 
 def _console() -> ModuleType:
-    """`compactcli.console`, imported (with rich) once there is something to print: `--json`
-    on files that pass needs neither."""
+    """`compactcli.console`, imported once there is something to print (it imports rich only
+    for what it cannot print plainly): `--json` on files that pass needs neither."""
     from compactcli import console
 
     return console
@@ -288,7 +286,7 @@ COLUMNS = ("file", "tokens", "method", "window", "used", "threshold", "status", 
 
 def render_table(reports: Sequence[EstimateReport]) -> Table:
     """One row per file, and a total row when there are several files."""
-    from compactcli import console
+    from compactcli.plain_table import Table
 
     rows = [
         (
@@ -316,7 +314,7 @@ def render_table(reports: Sequence[EstimateReport]) -> Table:
             f"{not_ok} not ok" if not_ok else "ok",
             _n(sum(r.file_tokens for r in reports)),
         )
-    return console.totals_table(COLUMNS, rows, total, right=(1, 3, 4, 5, 7), fold=(0,))
+    return Table.of(COLUMNS, rows, total, right=(1, 3, 4, 5, 7), fold=(0,))
 
 
 def breakdown_of(report: EstimateReport, by: str) -> Mapping[str, int]:
@@ -325,7 +323,7 @@ def breakdown_of(report: EstimateReport, by: str) -> Mapping[str, int]:
 
 def render_breakdown(reports: Sequence[EstimateReport], by: str) -> Table:
     """The context's tokens by `by`, summed over `reports`, largest first."""
-    from compactcli import console
+    from compactcli.plain_table import Table
 
     totals: dict[str, int] = {}
     for report in reports:
@@ -339,7 +337,7 @@ def render_breakdown(reports: Sequence[EstimateReport], by: str) -> Table:
     ]
     total = ("total", _n(whole), "100%" if whole else "-") if by != "tool" else None
     title = f"{by} ({', '.join(methods)})"
-    return console.totals_table((title, "tokens", "share"), rows, total, right=(1, 2))
+    return Table.of((title, "tokens", "share"), rows, total, right=(1, 2))
 
 
 _WHAT = {"budget": "--max-tokens", "threshold": "threshold", "window": "context window"}
