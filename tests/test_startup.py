@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import FIXTURES, ROOT
 
-DRIVER = """
+RUN = """
 import sys
 from compactcli.cli import main
 sys.argv = ["compactcli", *sys.argv[1:]]
@@ -24,9 +24,15 @@ except SystemExit as done:
     code = done.code
 else:
     code = 0
-heavy = sorted({name.split(".")[0] for name in sys.modules} & {"litellm", "tiktoken"})
+"""
+"""Runs the command line in the driver's interpreter, its exit code in `code`."""
+
+DRIVER = (
+    RUN
+    + """heavy = sorted({name.split(".")[0] for name in sys.modules} & {"litellm", "tiktoken"})
 print("exit", code, "heavy", heavy, file=sys.stderr)
 """
+)
 
 MODULES = """
 import sys
@@ -108,18 +114,11 @@ def test_estimate_imports_none_of_the_other_commands_modules() -> None:
     assert _run("estimate", "--json", path, driver=code) == "[] []"
 
 
-RICH = """
-import sys
-from compactcli.cli import main
-sys.argv = ["compactcli", *sys.argv[1:]]
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-else:
-    code = 0
-print("exit", code, sorted(m for m in sys.modules if m.split(".")[0] == "rich"), file=sys.stderr)
+RICH = (
+    RUN
+    + """print("exit", code, sorted(m for m in sys.modules if m.split(".")[0] == "rich"), file=sys.stderr)
 """
+)
 
 
 @pytest.mark.parametrize(
