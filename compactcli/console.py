@@ -1,16 +1,18 @@
 """Terminal presentation for the command line: consoles, error lines, tables.
 
 Only the command-line layer imports this module. Colour and tables are used only when the
-stream is a terminal; in a pipe the same content is plain text. rich is imported on first use,
-and not at all for what `compactcli.plain_table` can write to a stream that is not a terminal
-(error and warning lines, `print_totals_table`) with the same bytes rich would write.
+stream is a terminal; in a pipe the same content is plain text, and when no standard stream
+is a terminal (a CI log) and COLUMNS is not set, tables are as wide as their cells. rich is
+imported on first use, and not at all for what `compactcli.plain_table` can write to a stream
+that is not a terminal (error and warning lines, `print_totals_table`) with the same bytes rich
+would write.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from compactcli import plain_table
 
@@ -21,13 +23,22 @@ if TYPE_CHECKING:
 _stderr: Console | None = None
 
 
+def _width(stream: TextIO) -> int | None:
+    """The width of a console on `stream`: when it is not a terminal, `console_width()` (no
+    limit at all when no standard stream is a terminal and COLUMNS is not set, so a CI log
+    gets whole paths); else None, for rich to decide."""
+    return plain_table.console_width() if plain_table.is_plain_stream(stream) else None
+
+
 def stderr() -> Console:
     """The console for diagnostics (standard error), made on first use."""
     from rich.console import Console
 
     global _stderr
-    if _stderr is None or _stderr.file is not sys.stderr:
-        _stderr = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    width = _width(sys.stderr)
+    stale = _stderr is not None and width is not None and _stderr.width != width
+    if _stderr is None or _stderr.file is not sys.stderr or stale:
+        _stderr = Console(file=sys.stderr, highlight=False, soft_wrap=True, width=width)
     return _stderr
 
 
@@ -35,7 +46,7 @@ def stdout() -> Console:
     """A console on the current standard output."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
 def error(message: str) -> None:

@@ -2,7 +2,8 @@
 
 Contract: for a stream that rich would treat as not a terminal, `table_text` returns exactly
 the text (character for character, trailing spaces included) that a `rich.console.Console(
-file=stream, highlight=False, soft_wrap=True)` prints for the table that
+file=stream, highlight=False, soft_wrap=True, width=console_width())` (the console
+`compactcli.console` makes for such a stream) prints for the table that
 `compactcli.console.totals_table` builds from the same arguments (box=None, pad_edge=False,
 show_edge=False, a bold header, columns in `right` right-justified, columns in `fold` at least
 12 wide and folding, the `total` row after a section break, in bold), and `line_text` returns
@@ -84,10 +85,16 @@ def is_plain_stream(stream: TextIO | None, environ: Mapping[str, str] = os.envir
         return True
 
 
+UNLIMITED = 1_000_000
+"""The width of a console when no standard stream is a terminal and COLUMNS is not set (a CI
+log, a file written by a script): tables are as wide as their cells, and no path is folded."""
+
+
 def console_width(environ: Mapping[str, str] = os.environ) -> int | None:
-    """The width a rich console that is not a terminal takes: that of the first standard stream
-    (input, output, error) that is a terminal, else 80; COLUMNS, when it is a number, wins.
-    None for values of COLUMNS or LINES that rich would read differently from this."""
+    """The width compactcli gives a console that is not a terminal: COLUMNS when it is a number,
+    else the width of the first standard stream (input, output, error) that is a terminal (as
+    rich takes it: 80 when it says 0), else `UNLIMITED`. None for values of COLUMNS or LINES
+    that rich would read differently from this (the caller then leaves the width to rich)."""
     for name in ("COLUMNS", "LINES"):
         value = environ.get(name)
         if value is not None and value.isdigit() and not value.isascii():
@@ -95,7 +102,6 @@ def console_width(environ: Mapping[str, str] = os.environ) -> int | None:
     columns = environ.get("COLUMNS")
     if columns is not None and columns.isdigit():
         return int(columns)
-    width: int | None = None
     for stream, default in ((sys.__stdin__, 0), (sys.__stdout__, 1), (sys.__stderr__, 2)):
         try:
             descriptor = stream.fileno()  # type: ignore[union-attr]
@@ -105,8 +111,8 @@ def console_width(environ: Mapping[str, str] = os.environ) -> int | None:
             width = os.get_terminal_size(descriptor).columns
         except (AttributeError, ValueError, OSError):
             continue
-        break
-    return width or 80
+        return width or 80
+    return UNLIMITED
 
 
 def table_text(table: Table, width: int) -> str | None:

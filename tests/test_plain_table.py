@@ -5,6 +5,7 @@ compared with rich's, and `estimate` in a pipe giving the same bytes with rich a
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import TextIO
 
@@ -15,7 +16,14 @@ from rich.console import Console
 from rich.text import Text
 
 from compactcli import console, plain_table
-from compactcli.plain_table import Table, console_width, is_plain_stream, line_text, table_text
+from compactcli.plain_table import (
+    UNLIMITED,
+    Table,
+    console_width,
+    is_plain_stream,
+    line_text,
+    table_text,
+)
 from tests.cli_runner import Run, run
 from tests.conftest import FIXTURES
 
@@ -251,6 +259,15 @@ def test_plain_streams_are_not_terminals_to_rich(
         assert not Console(file=stream).is_terminal
 
 
+def _no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a CI job: no standard stream is a terminal (whatever runs the tests)."""
+
+    def no_size(fd: int = 0) -> os.terminal_size:
+        raise OSError("not a terminal")
+
+    monkeypatch.setattr(os, "get_terminal_size", no_size)
+
+
 @pytest.mark.parametrize("columns", [None, "200", "37", "0", "", "abc", "-5", "80x"])
 @pytest.mark.parametrize("lines", [None, "30", "x"])
 def test_console_width_is_rich_width(
@@ -261,10 +278,43 @@ def test_console_width_is_rich_width(
             monkeypatch.delenv(name, raising=False)
         else:
             monkeypatch.setenv(name, value)
+    _no_terminal(monkeypatch)
     width = console_width()
-    assert width == Console(file=io.StringIO()).width
     if columns is not None and columns.isdigit():
-        assert width == int(columns)
+        assert width == int(columns) == Console(file=io.StringIO()).width
+    else:  # no standard stream is a terminal here: no limit
+        assert width == UNLIMITED
+
+
+@pytest.mark.parametrize("size", [123, 0])
+def test_console_width_is_a_terminals_as_rich_takes_it(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((size, 40)))
+    assert console_width() == Console(file=io.StringIO()).width == (size or 80)
+
+
+def test_a_long_path_is_not_folded_when_no_stream_is_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A CI log: nothing sets COLUMNS and no standard stream is a terminal."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    _no_terminal(monkeypatch)
+    path = "fixtures/transcripts/claude-code-session.jsonl"
+    monkeypatch.chdir(FIXTURES.parent)
+    plain, with_rich, answers = _both(monkeypatch, "estimate", path, path)
+    assert answers == [True]
+    assert (
+        plain.stdout
+        == with_rich.stdout
+        == (
+            "file                                            tokens  method   window  used  threshold  status  file tokens\n"
+            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
+            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
+            "total (2 files)                                 38,982                                    ok            3,642\n"
+        )
+    )
 
 
 def test_console_width_refuses_digits_rich_reads_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
