@@ -127,6 +127,12 @@ def test_long_paths_fold_as_rich_folds_them(path: str, width: int, with_total: b
         assert plain == rich_output(table, width)
 
 
+def _renders_alike(table: Table, width: int, expected: str) -> None:
+    """Both renderers print `expected` for `table` in `width` columns."""
+    assert table_text(table, width) == expected
+    assert rich_output(table, width) == expected
+
+
 def test_a_folded_path() -> None:
     table = Table.of(
         ["file", "tokens", "used"], [["sessions/2026/01/a-long-name.jsonl", "1,234", "1%"]]
@@ -137,8 +143,7 @@ def test_a_folded_path() -> None:
         "sessions/2026/01/   1,234    1%\n"
         "a-long-name.jsonl              \n"
     )
-    assert table_text(table, 31) == expected
-    assert rich_output(table, 31) == expected
+    _renders_alike(table, 31, expected)
 
 
 def test_trailing_spaces_fold_column_and_total_row() -> None:
@@ -155,8 +160,7 @@ def test_trailing_spaces_fold_column_and_total_row() -> None:
         "bb               22  compacted\n"
         "total (2 files)  23  x        \n"
     )
-    assert table_text(table, 80) == expected
-    assert rich_output(table, 80) == expected
+    _renders_alike(table, 80, expected)
 
 
 def test_a_folding_column_keeps_its_least_width() -> None:
@@ -295,28 +299,6 @@ def test_console_width_is_a_terminals_as_rich_takes_it(
     assert console_width() == Console(file=io.StringIO()).width == (size or 80)
 
 
-def test_a_long_path_is_not_folded_when_no_stream_is_a_terminal(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A CI log: nothing sets COLUMNS and no standard stream is a terminal."""
-    monkeypatch.delenv("COLUMNS", raising=False)
-    _no_terminal(monkeypatch)
-    path = "fixtures/transcripts/claude-code-session.jsonl"
-    monkeypatch.chdir(FIXTURES.parent)
-    plain, with_rich, answers = _both(monkeypatch, "estimate", path, path)
-    assert answers == [True]
-    assert (
-        plain.stdout
-        == with_rich.stdout
-        == (
-            "file                                            tokens  method   window  used  threshold  status  file tokens\n"
-            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
-            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
-            "total (2 files)                                 38,982                                    ok            3,642\n"
-        )
-    )
-
-
 def test_console_width_refuses_digits_rich_reads_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "²")
     assert console_width() is None
@@ -386,24 +368,45 @@ def test_estimate_in_a_pipe_writes_what_rich_writes(
         assert False in answers
 
 
-def test_estimate_folds_a_long_path_in_80_columns_without_rich(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
-    path = "fixtures/transcripts/claude-code-session.jsonl"
-    monkeypatch.chdir(FIXTURES.parent)
-    plain, with_rich, answers = _both(monkeypatch, "estimate", path)
-    assert answers == [True]
-    assert (
-        plain.stdout
-        == with_rich.stdout
-        == (
+_SESSION = "fixtures/transcripts/claude-code-session.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("columns", "files", "expected"),
+    [
+        (
+            "80",
+            1,
             "file               tokens  method   window  used  threshold  status  file tokens\n"
             "fixtures/transcri  19,491  usage   200,000   10%    167,000  ok            1,821\n"
             "pts/claude-code-s                                                               \n"
-            "ession.jsonl                                                                    \n"
-        )
-    )
+            "ession.jsonl                                                                    \n",
+        ),
+        (
+            None,
+            2,
+            "file                                            tokens  method   window  used  threshold  status  file tokens\n"
+            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
+            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
+            "total (2 files)                                 38,982                                    ok            3,642\n",
+        ),
+    ],
+    ids=["folded-in-80-columns", "whole-in-a-ci-log"],
+)
+def test_estimate_prints_a_long_path_as_rich_does_without_rich(
+    columns: str | None, files: int, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In 80 columns the path folds; in a CI log (no COLUMNS, no standard stream a terminal) the
+    table is as wide as its cells."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+        _no_terminal(monkeypatch)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.chdir(FIXTURES.parent)
+    plain, with_rich, answers = _both(monkeypatch, "estimate", *[_SESSION] * files)
+    assert answers == [True]
+    assert plain.stdout == with_rich.stdout == expected
 
 
 def test_bad_lines_warn_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
