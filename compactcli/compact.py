@@ -168,14 +168,12 @@ def settle(transcript: Transcript) -> Transcript:
         else:
             line, raw = record.line, record.raw
             eol = record.eol if record.eol or i == last else b"\n"
-            if record.lineno == i + 1 and eol is record.eol:
-                digest.update(line)
-                digest.update(eol)
-                settled.append(record)  # already as read back: the same object
-                continue
         digest.update(line)
         digest.update(eol)
-        settled.append(Record(raw=raw, line=line, lineno=i + 1, eol=eol))
+        if record.line is not None and record.lineno == i + 1 and eol == record.eol:
+            settled.append(record)  # already as read back
+        else:
+            settled.append(Record(raw=raw, line=line, lineno=i + 1, eol=eol))
     return transcript.evolve(records=tuple(settled), sha256=digest.hexdigest())
 
 

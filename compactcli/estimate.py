@@ -48,7 +48,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from compactcli.dialects import SNIFF_RECORDS, detect_format, get_dialect
-from compactcli.dialects.base import LightMessage, StreamedView, Streamer, light
+from compactcli.dialects.base import LightMessage, StreamedView, Streamer, light, streamed_view
 from compactcli.errors import InputError, UsageError
 from compactcli.jsonl import (
     _BOM,
@@ -756,12 +756,7 @@ def estimate(
     view and not the whole file. Compaction decides on the context alone.
     """
     records = transcript.records
-    dialect = get_dialect(transcript.format)
-    context = dialect.context(transcript)
-    order: list[int] = []
-    for message in context:
-        if not order or order[-1] != message.index:
-            order.append(message.index)
+    view = streamed_view(get_dialect(transcript.format), transcript)
     content = counter or get_counter(
         "heuristic" if options.method in ("auto", "usage") else options.method,
         model=options.model or _peek_model(records[:SNIFF_RECORDS], transcript.format),
@@ -773,19 +768,13 @@ def estimate(
         note(index, record.lineno)
     add = ledger.add
     if whole_file or options.method not in ("heuristic", "exact"):
-        for message in dialect.messages(transcript):
+        for message in view.messages:
             add(message)
     else:
-        wanted = set(order)
-        for message in dialect.messages(transcript):
+        wanted = set(view.context)
+        for message in view.messages:
             if message.index in wanted:
                 add(message)
-    view = StreamedView(
-        context=order,
-        usage=dialect.usage(transcript),
-        model=dialect.model(transcript),
-        context_window=dialect.context_window(transcript),
-    )
     return _report(
         ledger,
         view,

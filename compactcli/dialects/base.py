@@ -233,18 +233,23 @@ class BufferingStreamer(Streamer):
         transcript = Transcript(
             records=tuple(self.records), format=self.dialect.name, source=self.source
         )
-        dialect = self.dialect
-        order: list[int] = []
-        for message in dialect.context(transcript):
-            if not order or order[-1] != message.index:
-                order.append(message.index)
-        return StreamedView(
-            context=order,
-            usage=dialect.usage(transcript),
-            model=dialect.model(transcript),
-            context_window=dialect.context_window(transcript),
-            messages=dialect.messages(transcript),
-        )
+        return streamed_view(self.dialect, transcript)
+
+
+def streamed_view(dialect: Dialect, transcript: Transcript) -> StreamedView:
+    """What a `Streamer` would know of `transcript` once fed all of it, read from the dialect's
+    views (every message in `messages`)."""
+    order: list[int] = []
+    for message in dialect.context(transcript):
+        if not order or order[-1] != message.index:
+            order.append(message.index)
+    return StreamedView(
+        context=order,
+        usage=dialect.usage(transcript),
+        model=dialect.model(transcript),
+        context_window=dialect.context_window(transcript),
+        messages=dialect.messages(transcript),
+    )
 
 
 def atomic_units(messages: Sequence[Message]) -> list[list[int]]:
