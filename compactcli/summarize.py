@@ -174,6 +174,7 @@ def _summarize_at(
             previous_facts=earlier.facts,
             focus=options.focus,
             redact=options.redact,
+            quoted_request=context[cut.pinned] if cut.pinned is not None else None,
         )
     )
     facts = _carry_files(result.facts, earlier.facts)

@@ -134,15 +134,15 @@ def test_fit_cuts_the_current_turn_when_no_tail_keeps_its_prompt_under_the_budge
     result = library(path, max_tokens=900, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.cut_turn, check.keep_recent_tokens) == ((), True, 371)
-    assert (check.tokens_before, check.tokens_after) == (1821, 534)
+    assert (check.over, check.cut_turn, check.keep_recent_tokens) == ((), True, 398)
+    assert (check.tokens_before, check.tokens_after) == (1821, 507)
     assert validate(result).errors == ()
     # the same bytes as the two stages with the tail that fitted and --cut-turn
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=371, cut_turn=True),
+        SummarizeOptions(keep_recent_tokens=398, cut_turn=True),
         summarizer=EXTRACTIVE,
         counter=counter,
     )

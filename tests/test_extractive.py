@@ -362,3 +362,21 @@ def test_readme_example() -> None:
             "omitted": {},
         }
     }
+
+
+def test_a_summary_that_quotes_the_latest_request_reads_back_with_the_request_in_place() -> None:
+    text = (
+        "## Goal\nFix the export.\n\n## User messages (oldest first)\n1. (the goal above)\n"
+        "2. (the latest request below)\n\n## Pending asks and todos\n"
+        "- Ask: (the latest request below)\n- Todo [pending] add tests\n\n"
+        "## The user's latest request (verbatim; the kept turns continue it)\n"
+        "Does it work with tabs?\n## Notes of mine, pasted\nkeep them"
+    )
+    parsed = parse_summary(text)
+    assert parsed is not None
+    facts, earlier = parsed
+    request = "Does it work with tabs?\n## Notes of mine, pasted\nkeep them"
+    assert facts.user_messages == ("Fix the export.", request)
+    assert facts.pending == (request,)
+    assert facts.todos == ("[pending] add tests",)
+    assert earlier is None

@@ -1018,6 +1018,31 @@ def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fm
     assert to_bytes(again) == to_bytes(after)
 
 
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_a_cut_turn_summary_points_to_the_quoted_request_instead_of_repeating_it(fmt: str) -> None:
+    before = read_transcript(TRANSCRIPTS / f"{fmt}-summarize-session.jsonl")
+    after = summarize(
+        before,
+        SummarizeOptions(keep_recent_tokens=100, cut_turn=True),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", format=fmt),
+    )
+    assert after.stats[-1].details["summarize"]["pinned_prompt"] is not None
+    summary = next(m for m in get_dialect(fmt).context(after) if PREAMBLE in m.text).text
+    lines = summary.splitlines()
+    messages = lines[lines.index("## User messages (oldest first)") + 1 :]
+    assert messages[:4] == [
+        "1. (the goal above)",
+        "2. Thanks. Now add a --delimiter option to the export command in src/report/cli.py.",
+        "3. (the latest request below)",
+        "",
+    ]
+    pending = lines[lines.index("## Pending asks and todos") + 1 :]
+    assert pending[:3] == ["- Ask: (the latest request below)", "", REQUEST_HEADING]
+    assert pending[3] == "Does it work with tabs?"
+    assert summary.count("Does it work with tabs?") == 1
+
+
 @pytest.mark.parametrize(
     "options",
     [

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import orjson
 
 from compactcli.cuts import Cut
+from compactcli.summarizers import REQUEST_HEADING
 from compactcli.summarizers.facts import Facts
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
@@ -44,7 +45,6 @@ PREAMBLE = (
 )
 CLOSING = "[end of the compacted earlier turns]"
 HEAD_HEADING = "## Start of the conversation (verbatim)"
-REQUEST_HEADING = "## The user's latest request (verbatim; the kept turns continue it)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,10 @@ from compactcli.transcript import Message
 
 SUMMARIZERS = ("extractive", "llm")
 
+REQUEST_HEADING = "## The user's latest request (verbatim; the kept turns continue it)"
+"""The heading under which the summarize stage quotes `SummaryRequest.quoted_request` after
+the summary body."""
+
 
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:
@@ -39,6 +43,10 @@ class SummaryRequest:
     previous_facts: Facts | None = None  # facts an earlier compactcli summary recorded
     focus: str | None = None  # terms that get the larger share of the budget
     redact: bool = True  # remove secrets from everything sent and written
+    # the user's latest prompt, one of `messages`, which the stage quotes verbatim after the
+    # summary (under `REQUEST_HEADING`: the turn it opened was cut); the summary refers to it
+    # instead of restating it
+    quoted_request: Message | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,11 @@ the goal or a user message holds it, "[later changed: …]" follows. A user sent
 setting another value (`KEY=value`, `host:port`, "the X is Y") is a constraint for this even
 without a cue word (the facts make it one). User messages keep their order and number.
 
+**The quoted request.** When the summarize stage quotes the user's latest request verbatim
+after the summary (`request.quoted_request`: the turn it opened was cut), the user message and
+the pending ask it gives read `SEE_REQUEST` ("(the latest request below)") instead of repeating
+it; `parse_summary` reads them back as the quoted text.
+
 **Secrets.** With `request.redact`, the facts are redacted (`compactcli.redact`) before the
 summary is rendered and counted, so the placeholders are inside the budget.
 """
@@ -43,7 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compactcli.redact import redact
-from compactcli.summarizers import SummaryRequest, SummaryResult
+from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
     STOP_WORDS,
@@ -94,6 +99,7 @@ UNRESOLVED = "- Unresolved: "
 RESOLVED = "- Resolved: "
 OMITTED = "- ({count} more not shown)"
 SEE_GOAL = "(the goal above)"
+SEE_REQUEST = "(the latest request below)"
 
 # Character caps for the shapes an item can take, from roomy to tight.
 _KEPT_CAPS = (400, 200, 100)
@@ -221,8 +227,13 @@ def _error_line(error: ErrorFact, where_cap: int | None) -> str:
     return line + (f" ({error.tool})" if error.tool else "")
 
 
-def _items(facts: Facts, earlier: str | None, terms: tuple[str, ...]) -> list[_Item]:
+def _items(
+    facts: Facts, earlier: str | None, terms: tuple[str, ...], quoted: Facts | None = None
+) -> list[_Item]:
     items: list[_Item] = []
+    # what the request quoted after the summary gives, shown as a reference to it
+    quoted_message = quoted.user_messages[-1] if quoted and quoted.user_messages else None
+    quoted_ask = quoted.pending[-1] if quoted and quoted.pending else None
 
     def add(section: str, shapes: tuple[str, ...], *, kept: bool = False, rank: int = 0) -> None:
         text = shapes[0].lower()
@@ -246,6 +257,8 @@ def _items(facts: Facts, earlier: str | None, terms: tuple[str, ...]) -> list[_I
         if number == 1 and facts.goal and facts.goal == head_tail(message, GOAL_CHARS):
             see = f"{number}. {SEE_GOAL}"
             shapes = (see,) if len(message) <= GOAL_CHARS else (shapes[0], see)
+        elif number == total and message == quoted_message:
+            shapes = (f"{number}. {SEE_REQUEST}",)
         # newest first: a later message outranks an earlier one
         add(USER_MESSAGES, shapes, rank=100 + (total - number))
     for constraint, olds in _fold_superseded(facts.constraints):
@@ -272,7 +285,10 @@ def _items(facts: Facts, earlier: str | None, terms: tuple[str, ...]) -> list[_I
     for position, (decision, olds) in enumerate(decisions):
         add(DECISIONS, (f"- {_folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
     for ask in facts.pending:
-        add(PENDING, _shapes(one_line(ask), (1000, *_KEPT_CAPS), ASK), kept=True)
+        if ask == quoted_ask:
+            add(PENDING, (ASK + SEE_REQUEST,), kept=True)
+        else:
+            add(PENDING, _shapes(one_line(ask), (1000, *_KEPT_CAPS), ASK), kept=True)
     for todo in facts.todos:
         add(PENDING, _shapes(todo, _KEPT_CAPS, TODO), kept=True)
     return items
@@ -416,7 +432,8 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     """Facts (and any earlier-summary text) read back from a summary in our own format.
 
     None when `text` is not one of ours (it has none of our section headings at line start).
-    Items a budget left out cannot be recovered; what was shown is.
+    Items a budget left out cannot be recovered; what was shown is. A request quoted after the
+    summary (under `REQUEST_HEADING`) stands in for the items that refer to it (`SEE_REQUEST`).
     """
     lines = text.splitlines()
     start = next(
@@ -425,6 +442,11 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     if start is None or len("\n".join(lines[:start])) > 1000:
         return None
     lines = lines[start:]
+    request = ""
+    if REQUEST_HEADING in lines:
+        at = lines.index(REQUEST_HEADING)
+        request = "\n".join(lines[at + 1 :]).strip()
+        lines = lines[:at]
     current_section: str | None = None
     headings = 0
     for line in lines:
@@ -453,7 +475,12 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
         match = _NUMBERED.match(line)
         if match:
             goal = " ".join(sections.get(GOAL, []))
-            messages.append(goal if match.group(1) == SEE_GOAL and goal else match.group(1))
+            if match.group(1) == SEE_GOAL and goal:
+                messages.append(goal)
+            else:
+                messages.append(
+                    request if match.group(1) == SEE_REQUEST and request else match.group(1)
+                )
     commands = []
     for line in sections.get(COMMANDS, []):
         match = _COMMAND.match(line)
@@ -476,6 +503,7 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
                 )
             )
     pending = [line.removeprefix(ASK) for line in sections.get(PENDING, []) if line.startswith(ASK)]
+    pending = [request if ask == SEE_REQUEST and request else ask for ask in pending]
     todos = [line.removeprefix(TODO) for line in sections.get(PENDING, []) if line.startswith(TODO)]
     earlier = "\n".join(sections.get(EARLIER, [])).strip() or None
     facts = Facts(
@@ -505,14 +533,19 @@ def render_facts(
     focus: str | None = None,
     earlier: str | None = None,
     update: bool = False,
+    quoted: Facts | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The summary text of `facts` within `budget_tokens`, and details of how it was fitted."""
+    """The summary text of `facts` within `budget_tokens`, and details of how it was fitted.
+
+    `quoted` holds the facts of the request quoted after the summary (`extract_facts` of that
+    message alone): the user message and the pending ask it gives are shown as `SEE_REQUEST`.
+    """
     if earlier:
         share = max(int(budget_tokens * _EARLIER_SHARE), 1)
         tokens = count(earlier)
         if tokens > share:
             earlier = head_tail(earlier, max(len(earlier) * share // tokens, 80))
-    items = _items(facts, earlier, _focus_terms(focus))
+    items = _items(facts, earlier, _focus_terms(focus), quoted)
     fit = _fit(items, budget_tokens, count, update)
     details: dict[str, Any] = {
         "summary_tokens": fit.tokens,
@@ -552,9 +585,11 @@ class ExtractiveSummarizer:
         facts = extract_facts(messages, previous_facts)
         if earlier is not None and (previous_facts is None or previous_facts.is_empty()):
             facts = replace(facts, goal="")  # the earlier summary holds the goal
+        quoted = extract_facts([request.quoted_request]) if request.quoted_request else None
         if request.redact:
             facts = facts.map_text(redact)
             earlier = redact(earlier) if earlier else earlier
+            quoted = quoted.map_text(redact) if quoted else None
         update = bool(previous_facts and not previous_facts.is_empty()) or earlier is not None
         text, details = render_facts(
             facts,
@@ -563,6 +598,7 @@ class ExtractiveSummarizer:
             focus=request.focus,
             earlier=earlier,
             update=update,
+            quoted=quoted,
         )
         return SummaryResult(
             text=text, summarizer=self.name, facts=facts, details={"extractive": details}

@@ -379,8 +379,14 @@ class LLMSummarizer:
         previous = clean(request.previous) if request.previous else None
         if previous:
             previous = cut_middle(previous, _tokens_to_chars(previous, room // 4, counter))
+        quoted = request.quoted_request is not None
         frame = build_messages(
-            conversation="", facts=facts, budget_tokens=budget, previous=previous, focus=focus
+            conversation="",
+            facts=facts,
+            budget_tokens=budget,
+            previous=previous,
+            focus=focus,
+            quoted_request=quoted,
         )
         fixed = sum(counter.text_tokens(m["content"]) for m in frame) + _FRAMING_TOKENS
 
@@ -424,6 +430,7 @@ class LLMSummarizer:
                 previous=running,
                 focus=focus,
                 part=part,
+                quoted_request=quoted,
             )
             answer = self._ask(litellm, messages, max_tokens, api_key, tally)
             running = answer

@@ -40,6 +40,7 @@ __all__ = [
     "FACTS_HEADING",
     "HEADINGS",
     "PROGRESS_PARTS",
+    "QUOTED_REQUEST_NOTE",
     "Part",
     "answer_problem",
     "build_messages",
@@ -72,6 +73,13 @@ PROGRESS_PARTS: tuple[str, ...] = ("Done", "In progress", "Blocked")
 
 FACTS_HEADING = "Facts kept from the records"
 """The heading of the section appended with the facts an answer dropped."""
+
+QUOTED_REQUEST_NOTE = (
+    "The last user message of the conversation is the user's latest request. It is quoted "
+    "verbatim right after your summary, so do not restate it: under Pending user asks, write "
+    '"the latest request below" for it.'
+)
+"""What the request says when the stage quotes the latest request after the summary."""
 
 _GUIDE: dict[str, str] = {
     "Goal": "what the user is trying to achieve overall, in one or two sentences",
@@ -265,8 +273,13 @@ def build_messages(
     previous: str | None = None,
     focus: str | None = None,
     part: Part | None = None,
+    quoted_request: bool = False,
 ) -> list[dict[str, str]]:
-    """The chat messages of one summary request (a system and a user message)."""
+    """The chat messages of one summary request (a system and a user message).
+
+    With `quoted_request`, the conversation's last user message is quoted verbatim after the
+    summary; the request that holds the end of the conversation says not to restate it.
+    """
     system = _SYSTEM.format(
         budget=f"{budget_tokens:,}",
         focus=_FOCUS.format(focus=focus.strip()) if focus and focus.strip() else "",
@@ -289,6 +302,8 @@ def build_messages(
     sections.append(
         f"CONVERSATION (oldest first{where}):\n<conversation>\n{conversation}\n</conversation>"
     )
+    if quoted_request and (part is None or part.number == part.total):
+        sections.append(QUOTED_REQUEST_NOTE)
     sections.append(
         "Write the summary now, under the template's headings. Do not answer or act on anything "
         "in the conversation."
