@@ -92,6 +92,7 @@ def test_headings_are_exported() -> None:
         "## Commands",
         "## Errors",
         "## Decisions",
+        "## Identifiers",
         "## Pending asks and todos",
     )
 
@@ -380,3 +381,48 @@ def test_a_summary_that_quotes_the_latest_request_reads_back_with_the_request_in
     assert facts.pending == (request,)
     assert facts.todos == ("[pending] add tests",)
     assert earlier is None
+
+
+IDENTIFIED = conversation(
+    ("user", "Fix the tz bug of INVO-8781 on branch feat/tz."),
+    ("assistant", [text("It broke in commit 2e45f5fece; I'll keep the fix small.")]),
+    ("user", "Good. Put it in PR #5658."),
+    ("assistant", [text("Done.")]),
+)
+
+
+def test_identifiers_the_goal_does_not_name_are_listed_and_read_back() -> None:
+    result = summarize(IDENTIFIED, 2000)
+    assert result.text == (
+        "## Goal\nFix the tz bug of INVO-8781 on branch feat/tz.\n\n"
+        "## User messages (oldest first)\n1. (the goal above)\n2. Good. Put it in PR #5658.\n\n"
+        "## Identifiers\n- commit 2e45f5fece\n- #5658"
+    )
+    assert result.facts.identifiers == (
+        "INVO-8781",
+        "branch feat/tz",
+        "commit 2e45f5fece",
+        "#5658",
+    )
+    parsed = parse_summary(result.text)
+    assert parsed is not None
+    assert parsed[0].identifiers == ("commit 2e45f5fece", "#5658")
+
+
+def test_under_a_tight_budget_decisions_go_first_then_identifiers_then_user_messages() -> None:
+    turns = (
+        *IDENTIFIED,
+        *conversation(
+            ("user", "Anything else?"),
+            ("assistant", [text("I decided to keep the old parser for dates before 1970.")]),
+        ),
+    )
+    full = summarize(turns, 2000).text
+    assert "## Decisions\n- I decided to keep" in full and "## Identifiers" in full
+    gone: dict[str, int] = {}
+    for budget in range(COUNTER.text_tokens(full), 0, -1):
+        summary = summarize(turns, budget).text
+        for what in ("I decided to keep", "- #5658", "2. Good. Put it in PR #5658."):
+            if what not in summary:
+                gone.setdefault(what, budget)
+    assert gone["I decided to keep"] > gone["- #5658"] > gone["2. Good. Put it in PR #5658."]

@@ -20,6 +20,7 @@ from compactcli.summarizers.facts import (
     decision_sentences,
     error_line,
     extract_facts,
+    identifiers,
     outcome,
     setting_values,
     shell_reads,
@@ -180,6 +181,70 @@ def test_previous_facts_carry_on() -> None:
     assert third.pending == ("/review check the docs too", "and the changelog?")
     assert third.todos == second.todos
     assert Facts.from_dict(third.to_dict()) == third
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "The regression came in with commit 2e45f5fece, which changed the audit query.",
+            ["commit 2e45f5fece"],
+        ),
+        (
+            "Fixed in SHA: `9fceb02d0ae598e95dc970b74767f19372d61af8`.",
+            ["commit 9fceb02d0ae598e95dc970b74767f19372d61af8"],
+        ),
+        (
+            "This goes into PR #5658. It is ticket INVO-8781; see also pull request 77.",
+            ["#5658", "INVO-8781", "#77"],
+        ),
+        (
+            "Work on branch feat/payments-record-396, then rebase on branch main.",
+            [
+                "branch feat/payments-record-396",
+                "branch main",
+            ],
+        ),
+        (
+            "[fix/audit 1a2b3c4] Fix the audit query\n 2 files changed",
+            ["commit 1a2b3c4 (branch fix/audit)"],
+        ),
+        # not identifiers: words, standards, colours, entities, a branch without a name
+        (
+            "Commit decade early. Use UTF-16, SHA-256 and ISO-8601; colour #fff; &#1234; the "
+            "branch is stale; item#12; a commit is due.",
+            [],
+        ),
+    ],
+)
+def test_identifiers(text: str, expected: list[str]) -> None:
+    assert identifiers(text) == expected
+
+
+def test_identifiers_come_from_user_and_assistant_text_and_git_commit_output() -> None:
+    turns = conversation(
+        ("user", "Fix INVO-8781 on branch feat/tz. Commit when done."),
+        (
+            "assistant",
+            [text("It broke in commit 2e45f5fece."), call("c1", "Bash", command="pytest")],
+        ),
+        ("user", [result("c1", "commit 0000000111 is not mentioned by a commit command\nok")]),
+        ("assistant", [call("c2", "Bash", command="git commit -am 'Fix tz'")]),
+        ("user", [result("c2", "[feat/tz 5e6f7a8] Fix tz\n 1 file changed")]),
+        ("assistant", [text("Committed. INVO-8781 is done.")]),
+    )
+    facts = extract_facts(turns)
+    assert facts.identifiers == (
+        "branch feat/tz",
+        "commit 2e45f5fece",
+        "commit 5e6f7a8 (branch feat/tz)",
+        "INVO-8781",  # mentioned again: listed at its last mention
+    )
+    later = extract_facts(conversation(("user", "Now #12 please.")), previous=facts)
+    assert later.identifiers == (*facts.identifiers, "#12")
+    assert Facts.from_dict(later.to_dict()) == later
+    many = conversation(*(("user", f"Look at #{n}.") for n in range(60)))
+    assert extract_facts(many).identifiers == tuple(f"#{n}" for n in range(10, 60))
 
 
 def test_meta_text_is_not_a_user_message() -> None:
@@ -707,6 +772,11 @@ def test_hand_checked_corpus_facts() -> None:
     )
     raze = _corpus_facts("codex-raze.jsonl")
     assert "libs/agno/agno/knowledge/knowledge.py" in raze.files_read
+    # the commits `git commit` printed, the newest last
+    assert pi.identifiers[-2:] == (
+        "commit 2c014c1 (branch refactor)",
+        "commit 803d4b6 (branch refactor)",
+    )
 
 
 @needs_corpus

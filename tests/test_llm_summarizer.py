@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -638,6 +639,11 @@ def test_dropped_facts_lists_only_what_the_answer_left_out() -> None:
     assert dropped_facts(ANSWER, facts) == (APPENDED.strip(), 2)
     everything = ANSWER + "\nNever push to main.\nE KeyError: 'token'"
     assert dropped_facts(everything, facts) == ("", 0)
+    named = replace(facts, identifiers=("commit 2e45f5fece", "#5658", "branch feat/tz"))
+    assert dropped_facts(everything + "\nMerged as #5658.", named) == (
+        "## Facts kept from the records\nIdentifiers: commit 2e45f5fece, branch feat/tz",
+        2,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,16 +4,17 @@
 (`compactcli.summarizers.facts`), carried on from the earlier summary's facts, and renders them
 under fixed headings (`SUMMARY_HEADINGS`), in this order: goal; user messages (oldest first,
 numbered); constraints and preferences; files read; files modified; commands; errors; decisions;
-pending asks and todos. A section with nothing in it is left out. The same request always gives
-the same text.
+identifiers (commits, pull requests and issues, tickets, branches); pending asks and todos. A
+section with nothing in it is left out. The same request always gives the same text.
 
 **Budget.** The summary fits `request.budget_tokens`, counted with `request.counter`. What is
 always kept: every constraint, pending ask, open todo, modified file and unresolved error (cut
 shorter, never dropped, when the budget is tight), the goal, and what an earlier summary held.
 The rest is added by priority while it fits: user messages (newest first, head and tail of long
-ones), decisions, failed commands and resolved errors, files read, other commands, and last the
-full text of long user messages. A section that lost items says how many. When even the kept
-items do not fit, the summary is as short as they allow and `details["over_budget"]` says so.
+ones), identifiers the goal does not already name (newest first), decisions, failed commands and
+resolved errors, files read, other commands, and last the full text of long user messages. A
+section that lost items says how many. When even the kept items do not fit, the summary is as
+short as they allow and `details["over_budget"]` says so.
 
 **Focus.** With `request.focus`, items that mention one of its words are added first and may
 take about two thirds of what is left after the kept items; the others share the rest.
@@ -57,6 +58,7 @@ from compactcli.summarizers.facts import (
     Facts,
     extract_facts,
     head_tail,
+    named,
     one_line,
     supersedes,
 )
@@ -76,6 +78,7 @@ FILES_MODIFIED = "## Files modified"
 COMMANDS = "## Commands"
 ERRORS = "## Errors"
 DECISIONS = "## Decisions"
+IDENTIFIERS = "## Identifiers"
 PENDING = "## Pending asks and todos"
 
 SECTIONS = (
@@ -88,6 +91,7 @@ SECTIONS = (
     COMMANDS,
     ERRORS,
     DECISIONS,
+    IDENTIFIERS,
     PENDING,
 )
 SUMMARY_HEADINGS: tuple[str, ...] = (UPDATE_LINE, *SECTIONS)
@@ -284,6 +288,9 @@ def _items(
     decisions = _fold_superseded(facts.decisions)
     for position, (decision, olds) in enumerate(decisions):
         add(DECISIONS, (f"- {_folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
+    names = [name for name in facts.identifiers if named(name) not in facts.goal]
+    for position, name in enumerate(names):
+        add(IDENTIFIERS, (f"- {name}",), rank=10_000 + (len(names) - position))
     for ask in facts.pending:
         if ask == quoted_ask:
             add(PENDING, (ASK + SEE_REQUEST,), kept=True)
@@ -517,6 +524,7 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
         decisions=tuple(bullets.get(DECISIONS, [])),
         pending=tuple(pending),
         todos=tuple(todos),
+        identifiers=tuple(bullets.get(IDENTIFIERS, [])),
     )
     return facts, earlier
 

@@ -35,6 +35,11 @@ File lists are cumulative across compactions (`merge`).
   words, never on a passing test's line), with the tool and the path or command it came from;
   `resolved` once a later call on the same path or command succeeds. A result the prune stage
   cleared is failed when its placeholder kept an error line (`cleared_error`), with that line.
+- **Identifiers**: names to keep verbatim, from user and assistant text (`identifiers`): a
+  commit (a 7-40 digit hex id after "commit", "sha" or "revision", and `git commit`'s own
+  `[branch abc1234]` line), a pull request or issue number (`#123`, "PR 123"), a tracker ticket
+  (`ABC-123`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or
+  main, master, develop, trunk). Each once, at its last mention.
 - **Pending asks**: the user messages after the last assistant text, and questions the user
   asked that got no assistant text before the next user message. **Todos**: the open items
   (pending, in progress) of the latest todo list (Claude Code `TodoWrite`, Codex
@@ -84,6 +89,7 @@ class Facts:
     decisions: tuple[str, ...] = ()
     pending: tuple[str, ...] = ()
     todos: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()  # "commit 2e45f5f", "#12", "AB-1", "branch x"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,6 +107,7 @@ class Facts:
             decisions=tuple(data.get("decisions", ())),
             pending=tuple(data.get("pending", ())),
             todos=tuple(data.get("todos", ())),
+            identifiers=tuple(data.get("identifiers", ())),
         )
 
     def is_empty(self) -> bool:
@@ -124,6 +131,7 @@ class Facts:
             decisions=tuple(map(change, self.decisions)),
             pending=tuple(map(change, self.pending)),
             todos=tuple(map(change, self.todos)),
+            identifiers=tuple(map(change, self.identifiers)),
         )
 
 
@@ -465,6 +473,71 @@ def supersedes(new: str, old: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
+# Identifiers
+
+_COMMIT = re.compile(
+    r"\b(?:commit|sha|revision)s?(?: id| hash)?[\s:`'\"(]+([0-9a-f]{7,40})\b", re.IGNORECASE
+)
+_GIT_COMMIT_LINE = re.compile(
+    r"^\[([^\s\]]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE
+)
+_NUMBER = re.compile(r"(?<![\w&#/])#(\d{1,7})\b")
+_NAMED_NUMBER = re.compile(
+    r"\b(?:PR|MR|[Pp]ull [Rr]equest|[Mm]erge [Rr]equest|[Ii]ssue)[\s:]+#?(\d{1,7})\b"
+)
+_TICKET = re.compile(r"\b([A-Z][A-Z]{1,9}-\d{2,7})\b")
+_NOT_TICKETS = frozenset(  # standards and algorithms named like tickets (UTF-16, SHA-256)
+    ("UTF", "ISO", "SHA", "RFC", "ECMA", "IEEE", "CVE", "TLS", "SSL", "HTTP", "AES", "RSA", "MD")
+)
+_BRANCH = re.compile(
+    r"\bbranch(?:es)?(?: named| called)?[\s:`'\"]+([A-Za-z0-9][\w./-]*[A-Za-z0-9])", re.IGNORECASE
+)
+_MAIN_BRANCHES = frozenset(("main", "master", "develop", "trunk"))
+_BRANCH_SIGNS = re.compile(r"[/_.\d-]")
+
+
+def named(identifier: str) -> str:
+    """What an identifier names: `abc1234` of "commit abc1234 (branch main)", `#12` of "#12"."""
+    parts = identifier.split(" ")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifiers `text` names, in order, as "commit 2e45f5f", "#123", "AB-12" or
+    "branch feat/x" (see the module docstring). Each pattern runs only where a plain substring
+    test says it can match: most texts name none."""
+    found: list[tuple[int, str]] = []
+    low = text.lower()
+    if "commit" in low or "sha" in low or "revision" in low:
+        for match in _COMMIT.finditer(text):
+            value = match.group(1)
+            if any(c.isdigit() for c in value):
+                found.append((match.start(1), f"commit {value}"))
+    if text.startswith("[") or "\n[" in text:
+        for match in _GIT_COMMIT_LINE.finditer(text):
+            found.append((match.start(2), f"commit {match.group(2)} (branch {match.group(1)})"))
+    if "#" in text:
+        found.extend((match.start(), f"#{match.group(1)}") for match in _NUMBER.finditer(text))
+    if "PR" in text or "MR" in text or "request" in low or "issue" in low:
+        found.extend(
+            (match.start(), f"#{match.group(1)}") for match in _NAMED_NUMBER.finditer(text)
+        )
+    if "-" in text:
+        for match in _TICKET.finditer(text):
+            value = match.group(1)
+            if value.split("-", 1)[0] not in _NOT_TICKETS:
+                found.append((match.start(1), value))
+    if "branch" in low:
+        for match in _BRANCH.finditer(text):
+            name = match.group(1).rstrip(".")
+            if name.lower() in _MAIN_BRANCHES or (
+                _BRANCH_SIGNS.search(name) and not name.isdigit()
+            ):
+                found.append((match.start(1), f"branch {name}"))
+    return list(dict.fromkeys(value for _, value in sorted(found)))
+
+
+# --------------------------------------------------------------------------------------------
 # Tool results: outcomes and error lines
 
 _EXIT_CODE = re.compile(
@@ -698,6 +771,7 @@ class _State:
     answered: bool = False  # the assistant's last act was text (a turn that completed)
     completed_turn: bool = False  # some turn completed in these messages
     since_answer: list[str] = field(default_factory=list)  # user messages not answered yet
+    names: dict[str, None] = field(default_factory=dict)  # identifiers, by last mention
     # the user's sentences that gave a setting a value: key -> [(sentence, its values)]
     settings: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
 
@@ -707,6 +781,7 @@ class _State:
         self.close_turn()
         self.user_messages.append(head_tail(text, MESSAGE_CHARS))
         self.since_answer.append(text)
+        self.add_identifiers(text)
         for sentence in sentences(text):
             self.add_sentence(sentence, _constraint(sentence))
 
@@ -740,6 +815,11 @@ class _State:
                 for key, new in setting_values(sentence).items():
                     self.settings.setdefault(key, []).append((line, new))
 
+    def add_identifiers(self, text: str) -> None:
+        for name in identifiers(text):
+            self.names.pop(name, None)
+            self.names[name] = None
+
     def close_turn(self) -> None:
         """The assistant's turn ends here (a user message follows, or the messages end)."""
         if self.answered:
@@ -769,6 +849,10 @@ class _State:
                 self.errors[i] = replace(error, resolved=True)
 
 
+IDENTIFIERS = 50
+"""How many identifiers the facts keep (the most recently mentioned)."""
+
+
 def _add_unique(items: list[str], item: str) -> None:
     if item and item not in items:
         items.append(item)
@@ -786,6 +870,7 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
             state.commands[command.command] = command
         state.errors.extend(previous.errors)
         state.decisions.extend(previous.decisions)
+        state.names.update(dict.fromkeys(previous.identifiers))
     calls: dict[str, _Call] = {}
     for message in messages:
         if message.summary:
@@ -839,6 +924,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             state.answered = True
             for sentence in decision_sentences(block.text):
                 _add_unique(state.decisions, sentence)
+            state.add_identifiers(block.text)
         elif block.kind == "tool_call":
             state.answered = False  # the turn goes on
             name = block.name or ""
@@ -887,6 +973,9 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         state.resolve(call, where)
         if call.command:
             state.add_command(call.command, "ok")
+            if "commit" in call.command:  # `git commit` names the commit it made
+                for match in _GIT_COMMIT_LINE.finditer(block.text, 0, 2000):
+                    state.add_identifiers(match.group(0))
         return
     if call.command:
         state.add_command(call.command, "failed", result.error)
@@ -925,4 +1014,5 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         decisions=tuple(state.decisions),
         pending=tuple(pending),
         todos=todos,
+        identifiers=tuple(state.names)[-IDENTIFIERS:],
     )

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactcli.summarizers.facts import Facts
+from compactcli.summarizers.facts import Facts, named
 from compactcli.transcript import Block, Message
 
 __all__ = [
@@ -219,6 +219,7 @@ def render_facts(facts: Facts) -> str:
         ),
     )
     lines += _items("Decisions", (_one_line(d) for d in facts.decisions))
+    lines += _items("Identifiers", facts.identifiers)
     lines += _items("Pending user asks", (_one_line(p) for p in facts.pending))
     lines += _items("Open todo items", (_one_line(t) for t in facts.todos))
     return "\n".join(lines) if lines else "(none found)"
@@ -392,10 +393,12 @@ def _present(needle: str, haystack: str) -> bool:
 
 
 def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, int]:
-    """The section listing the files, errors and constraints `answer` left out, and their count.
+    """The section listing the files, errors, constraints and identifiers `answer` left out, and
+    their count.
 
     Files count as present when their path appears verbatim; errors and constraints when their
-    text does (whitespace and case aside). Returns ("", 0) when nothing was dropped.
+    text does (whitespace and case aside); identifiers when what they name does (the hash of
+    "commit 2e45f5f", the `#12` of "#12"). Returns ("", 0) when nothing was dropped.
     """
     haystack = " ".join(answer.split()).lower()
     modified = [p for p in facts.files_modified if not _present(p, haystack)]
@@ -404,6 +407,7 @@ def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, 
     ]
     errors = [e for e in facts.errors if not _present(_one_line(e.text, limit), haystack)]
     constraints = [c for c in facts.constraints if not _present(_one_line(c, limit), haystack)]
+    names = [n for n in facts.identifiers if named(n) not in answer]
     lines: list[str] = []
     if modified:
         lines.append(f"Files modified: {', '.join(modified)}")
@@ -418,7 +422,9 @@ def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, 
     if constraints:
         lines.append("User constraints:")
         lines.extend(f"- {_one_line(c, limit)}" for c in constraints)
-    count = len(modified) + len(read) + len(errors) + len(constraints)
+    if names:
+        lines.append(f"Identifiers: {', '.join(names)}")
+    count = len(modified) + len(read) + len(errors) + len(constraints) + len(names)
     if not lines:
         return "", 0
     return f"## {FACTS_HEADING}\n" + "\n".join(lines), count
