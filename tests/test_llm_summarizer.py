@@ -19,6 +19,7 @@ import pytest
 
 from compactcli.errors import BackendError, ExitCode, UsageError
 from compactcli.summarizers import SummaryRequest, get_summarizer
+from compactcli.summarizers.facts import Facts
 from compactcli.summarizers.llm import BREAKER, CircuitBreaker, LLMSummarizer
 from compactcli.summarizers.prompt import (
     HEADINGS,
@@ -28,6 +29,7 @@ from compactcli.summarizers.prompt import (
     cut_middle,
     dropped_facts,
     missing_headings,
+    render_facts,
     template,
 )
 from compactcli.tokens import get_counter
@@ -644,6 +646,29 @@ def test_dropped_facts_lists_only_what_the_answer_left_out() -> None:
         "## Facts kept from the records\nIdentifiers: commit 2e45f5fece, branch feat/tz",
         2,
     )
+
+
+def test_a_superseded_value_reaches_the_model_only_beside_its_replacement() -> None:
+    facts = Facts(
+        constraints=("Use port 8080 for the dev server.", "Use port 9090 for the dev server."),
+        decisions=("We'll store sessions in Postgres 15.", "We'll store sessions in Postgres 16."),
+    )
+    assert render_facts(facts) == (
+        "User constraints:\n"
+        "- Use port 9090 for the dev server. (replaces earlier: Use port 8080 for the dev "
+        "server.)\n"
+        "Decisions:\n"
+        "- We'll store sessions in Postgres 16. (replaces earlier: We'll store sessions in "
+        "Postgres 15.)"
+    )
+    # an answer that kept neither gets the current one back, never the old one alone
+    assert dropped_facts("## Goal\nShip it.", facts) == (
+        "## Facts kept from the records\nUser constraints:\n"
+        "- Use port 9090 for the dev server. (replaces earlier: Use port 8080 for the dev "
+        "server.)",
+        1,
+    )
+    assert dropped_facts("Use port 9090 for the dev server.", facts) == ("", 0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -57,10 +57,12 @@ from compactcli.summarizers.facts import (
     ErrorFact,
     Facts,
     extract_facts,
+    fold_superseded,
+    folded,
     head_tail,
     named,
     one_line,
-    supersedes,
+    superseded,
 )
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]
@@ -118,42 +120,15 @@ _EARLIER_SHARE = 0.5
 # Superseded values
 
 
-def _superseded(items: Sequence[str]) -> dict[int, int]:
-    """For each superseded item, the later item that replaces it (positions)."""
-    found: dict[int, int] = {}
-    for i, old in enumerate(items):
-        for j in range(len(items) - 1, i, -1):
-            if j not in found and supersedes(items[j], old):
-                found[i] = j
-                break
-    return found
-
-
-def _fold_superseded(items: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """Items with each superseded one folded into the later item that replaces it: (item, the
-    earlier items it replaces)."""
-    replaced = _superseded(items)
-    out: list[tuple[str, list[str]]] = []
-    for j, item in enumerate(items):
-        if j in replaced:
-            continue
-        out.append((item, [items[i] for i, k in replaced.items() if k == j]))
-    return out
-
-
-def _folded(item: str, olds: Sequence[str]) -> str:
-    return item + "".join(f" (replaces earlier: {old})" for old in olds)
-
-
 def _folded_shapes(
     item: str, olds: Sequence[str], caps: Sequence[int], prefix: str
 ) -> tuple[str, ...]:
     """Shapes of an item that replaces `olds`: with them while it fits the cap, else the item
     alone (never an earlier value cut loose from the one that replaced it)."""
-    folded = _folded(item, olds)
+    whole = folded(item, olds)
     found: list[str] = []
     for cap in caps:
-        shape = prefix + (folded if len(folded) <= cap else head_tail(item, cap))
+        shape = prefix + (whole if len(whole) <= cap else head_tail(item, cap))
         if shape not in found:
             found.append(shape)
     return tuple(found)
@@ -246,7 +221,7 @@ def _items(
 
     if earlier:
         add(EARLIER, (earlier,), kept=True)
-    changes = _superseded(facts.constraints)
+    changes = superseded(facts.constraints)
 
     def notes(text: str) -> str:
         return _later_changes(text, facts.constraints, changes) if changes else ""
@@ -265,7 +240,7 @@ def _items(
             shapes = (f"{number}. {SEE_REQUEST}",)
         # newest first: a later message outranks an earlier one
         add(USER_MESSAGES, shapes, rank=100 + (total - number))
-    for constraint, olds in _fold_superseded(facts.constraints):
+    for constraint, olds in fold_superseded(facts.constraints):
         add(CONSTRAINTS, _folded_shapes(constraint, olds, (*_KEPT_CAPS, 60), "- "), kept=True)
     modified = set(facts.files_modified)
     for path in facts.files_read:
@@ -285,9 +260,9 @@ def _items(
             add(ERRORS, shapes, rank=30_000 + (count - position))
         else:
             add(ERRORS, shapes, kept=True)
-    decisions = _fold_superseded(facts.decisions)
+    decisions = fold_superseded(facts.decisions)
     for position, (decision, olds) in enumerate(decisions):
-        add(DECISIONS, (f"- {_folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
+        add(DECISIONS, (f"- {folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
     names = [name for name in facts.identifiers if named(name) not in facts.goal]
     for position, name in enumerate(names):
         add(IDENTIFIERS, (f"- {name}",), rank=10_000 + (len(names) - position))

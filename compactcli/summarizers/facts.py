@@ -537,6 +537,34 @@ def identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(value for _, value in sorted(found)))
 
 
+def superseded(items: Sequence[str]) -> dict[int, int]:
+    """For each superseded item, the later item that replaces it (positions)."""
+    found: dict[int, int] = {}
+    for i, old in enumerate(items):
+        for j in range(len(items) - 1, i, -1):
+            if j not in found and supersedes(items[j], old):
+                found[i] = j
+                break
+    return found
+
+
+def fold_superseded(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Items with each superseded one folded into the later item that replaces it: (item, the
+    earlier items it replaces)."""
+    replaced = superseded(items)
+    out: list[tuple[str, list[str]]] = []
+    for j, item in enumerate(items):
+        if j in replaced:
+            continue
+        out.append((item, [items[i] for i, k in replaced.items() if k == j]))
+    return out
+
+
+def folded(item: str, olds: Sequence[str]) -> str:
+    """`item` with the earlier items it replaces after it, so none reads as current."""
+    return item + "".join(f" (replaces earlier: {old})" for old in olds)
+
+
 # --------------------------------------------------------------------------------------------
 # Tool results: outcomes and error lines
 

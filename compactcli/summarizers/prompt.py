@@ -7,7 +7,9 @@ Building the prompt:
 - `render_message(message)` is one message as plain text for the model (role, text, tool calls
   with their arguments, tool results; thinking left out); `cut_middle(text, keep)` keeps a
   text's head and tail around an `omitted_marker` that says how much was left out.
-- `render_facts(facts)` is the extractive facts, given to the model as ground truth.
+- `render_facts(facts)` is the extractive facts, given to the model as ground truth. A
+  constraint or decision that a later one superseded is shown only after it, as "(replaces
+  earlier: ...)", so the model never reads an old value as current.
 - `build_messages(...)` is the chat request: a system message with the rules (record, never
   answer or act; no tools; keep exact paths, errors and the user's own constraints; the
   headings; the length; the focus's 60-70% share) and a user message with the earlier summary
@@ -20,9 +22,9 @@ Checking the answer:
 - `missing_headings(text)` is which of `HEADINGS` the answer lacks; `answer_problem(text)` says
   in one line why an answer is unusable (empty, the template repeated unfilled, no headings,
   some missing) or is None.
-- `dropped_facts(answer, facts)` is a short section listing the files, errors and user
-  constraints the answer left out, appended so an LLM summary is never worse than the
-  extractive one.
+- `dropped_facts(answer, facts)` is a short section listing the files, errors, user
+  constraints (the current ones, with what they replace) and identifiers the answer left out,
+  appended so an LLM summary is never worse than the extractive one.
 
 Pure functions: no I/O, no litellm.
 """
@@ -33,7 +35,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactcli.summarizers.facts import Facts, named
+from compactcli.summarizers.facts import Facts, fold_superseded, folded, named
 from compactcli.transcript import Block, Message
 
 __all__ = [
@@ -198,7 +200,10 @@ def render_facts(facts: Facts) -> str:
     lines: list[str] = []
     if facts.goal.strip():
         lines.append(f"Goal (the user's first request): {_one_line(facts.goal)}")
-    lines += _items("User constraints", (_one_line(c) for c in facts.constraints))
+    lines += _items(
+        "User constraints",
+        (_one_line(folded(c, olds)) for c, olds in fold_superseded(facts.constraints)),
+    )
     lines += _items("Files modified", facts.files_modified)
     lines += _items("Files read", facts.files_read)
     lines += _items(
@@ -218,7 +223,9 @@ def render_facts(facts: Facts) -> str:
             for e in facts.errors
         ),
     )
-    lines += _items("Decisions", (_one_line(d) for d in facts.decisions))
+    lines += _items(
+        "Decisions", (_one_line(folded(d, olds)) for d, olds in fold_superseded(facts.decisions))
+    )
     lines += _items("Identifiers", facts.identifiers)
     lines += _items("Pending user asks", (_one_line(p) for p in facts.pending))
     lines += _items("Open todo items", (_one_line(t) for t in facts.todos))
@@ -406,7 +413,11 @@ def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, 
         p for p in facts.files_read if p not in facts.files_modified and not _present(p, haystack)
     ]
     errors = [e for e in facts.errors if not _present(_one_line(e.text, limit), haystack)]
-    constraints = [c for c in facts.constraints if not _present(_one_line(c, limit), haystack)]
+    constraints = [  # the current ones, each with the earlier values it replaces
+        folded(c, olds)
+        for c, olds in fold_superseded(facts.constraints)
+        if not _present(_one_line(c, limit), haystack)
+    ]
     names = [n for n in facts.identifiers if named(n) not in answer]
     lines: list[str] = []
     if modified:
