@@ -9,7 +9,10 @@
    pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the excess, at
    most `FIT_ATTEMPTS` times), and, when no tail is small enough because the current turn is
    larger than the budget, once more with `cut_turn` (the turn is cut and its prompt quoted
-   verbatim in the summary; the check records `cut_turn`);
+   verbatim in the summary; the check records `cut_turn`). When the result is still over its
+   limits after all that (with `fit`), it is compacted again as read back, as a second run
+   would, until a round changes nothing (at most `FIT_ROUNDS` rounds; the check records
+   `rounds`): a second `compact` then finds nothing to do;
 3. **check**: the result must validate (no error the input did not have) and be smaller than the
    input; otherwise the input comes back unchanged and the check says why. Whether the result is
    under the threshold and the budget, and by how much it is over, is recorded.
@@ -67,6 +70,7 @@ from compactcli.validation import validate
 __all__ = [
     "DEFAULTS",
     "FIT_ATTEMPTS",
+    "FIT_ROUNDS",
     "CompactCheck",
     "CompactOptions",
     "Destination",
@@ -81,6 +85,9 @@ __all__ = [
 
 FIT_ATTEMPTS = 4
 """How many smaller kept tails `fit` tries after the first summary."""
+
+FIT_ROUNDS = 6
+"""How many times `fit` compacts a result that is still over its limits again (see `compact`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,7 @@ class CompactCheck:
     not_summarized: str | None = None  # why a summary that ran changed nothing
     cut_turn: bool = False  # the summary used was allowed to cut the current turn
     summary_tokens: int | None = None  # the summary budget, when fitting lowered it
+    rounds: int = 1  # compactions run, each on the result of the one before (`fit`, still over)
 
     @property
     def changed(self) -> bool:
@@ -217,6 +225,60 @@ def compact(
     counter: TokenCounter,
 ) -> Transcript:
     """Prune, summarize when needed, check; see the module docstring."""
+    started = time.perf_counter()
+    result = _compact_once(transcript, options, summarizer, counter)
+    first = check = compact_check(result)
+    assert first is not None and check is not None
+    rounds = 1
+    # Over the limits after fitting: compact the result as read back again, as a second run
+    # would, until a round changes nothing (so a second run does not).
+    while options.fit and check.over and check.changed and rounds < FIT_ROUNDS:
+        again = _compact_once(settle(result), options, summarizer, counter)
+        rounds += 1
+        check = compact_check(again)
+        assert check is not None
+        if not check.changed:
+            break
+        result = again
+    if rounds == 1:
+        return result
+    # one `compact` stage for the whole run: from the input to the last round kept
+    last = compact_check(result)
+    assert last is not None
+    merged = dataclasses.replace(
+        last,
+        tokens_before=first.tokens_before,
+        tokens_pruned=first.tokens_pruned,
+        reason=first.reason,
+        attempts=sum(
+            CompactCheck.from_dict(s.details["compact"]).attempts
+            for s in result.stats
+            if s.stage == "compact"
+        ),
+        summarized=True,
+        rounds=rounds,
+    )
+    compacts = [s for s in result.stats if s.stage == "compact"]
+    stats = dataclasses.replace(
+        compacts[-1],
+        tokens_before=compacts[0].tokens_before,
+        records_before=compacts[0].records_before,
+        messages_before=compacts[0].messages_before,
+        seconds=time.perf_counter() - started,
+        changed=True,
+        details={"compact": merged.to_dict()},
+    )
+    kept = tuple(s for s in result.stats if s.stage != "compact")
+    return result.evolve(stats=(*kept, stats))
+
+
+def _compact_once(
+    transcript: Transcript,
+    options: CompactOptions,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+) -> Transcript:
+    """One round of `compact`: prune, summarize when needed, check."""
     started = time.perf_counter()
     measure = _Measure(options, counter)
     before = measure(transcript)
@@ -559,8 +621,13 @@ def compact_file(
     failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
     code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
     details: dict[str, Any] = {"check": check.to_dict()}
-    if plan.dry_run:
-        details["diff"] = diff(transcript, result, counter=counter)
+    if plan.dry_run:  # its token line gives the figures of the check, as the table does
+        details["diff"] = dataclasses.replace(
+            diff(transcript, result, counter=counter),
+            tokens_before=check.tokens_before,
+            tokens_after=check.tokens_after,
+            method=check.method,
+        )
     if plan.stats:
         details["stats"] = report(result)
     if plan.boundary:
@@ -589,11 +656,15 @@ def compact_file(
 
 
 def _summary_details(result: Transcript) -> Mapping[str, Any]:
-    for stats in reversed(result.stats):
-        if stats.stage == "summarize":
-            found = stats.details.get("summarize")
-            return found if isinstance(found, Mapping) else {}
-    return {}
+    """The LLM calls and warnings of the summaries in `result` (one per round of `compact`)."""
+    calls = 0
+    warnings: list[str] = []
+    for stats in result.stats:
+        found = stats.details.get("summarize") if stats.stage == "summarize" else None
+        if isinstance(found, Mapping):
+            calls += int(found.get("llm_calls", 0))
+            warnings.extend(w for w in found.get("warnings", ()) if w not in warnings)
+    return {"llm_calls": calls, "warnings": warnings}
 
 
 def _write(

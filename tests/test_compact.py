@@ -5,6 +5,7 @@ every format."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ from tests.cli_runner import run
 from tests.conftest import FIXTURES
 from tests.llm_server import serve
 from tests.test_llm_summarizer import ANSWER, MODEL
-from tests.transcript_strategies import FORMAT_NAMES, Plan, plans, render
+from tests.transcript_strategies import FORMAT_NAMES, Call, Plan, Step, Turn, plans, render
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 PI = TRANSCRIPTS / "pi-summarize-session.jsonl"
@@ -117,6 +118,7 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
         "not_summarized": None,
         "cut_turn": False,
         "summary_tokens": None,
+        "rounds": 1,
     }
     assert [s.stage for s in result.stats] == ["prune", "summarize", "compact"]
     assert validate(result).errors == ()
@@ -562,7 +564,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing() -> None:
     lines = result.stdout.splitlines()
     assert lines == [
         "records: 21 -> 23  kept 19, cleared 2, edited 0, removed 0, added 2",
-        "tokens:  5,955 -> 2,439 (-59.0%) [heuristic]",
+        "tokens:  6,329 -> 2,439 (-61.5%) [heuristic]",  # the figures of the table below
         "first change: line 5 (cleared message toolResult); prompt cache breaks here",
         "  cleared       5      5  message toolResult  5,048 -> 416 bytes",
         "  cleared       6      6  message toolResult  2,653 -> 551 bytes",
@@ -764,6 +766,81 @@ def test_prune_is_safe(tmp_path: Path, fmt: str, plan: Plan, options: PruneOptio
 @given(plan=plans(), options=summarize_options)
 def test_summarize_is_safe(tmp_path: Path, fmt: str, plan: Plan, options: SummarizeOptions) -> None:
     _check_safety("summarize", fmt, plan, options, tmp_path)
+
+
+def test_a_result_still_over_its_budget_is_compacted_again_until_a_second_run_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    # a budget no tail can meet: each compaction of the result shrinks it a little more
+    quiet = Step(text="fix", thinking="", calls=())
+    read = Step(text="fix", thinking="", calls=(Call(0, "src/app.py", "   0  fix", False),))
+    plan = Plan(
+        turns=(
+            Turn("fix", (quiet,)),
+            Turn("fix", (quiet,)),
+            Turn("fix", (quiet, quiet, quiet)),
+            Turn("fix fix fix fix", (read,)),
+            Turn("fix", (read,)),
+        ),
+        compacted_before=1,
+        interrupted=True,
+        system="You are a careful coding agent.",
+        seed=0,
+        extra={},
+    )
+    options = CompactOptions(
+        prune=PruneOptions(keep_recent_tokens=0, min_chars=0, dedupe=False, images=False),
+        summarize=SummarizeOptions(keep_recent_tokens=458),
+        max_tokens=399,
+        fit=True,
+    )
+    before = _read(render(plan, "pi"), tmp_path / "before.jsonl")
+    result = _run_stage("compact", before, options)
+    check = compact_check(result)
+    assert check is not None
+    assert (check.tokens_before, check.tokens_after, check.rounds) == (470, 441, 3)
+    assert check.over == (("budget", 399, 42),)
+    assert [s.stage for s in result.stats] == [
+        "prune",
+        "summarize",
+        "prune",
+        "summarize",
+        "compact",
+    ]
+    after = _read(to_bytes(result), tmp_path / "after.jsonl")
+    again = _run_stage("compact", after, options)
+    assert to_bytes(again) == to_bytes(after)
+    second = compact_check(again)
+    assert second is not None and second.rounds == 1 and not second.changed
+    # the command line reports the rounds, and a second run leaves the file as it is
+    (tmp_path / "s.jsonl").write_bytes(render(plan, "pi"))
+    first_run = run(
+        "compact",
+        str(tmp_path / "s.jsonl"),
+        "--max-tokens",
+        "399",
+        "--json",
+        "-o",
+        str(tmp_path / "o.jsonl"),
+    )
+    assert first_run.exit_code == 1
+    report = json.loads(first_run.stdout)
+    assert (report["tokens_after"], report["over"], report["rounds"]) == (
+        441,
+        {"what": "budget", "limit": 399, "excess": 42},
+        3,
+    )
+    second_run = run(
+        "compact",
+        str(tmp_path / "o.jsonl"),
+        "--max-tokens",
+        "399",
+        "--json",
+        "-o",
+        str(tmp_path / "o2.jsonl"),
+    )
+    assert json.loads(second_run.stdout)["status"] == "unchanged"
+    assert (tmp_path / "o2.jsonl").read_bytes() == (tmp_path / "o.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)

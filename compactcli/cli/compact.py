@@ -502,6 +502,8 @@ def json_line(result: FileResult) -> str:
             data["cut_turn"] = True
         if check.get("summary_tokens") is not None:
             data["summary_tokens"] = check["summary_tokens"]
+        if check.get("rounds", 1) > 1:
+            data["rounds"] = check["rounds"]
     if "diff" in result.details:
         data["diff"] = result.details["diff"].to_dict()
     return orjson.dumps(data).decode()
