@@ -123,7 +123,7 @@ class CompactCheck:
     not_summarized: str | None = None  # why a summary that ran changed nothing
     cut_turn: bool = False  # the summary used was allowed to cut the current turn
     summary_tokens: int | None = None  # the summary budget, when fitting lowered it
-    rounds: int = 1  # compactions run, each on the result of the one before (`fit`, still over)
+    rounds: int = 1  # compactions that changed it, each of the one before's result (`fit`)
 
     @property
     def changed(self) -> bool:
@@ -229,17 +229,17 @@ def compact(
     result = _compact_once(transcript, options, summarizer, counter)
     first = check = compact_check(result)
     assert first is not None and check is not None
-    rounds = 1
+    rounds = ran = 1  # rounds that changed the transcript, rounds run
     # Over the limits after fitting: compact the result as read back again, as a second run
     # would, until a round changes nothing (so a second run does not).
-    while options.fit and check.over and check.changed and rounds < FIT_ROUNDS:
+    while options.fit and check.over and check.changed and ran < FIT_ROUNDS:
         again = _compact_once(settle(result), options, summarizer, counter)
-        rounds += 1
+        ran += 1
         check = compact_check(again)
         assert check is not None
         if not check.changed:
             break
-        result = again
+        result, rounds = again, rounds + 1
     if rounds == 1:
         return result
     # one `compact` stage for the whole run: from the input to the last round kept
@@ -370,11 +370,11 @@ def _summarize_to_fit(
     """The summary of `pruned`, made again with smaller tails while it is over (with `fit`).
 
     When no kept tail brings it under and `cut_turn` was not asked for, the same is tried once
-    more with the current turn allowed to be cut (its prompt quoted in the summary); when the
-    result is still over and no summary budget was given, once more with the summary's size
-    lowered by the excess (to `MIN_SUMMARY_TOKENS` at least). Each of these is kept only when
-    it brings the result within its limits: a summary is never made poorer for nothing, and a
-    second run finds nothing more to do. Returns the result, its count, the kept tail it used,
+    more with the current turn allowed to be cut (its prompt quoted in the summary), kept when
+    it brings the result within its limits or nearer to them; when the result is still over and
+    no summary budget was given, once more with the summary's size lowered by the excess (to
+    `MIN_SUMMARY_TOKENS` at least), kept only when that brings the result within its limits: a
+    summary is never made poorer for nothing. Returns the result, its count, the kept tail it used,
     how many summaries ran, whether the current turn could be cut, and the summary budget when
     it was lowered.
     """
@@ -386,7 +386,7 @@ def _summarize_to_fit(
         turn = dataclasses.replace(options.summarize, cut_turn=True)
         other = _fit_tail(pruned, options, turn, summarizer, counter, measure, after_prune)
         attempts += other[3]
-        if other[0].records is not pruned.records and not _over(other[1]):
+        if other[0].records is not pruned.records and _closer(other[1], report):
             result, report, keep, _ = other
             cut_turn = True
     summary_tokens: int | None = None
@@ -405,6 +405,11 @@ def _summarize_to_fit(
                 if not _over(counted):
                     result, report, summary_tokens = candidate, counted, lower
     return result, report, keep, attempts, cut_turn, summary_tokens
+
+
+def _closer(candidate: EstimateReport, current: EstimateReport) -> bool:
+    """Whether `candidate` is within the limits, or at least nearer to them than `current`."""
+    return not _over(candidate) or candidate.tokens < current.tokens
 
 
 def _fit_tail(

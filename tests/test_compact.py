@@ -768,6 +768,48 @@ def test_summarize_is_safe(tmp_path: Path, fmt: str, plan: Plan, options: Summar
     _check_safety("summarize", fmt, plan, options, tmp_path)
 
 
+def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
+    tmp_path: Path,
+) -> None:
+    # one prompt and its work: only a cut turn summarizes anything, and 300 tokens is too few
+    out = tmp_path / "out.jsonl"
+    first = run(
+        "compact",
+        str(TRANSCRIPTS / "claude-code-session.jsonl"),
+        "--max-tokens",
+        "300",
+        "--json",
+        "-o",
+        str(out),
+    )
+    assert first.exit_code == 1
+    assert json.loads(first.stdout) == {
+        "path": str(TRANSCRIPTS / "claude-code-session.jsonl"),
+        "status": "compacted",
+        "tokens_before": 1821,
+        "tokens_after": 507,
+        "saved": 1314,
+        "method": "heuristic",
+        "output": str(out),
+        "backup": None,
+        "summarized": True,
+        "llm_calls": 0,
+        "over": {"what": "budget", "limit": 300, "excess": 207},
+        "exit_code": 1,
+        "message": None,
+        "warnings": [],
+        "notes": [],
+        "keep_recent_tokens": 270,
+        "cut_turn": True,
+    }
+    assert validate(read_transcript(str(out))).errors == ()
+    again = run(
+        "compact", str(out), "--max-tokens", "300", "--json", "-o", str(tmp_path / "again.jsonl")
+    )
+    assert json.loads(again.stdout)["status"] == "unchanged"
+    assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
+
+
 def test_a_result_still_over_its_budget_is_compacted_again_until_a_second_run_changes_nothing(
     tmp_path: Path,
 ) -> None:
@@ -798,7 +840,7 @@ def test_a_result_still_over_its_budget_is_compacted_again_until_a_second_run_ch
     result = _run_stage("compact", before, options)
     check = compact_check(result)
     assert check is not None
-    assert (check.tokens_before, check.tokens_after, check.rounds) == (470, 441, 3)
+    assert (check.tokens_before, check.tokens_after, check.rounds) == (470, 441, 2)
     assert check.over == (("budget", 399, 42),)
     assert [s.stage for s in result.stats] == [
         "prune",
@@ -828,7 +870,7 @@ def test_a_result_still_over_its_budget_is_compacted_again_until_a_second_run_ch
     assert (report["tokens_after"], report["over"], report["rounds"]) == (
         441,
         {"what": "budget", "limit": 399, "excess": 42},
-        3,
+        2,
     )
     second_run = run(
         "compact",
