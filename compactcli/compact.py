@@ -12,7 +12,8 @@
    verbatim in the summary; the check records `cut_turn`). When the result is still over its
    limits after all that (with `fit`), it is compacted again as read back, as a second run
    would, until a round changes nothing (at most `FIT_ROUNDS` rounds; the check records
-   `rounds`): a second `compact` then finds nothing to do;
+   `rounds`): a second `compact` then finds nothing to do. Not with a summary a model wrote
+   (each round would ask it again);
 3. **check**: the result must validate (no error the input did not have) and be smaller than the
    input; otherwise the input comes back unchanged and the check says why. Whether the result is
    under the threshold and the budget, and by how much it is over, is recorded.
@@ -231,8 +232,15 @@ def compact(
     assert first is not None and check is not None
     rounds = ran = 1  # rounds that changed the transcript, rounds run
     # Over the limits after fitting: compact the result as read back again, as a second run
-    # would, until a round changes nothing (so a second run does not).
-    while options.fit and check.over and check.changed and ran < FIT_ROUNDS:
+    # would, until a round changes nothing (so a second run does not). Not when a model wrote
+    # the summary: each round would ask it again, up to a dozen times.
+    while (
+        options.fit
+        and check.over
+        and check.changed
+        and ran < FIT_ROUNDS
+        and not _asked_a_model(result)
+    ):
         again = _compact_once(settle(result), options, summarizer, counter)
         ran += 1
         check = compact_check(again)
@@ -270,6 +278,17 @@ def compact(
     )
     kept = tuple(s for s in result.stats if s.stage != "compact")
     return result.evolve(stats=(*kept, stats))
+
+
+def _asked_a_model(result: Transcript) -> bool:
+    """Whether a summary of `result` came from a model (or a model was asked for one)."""
+    for stats in result.stats:
+        found = stats.details.get("summarize") if stats.stage == "summarize" else None
+        if isinstance(found, Mapping) and (
+            found.get("summarizer") == "llm" or found.get("llm_calls")
+        ):
+            return True
+    return False
 
 
 def _compact_once(

@@ -768,6 +768,52 @@ def test_summarize_is_safe(tmp_path: Path, fmt: str, plan: Plan, options: Summar
     _check_safety("summarize", fmt, plan, options, tmp_path)
 
 
+_QUIET = Step(text="fix", thinking="", calls=())
+_READ = Step(text="fix", thinking="", calls=(Call(0, "src/app.py", "   0  fix", False),))
+_UNREACHABLE = Plan(
+    turns=(
+        Turn("fix", (_QUIET,)),
+        Turn("fix", (_QUIET,)),
+        Turn("fix", (_QUIET, _QUIET, _QUIET)),
+        Turn("fix fix fix fix", (_READ,)),
+        Turn("fix", (_READ,)),
+    ),
+    compacted_before=1,
+    interrupted=True,
+    system="You are a careful coding agent.",
+    seed=0,
+    extra={},
+)
+"""A pi session that a budget of 399 tokens cannot hold (see `_TOO_FEW`)."""
+_TOO_FEW = CompactOptions(
+    prune=PruneOptions(keep_recent_tokens=0, min_chars=0, dedupe=False, images=False),
+    summarize=SummarizeOptions(keep_recent_tokens=458),
+    max_tokens=399,
+    fit=True,
+)
+
+
+class _ModelLike:
+    """The extractive summary, reported as a model's answer (one call each)."""
+
+    name = "llm"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        found = EXTRACTIVE.summarize(request)
+        return dataclasses.replace(found, summarizer="llm", llm_calls=1)
+
+
+def test_a_summary_a_model_wrote_is_not_compacted_again_in_more_rounds(tmp_path: Path) -> None:
+    before = _read(render(_UNREACHABLE, "pi"), tmp_path / "before.jsonl")
+    offline = compact_check(_run_stage("compact", before, _TOO_FEW))
+    assert offline is not None and offline.rounds == 2
+    result = compact(before, _TOO_FEW, summarizer=_ModelLike(), counter=counter_for(before))
+    check = compact_check(result)
+    assert check is not None and check.changed and check.over
+    assert check.rounds == 1
+    assert [s.stage for s in result.stats] == ["prune", "summarize", "compact"]
+
+
 def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
     tmp_path: Path,
 ) -> None:
@@ -814,28 +860,7 @@ def test_a_result_still_over_its_budget_is_compacted_again_until_a_second_run_ch
     tmp_path: Path,
 ) -> None:
     # a budget no tail can meet: each compaction of the result shrinks it a little more
-    quiet = Step(text="fix", thinking="", calls=())
-    read = Step(text="fix", thinking="", calls=(Call(0, "src/app.py", "   0  fix", False),))
-    plan = Plan(
-        turns=(
-            Turn("fix", (quiet,)),
-            Turn("fix", (quiet,)),
-            Turn("fix", (quiet, quiet, quiet)),
-            Turn("fix fix fix fix", (read,)),
-            Turn("fix", (read,)),
-        ),
-        compacted_before=1,
-        interrupted=True,
-        system="You are a careful coding agent.",
-        seed=0,
-        extra={},
-    )
-    options = CompactOptions(
-        prune=PruneOptions(keep_recent_tokens=0, min_chars=0, dedupe=False, images=False),
-        summarize=SummarizeOptions(keep_recent_tokens=458),
-        max_tokens=399,
-        fit=True,
-    )
+    plan, options = _UNREACHABLE, _TOO_FEW
     before = _read(render(plan, "pi"), tmp_path / "before.jsonl")
     result = _run_stage("compact", before, options)
     check = compact_check(result)
