@@ -228,45 +228,39 @@ def compact(
     """Prune, summarize when needed, check; see the module docstring."""
     started = time.perf_counter()
     result = _compact_once(transcript, options, summarizer, counter)
-    first = check = compact_check(result)
-    assert first is not None and check is not None
-    rounds = ran = 1  # rounds that changed the transcript, rounds run
+    check = compact_check(result)
+    ran = 1
     # Over the limits after fitting: compact the result as read back again, as a second run
     # would, until a round changes nothing (so a second run does not). Not when a model wrote
     # the summary: each round would ask it again, up to a dozen times.
     while (
         options.fit
+        and check is not None
         and check.over
         and check.changed
         and ran < FIT_ROUNDS
-        and not _asked_a_model(result)
+        and not _summary_details(result)["asked_a_model"]
     ):
         again = _compact_once(settle(result), options, summarizer, counter)
         ran += 1
         check = compact_check(again)
-        assert check is not None
-        if not check.changed:
+        if check is None or not check.changed:
             break
-        result, rounds = again, rounds + 1
-    if rounds == 1:
+        result = again
+    compacts = [s for s in result.stats if s.stage == "compact"]  # one per round kept
+    if len(compacts) == 1:
         return result
     # one `compact` stage for the whole run: from the input to the last round kept
-    last = compact_check(result)
-    assert last is not None
+    checks = [CompactCheck.from_dict(s.details["compact"]) for s in compacts]
     merged = dataclasses.replace(
-        last,
-        tokens_before=first.tokens_before,
-        tokens_pruned=first.tokens_pruned,
-        reason=first.reason,
-        attempts=sum(
-            CompactCheck.from_dict(s.details["compact"]).attempts
-            for s in result.stats
-            if s.stage == "compact"
-        ),
+        checks[-1],
+        tokens_before=checks[0].tokens_before,
+        tokens_pruned=checks[0].tokens_pruned,
+        reason=checks[0].reason,
+        attempts=sum(c.attempts for c in checks),
         summarized=True,
-        rounds=rounds,
+        rounds=len(checks),
     )
-    compacts = [s for s in result.stats if s.stage == "compact"]
     stats = dataclasses.replace(
         compacts[-1],
         tokens_before=compacts[0].tokens_before,
@@ -278,17 +272,6 @@ def compact(
     )
     kept = tuple(s for s in result.stats if s.stage != "compact")
     return result.evolve(stats=(*kept, stats))
-
-
-def _asked_a_model(result: Transcript) -> bool:
-    """Whether a summary of `result` came from a model (or a model was asked for one)."""
-    for stats in result.stats:
-        found = stats.details.get("summarize") if stats.stage == "summarize" else None
-        if isinstance(found, Mapping) and (
-            found.get("summarizer") == "llm" or found.get("llm_calls")
-        ):
-            return True
-    return False
 
 
 def _compact_once(
@@ -680,15 +663,18 @@ def compact_file(
 
 
 def _summary_details(result: Transcript) -> Mapping[str, Any]:
-    """The LLM calls and warnings of the summaries in `result` (one per round of `compact`)."""
+    """The LLM calls and warnings of the summaries in `result` (one per round of `compact`),
+    and whether a model was asked for any of them (`asked_a_model`)."""
     calls = 0
     warnings: list[str] = []
+    model = False
     for stats in result.stats:
         found = stats.details.get("summarize") if stats.stage == "summarize" else None
         if isinstance(found, Mapping):
             calls += int(found.get("llm_calls", 0))
             warnings.extend(w for w in found.get("warnings", ()) if w not in warnings)
-    return {"llm_calls": calls, "warnings": warnings}
+            model = model or found.get("summarizer") == "llm"
+    return {"llm_calls": calls, "warnings": warnings, "asked_a_model": model or calls > 0}
 
 
 def _write(
