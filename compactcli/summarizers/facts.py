@@ -404,6 +404,8 @@ _NOT_A_KEY = frozenset(
     )
 )
 _TRAILING = ".:!?)]}'\""
+_IS_ARE = re.compile(r"\s(?:is|are)\s")
+"""What every match of `_IS_VALUE` holds: found first, it spares most sentences that search."""
 
 
 def setting_values(sentence: str) -> dict[str, frozenset[str]]:
@@ -417,17 +419,21 @@ def setting_values(sentence: str) -> dict[str, frozenset[str]]:
         if key and value:
             found.setdefault(key.lower(), set()).add(value)
 
-    for match in _ASSIGNMENT.finditer(sentence):
-        add(match.group(1), match.group(2))
-    for match in _HOST_PORT.finditer(sentence):
-        host = match.group(1).lower()
-        last = host.rsplit(".", 1)[-1]
-        if host != "localhost" and last not in _FILE_SUFFIXES:
-            add(host + ":", match.group(2))
-    for match in _IS_VALUE.finditer(sentence):
-        words = [w for w in match.group(1).lower().split() if w not in _NOT_A_KEY]
-        if words and "=" not in match.group(2):
-            add("the " + " ".join(words[-2:]), match.group(2))
+    # each pattern runs only on a sentence holding what all its matches hold
+    if "=" in sentence:
+        for match in _ASSIGNMENT.finditer(sentence):
+            add(match.group(1), match.group(2))
+    if ":" in sentence:
+        for match in _HOST_PORT.finditer(sentence):
+            host = match.group(1).lower()
+            last = host.rsplit(".", 1)[-1]
+            if host != "localhost" and last not in _FILE_SUFFIXES:
+                add(host + ":", match.group(2))
+    if _IS_ARE.search(sentence):
+        for match in _IS_VALUE.finditer(sentence):
+            words = [w for w in match.group(1).lower().split() if w not in _NOT_A_KEY]
+            if words and "=" not in match.group(2):
+                add("the " + " ".join(words[-2:]), match.group(2))
     return {key: frozenset(values) for key, values in found.items()}
 
 
