@@ -30,8 +30,6 @@ import queue
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -325,6 +323,10 @@ def _processes(
     stopping: Callable[[], bool],
     reraise: bool,
 ) -> None:
+    # imported here: a run of one file at a time does not load multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
     pending: dict[Future[FileResult], int] = {}
     try:

@@ -54,7 +54,6 @@ import orjson
 
 from compactcli import batch
 from compactcli.dialects import get_dialect
-from compactcli.diff import diff
 from compactcli.errors import OutputError, UsageError
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes
@@ -173,6 +172,8 @@ def settle(transcript: Transcript) -> Transcript:
         if record.line is None:
             line = orjson.dumps(record.raw)
             raw = orjson.loads(line)
+            if raw == record.raw:  # the same JSON: keep the object, and what views made of it
+                raw = record.raw
             eol = record.eol or b"\n"
         else:
             line, raw = record.line, record.raw
@@ -629,6 +630,8 @@ def compact_file(
     code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
     details: dict[str, Any] = {"check": check.to_dict()}
     if plan.dry_run:  # its token line gives the figures of the check, as the table does
+        from compactcli.diff import diff
+
         details["diff"] = dataclasses.replace(
             diff(transcript, result, counter=counter),
             tokens_before=check.tokens_before,

@@ -846,12 +846,15 @@ def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
     return replace(message, index=index, blocks=tuple(renamed) if renamed else blocks)
 
 
+_RAW = operator.attrgetter("raw")
+
+
 def _build_state(transcript: Transcript) -> _State:
     """Parse every record, reusing what the transcript this one was made from parsed for the
     same JSON objects (their messages and skeletons depend on nothing else but their place and
     the tool names before them, which `_replay` settles). When this transcript only adds
-    records after all of that one's, its state is carried over whole and only the new records
-    are parsed."""
+    records after all of that one's (the same JSON objects in the same places), its state is
+    carried over whole and only the new records are parsed."""
     parent: _State | None = transcript.inherited(_STATE)
     records = transcript.records
     earlier = parent or _State((), {}, {}, {}, (), {}, [])
@@ -862,7 +865,7 @@ def _build_state(transcript: Transcript) -> _State:
         parent is not None
         and not before_errors
         and len(records) >= len(before)
-        and all(map(operator.is_, records, before))
+        and all(map(operator.is_, map(_RAW, records), map(_RAW, before)))
     ):
         start = len(before)
         where = dict(before_where)
