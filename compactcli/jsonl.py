@@ -162,7 +162,7 @@ def iter_records(
 
 
 _BLOCK = 1 << 20
-"""Bytes read at a time."""
+"""Bytes read at a time, and the size of the write buffer."""
 
 
 def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
@@ -269,7 +269,7 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
         fd, tmp_name = tempfile.mkstemp(
             prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder
         )
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", buffering=_BLOCK) as handle:  # few large writes
             for chunk in chunks:
                 handle.write(chunk)
             handle.flush()
