@@ -64,7 +64,7 @@ from compactcli.stats import StageStats, report
 from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
-from compactcli.transcript import Record, Transcript
+from compactcli.transcript import Message, Record, Transcript
 from compactcli.validation import validate
 
 __all__ = [
@@ -622,6 +622,10 @@ def compact_file(
         notes.append(f"{transcript.source}: not summarized: {check.not_summarized}")
     if check.kept_input is not None:
         warnings.append(f"{transcript.source}: input kept: {check.kept_input}")
+    elif check.over and check.summarized:
+        parts = over_parts(result, counter, min(limit for _, limit, _ in check.over))
+        if parts:
+            notes.append(f"{transcript.source}: still over: {parts}")
     destination = plan.destinations.get(path, Destination("stdout"))
     output, backup = _write(transcript, result, destination, changed=check.changed)
     status = "compacted" if check.changed else ("kept" if check.kept_input else "unchanged")
@@ -663,6 +667,38 @@ def compact_file(
         notes=tuple(notes),
         details=details,
     )
+
+
+def over_parts(result: Transcript, counter: TokenCounter, limit: int) -> str | None:
+    """Where the tokens of a summarized `result` that is over `limit` are: the messages kept
+    before its newest summary (a head the format always keeps), the summary, and the kept tail
+    after it, as the stages count them; and whether the messages kept around the summary leave
+    it room (`MIN_SUMMARY_TOKENS` at least). None when its context holds no summary."""
+    context = get_dialect(result.format).context(result)
+    at = next((i for i in range(len(context) - 1, -1, -1) if context[i].summary), None)
+    if at is None:
+        return None
+    tokens = [counter.message_tokens(m) for m in context]
+    kept = sum(tokens) - tokens[at]
+    summary, tail = f"{tokens[at]:,}", f"({_messages(context[at + 1 :])}) {sum(tokens[at + 1 :]):,}"
+    if at == 0:
+        parts = f"the summary takes {summary} tokens and the kept tail {tail}"
+    else:
+        before = f"{sum(tokens[:at]):,} tokens"
+        if at == 1:
+            head = f"the message before the summary takes {before}"
+        else:
+            head = f"the {at} messages before the summary take {before}"
+        parts = f"{head}, the summary {summary} and the kept tail {tail}"
+    if kept >= limit:
+        return f"{parts}; the kept messages alone are over {limit:,}"
+    if limit - kept < MIN_SUMMARY_TOKENS:
+        return f"{parts}; the kept messages leave the summary {limit - kept:,} tokens"
+    return f"{parts}; a smaller summary (--summary-tokens) could bring it under"
+
+
+def _messages(messages: Sequence[Message]) -> str:
+    return f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
 
 
 def _summary_details(result: Transcript) -> Mapping[str, Any]:

@@ -24,6 +24,7 @@ from compactcli.compact import (
     backup_path,
     compact,
     compact_check,
+    over_parts,
     settle,
 )
 from compactcli.estimate import EstimateOptions, estimate
@@ -606,10 +607,45 @@ def test_fail_on_threshold_and_max_tokens_set_the_exit_code() -> None:
     assert over.stdout.splitlines()[-1].endswith("unchanged; over the threshold (3,000) by 3,329")
     failing = run(*base, "--threshold", "3000", "--fail-on-threshold")
     assert failing.exit_code == 1
-    assert failing.stderr.endswith(f"{PI}: unchanged; over the threshold (3,000) by 3,329\n")
+    why = f"{PI}: not summarized: nothing to summarize: the whole conversation fits in the kept tail\n"
+    assert failing.stderr == f"{PI}: unchanged; over the threshold (3,000) by 3,329\n" + why
     budget = run(*base, "--max-tokens", "3000")
     assert budget.exit_code == 1
-    assert budget.stderr.endswith(f"{PI}: unchanged; over --max-tokens (3,000) by 3,329\n")
+    assert budget.stderr == f"{PI}: unchanged; over --max-tokens (3,000) by 3,329\n" + why
+
+
+def test_a_result_still_over_its_budget_says_where_its_tokens_are() -> None:
+    codex = TRANSCRIPTS / "codex-summarize-session.jsonl"
+    result = run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"{codex}: compacted; over --max-tokens (500) by 234\n"
+        f"{codex}: still over: the 3 messages before the summary take 120 tokens, the summary "
+        "406 and the kept tail (4 messages) 208; the kept messages leave the summary 172 tokens\n"
+    )
+    listed = run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl", "--json")
+    assert json.loads(listed.stdout)["notes"] == [result.stderr.splitlines()[1]]
+
+
+def test_where_the_tokens_are_says_whether_a_smaller_summary_could_fit() -> None:
+    codex = TRANSCRIPTS / "codex-summarize-session.jsonl"
+    assert run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl").exit_code == 1
+    result = read_transcript("o.jsonl")
+    counter = counter_for(result)
+    parts = (
+        "the 3 messages before the summary take 120 tokens, the summary 406 and the kept tail "
+        "(4 messages) 208"
+    )
+    assert over_parts(result, counter, 300) == f"{parts}; the kept messages alone are over 300"
+    assert over_parts(result, counter, 328) == f"{parts}; the kept messages alone are over 328"
+    assert (
+        over_parts(result, counter, 727)
+        == f"{parts}; the kept messages leave the summary 399 tokens"
+    )
+    assert over_parts(result, counter, 728) == (
+        f"{parts}; a smaller summary (--summary-tokens) could bring it under"
+    )
+    assert over_parts(read_transcript(str(codex)), counter, 500) is None  # no summary in it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -844,7 +880,11 @@ def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
         "exit_code": 1,
         "message": None,
         "warnings": [],
-        "notes": [],
+        "notes": [
+            f"{TRANSCRIPTS / 'claude-code-session.jsonl'}: still over: the summary takes 256 "
+            "tokens and the kept tail (3 messages) 251; the kept messages leave the summary 49 "
+            "tokens"
+        ],
         "keep_recent_tokens": 270,
         "cut_turn": True,
     }

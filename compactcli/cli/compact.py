@@ -547,15 +547,15 @@ class _Report:
 
         for warning in result.warnings:
             console.warning(warning)
-        if not self.json:
-            for note in result.notes:
-                console.stderr().print(note, markup=False, highlight=False)
         if result.status == "failed":
             console.error(result.message)
         elif result.code and result.over:
             console.stderr().print(
                 f"{result.path}: {status_text(result)}", markup=False, highlight=False
             )
+        if not self.json:  # after the line they explain
+            for note in result.notes:
+                console.stderr().print(note, markup=False, highlight=False)
         if self.dry_run and "diff" in result.details and not self.json:
             out = sys.stdout
             if len(self.files) > 1:
