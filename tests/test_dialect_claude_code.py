@@ -7,12 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compactcli.dialects import detect_format, get_dialect
-from compactcli.dialects.claude_code import ClaudeCodeDialect
+from compactcli.dialects.claude_code import (
+    ClaudeCodeDialect,
+    _build_chain,
+    _chain_of,
+    _skeletons,
+)
 from compactcli.errors import InputError
 from compactcli.loading import read_transcript, to_bytes
-from compactcli.transcript import Transcript
+from compactcli.transcript import Record, Transcript
 from compactcli.validation import validate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -606,6 +613,60 @@ def test_prune_boundary_hangs_off_the_leaf_and_keeps_the_context() -> None:
     assert context_lines(after) == context_lines(t)
     assert ClaudeCodeDialect().compactions(after) == []
     assert findings(after) == []
+
+
+# records appended to a transcript whose chain is known: quiet ones keep the chain (and it is
+# reused), the others make it built again; either way it is the chain of the whole file
+_KINDS = ("system", "attachment", "user", "assistant", "progress", "summary", None)
+
+
+@st.composite
+def _appended(draw: st.DrawFn, uuids: list[str], leaf: str | None) -> list[Record]:
+    out: list[Record] = []
+    names = [*uuids, "new-1", "new-2", "new-3"]
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(_KINDS))
+        if kind is None:
+            out.append(Record(raw=None, line=b""))
+            continue
+        raw: dict[str, Any] = {"type": kind, "timestamp": "2030-01-01T00:00:00.000Z"}
+        parent = draw(st.sampled_from([leaf, None, *names]))
+        raw["parentUuid"] = parent
+        uuid = draw(st.sampled_from([None, *names]))
+        if uuid is not None:
+            raw["uuid"] = uuid
+        if kind == "system" and draw(st.booleans()):
+            raw["subtype"] = "compact_boundary"
+        if kind in ("user", "assistant"):
+            raw["message"] = {"role": kind, "content": "appended"}
+        out.append(Record(raw=raw))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_records_appended_after_the_chain_give_the_chain_of_the_whole_file(
+    data: st.DataObject,
+) -> None:
+    path = data.draw(st.sampled_from(sorted(TRANSCRIPTS.glob("claude-code-*.jsonl"))))
+    before = read(path)
+    chain = _chain_of(before, DIALECT._state(before))
+    uuids = [r.raw["uuid"] for r in before.records if isinstance(r.get("uuid"), str)]
+    after = before.evolve(records=(*before.records, *data.draw(_appended(uuids, chain.leaf))))
+    try:
+        expected = _build_chain(_skeletons(after))
+    except TypeError:  # a record the loader's map cannot take
+        return
+    assert _chain_of(after, DIALECT._state(after)) == expected
+
+
+def test_a_prune_marker_keeps_the_chain_it_hangs_off() -> None:
+    t = read(TRANSCRIPTS / "claude-code-preserved-segment.jsonl")
+    chain = _chain_of(t, DIALECT._state(t))
+    [marker] = DIALECT.prune_boundary(t, {"stage": "prune"})
+    after = t.evolve(records=(*t.records, marker))
+    assert _chain_of(after, DIALECT._state(after)) is chain  # reused, not built again
+    assert chain == _build_chain(_skeletons(after))
 
 
 # ---------------------------------------------------------------------------------------------
