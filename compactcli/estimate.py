@@ -57,6 +57,7 @@ from compactcli.jsonl import (
     _describe_bad,
     _kind,
     display_name,
+    not_json_lines,
     open_input,
 )
 from compactcli.limits import Limits, default_threshold, model_limits, parse_threshold, threshold
@@ -941,6 +942,8 @@ def read_lines(
                         raw = loads(text)
                     except decode_error as error:
                         reason = _describe_bad(line, text, error, last=eol == b"")
+                        if lineno == 1:
+                            reason = not_json_lines(path) or reason
                         if on_bad_line == "error":
                             raise InputError(name, lineno, reason) from None
                         bad.lines.append((lineno, reason))
@@ -949,6 +952,8 @@ def read_lines(
                         continue
                 if type(raw) is not dict:
                     reason = f"expected a JSON object, found {_kind(raw)}"
+                    if lineno == 1:
+                        reason = not_json_lines(path) or reason
                     if on_bad_line == "error":
                         raise InputError(name, lineno, reason)
                     bad.lines.append((lineno, reason))

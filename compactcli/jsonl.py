@@ -3,7 +3,8 @@
 Reading: `iter_records` streams a file (or standard input for `-`) one record at a time, with
 the exact bytes and line ending of every line, so untouched records can be written back as they
 were. Bad input raises `InputError` naming the file and line: invalid JSON, invalid UTF-8, a
-truncated last line, a line that is JSON but not an object, an empty file. `on_bad_line="skip"`
+truncated last line, a line that is JSON but not an object, an empty file; and when the first
+line is bad because the file is one JSON document (`not_json_lines`), that is what it says. `on_bad_line="skip"`
 leaves such lines out and counts them in a `BadLines` tally instead; `"keep"` carries them
 through unparsed, to be written back verbatim.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -114,6 +116,40 @@ def _kind(value: object) -> str:
     return "a number"
 
 
+_DOCUMENT_LIMIT = 256 << 20
+"""The largest file `not_json_lines` reads whole to see whether it is one JSON document."""
+
+
+def not_json_lines(path: str) -> str | None:
+    """Why `path`, whose first line is not a JSON object, is not JSON Lines at all: one JSON
+    document (an object spread over lines, or an array), with how to turn its list of messages
+    into JSON Lines. None when it is no such document, or is standard input."""
+    if path == STDIN:
+        return None
+    try:
+        if os.path.getsize(path) > _DOCUMENT_LIMIT:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
+        document = orjson.loads(data)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    where = f" over {lines:,} lines" if lines > 1 else ""
+    if isinstance(document, list):
+        return (
+            f"not JSON Lines: the file is one JSON array{where} of {len(document):,} items "
+            f"(as JSON Lines: jq -c '.[]' {shlex.quote(path)})"
+        )
+    if not isinstance(document, dict) or lines < 2:
+        return None
+    found = f"not JSON Lines: the file is one JSON object{where}"
+    for key in ("history", "messages"):  # a SWE-agent trajectory, a chat request
+        if isinstance(document.get(key), list):
+            return f"{found} (its {key!r} list as JSON Lines: jq -c '.{key}[]' {shlex.quote(path)})"
+    return found
+
+
 def iter_records(
     path: str,
     *,
@@ -144,10 +180,14 @@ def iter_records(
             except orjson.JSONDecodeError as error:
                 # only the last line can lack its line ending
                 reason = _describe_bad(line, body, error, last=eol == b"")
+                if lineno == 1:
+                    reason = not_json_lines(path) or reason
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             if not isinstance(raw, dict):
                 reason = f"expected a JSON object, found {_kind(raw)}"
+                if lineno == 1:
+                    reason = not_json_lines(path) or reason
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             seen_object = True

@@ -33,6 +33,20 @@ BROKEN_CASES = [
     ("empty.jsonl", "empty.jsonl: empty file: no records"),
     ("blank.jsonl", "blank.jsonl: no records: the file holds only blank lines"),
     (
+        "json-document.jsonl",
+        "json-document.jsonl:1: not JSON Lines: the file is one JSON object over 7 lines (its "
+        "'history' list as JSON Lines: jq -c '.history[]' json-document.jsonl)",
+    ),
+    (
+        "json-array.jsonl",
+        "json-array.jsonl:1: not JSON Lines: the file is one JSON array of 2 items (as JSON "
+        "Lines: jq -c '.[]' json-array.jsonl)",
+    ),
+    (
+        "json-object.jsonl",
+        "json-object.jsonl:1: not JSON Lines: the file is one JSON object over 4 lines",
+    ),
+    (
         "unknown-format.jsonl",
         "unknown-format.jsonl: unknown transcript format (first record's keys: at, event); "
         "name one with --format (claude-code, codex, pi, openai, anthropic)",
@@ -66,6 +80,24 @@ def test_broken_standard_input_is_named_stdin() -> None:
     result = run("validate", "-", input=(BROKEN / "not-object.jsonl").read_bytes())
     assert result.exit_code == 3
     assert result.stderr == "error: <stdin>:2: expected a JSON object, found an array\n"
+
+
+def test_a_json_document_on_standard_input_is_told_line_by_line() -> None:
+    # standard input cannot be read again as a whole: the first line's own error
+    result = run("estimate", "-", input=(BROKEN / "json-array.jsonl").read_bytes())
+    assert result.exit_code == 3
+    assert result.stderr == "error: <stdin>:1: expected a JSON object, found an array\n"
+
+
+def test_a_json_document_is_named_by_estimate_and_compact(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(BROKEN)
+    expected = (
+        "error: json-document.jsonl:1: not JSON Lines: the file is one JSON object over 7 lines "
+        "(its 'history' list as JSON Lines: jq -c '.history[]' json-document.jsonl)\n"
+    )
+    for command in (["estimate"], ["compact", "--dry-run"]):
+        result = run(*command, "json-document.jsonl")
+        assert (result.exit_code, result.stdout, result.stderr) == (3, "", expected)
 
 
 def test_missing_file() -> None:
