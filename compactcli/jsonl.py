@@ -4,9 +4,9 @@ Reading: `iter_records` streams a file (or standard input for `-`) one record at
 the exact bytes and line ending of every line, so untouched records can be written back as they
 were. Bad input raises `InputError` naming the file and line: invalid JSON, invalid UTF-8, a
 truncated last line, a line that is JSON but not an object, an empty file; and when the first
-line is bad because the file is one JSON document (`not_json_lines`), that is what it says. `on_bad_line="skip"`
-leaves such lines out and counts them in a `BadLines` tally instead; `"keep"` carries them
-through unparsed, to be written back verbatim.
+line is bad because the file is one JSON document (`not_json_lines`), that is what it says.
+`on_bad_line="skip"` leaves such lines out and counts them in a `BadLines` tally instead;
+`"keep"` carries them through unparsed, to be written back verbatim.
 
 Writing: `render` turns records back into bytes (original bytes where unchanged, orjson where
 edited); `write_bytes` writes them to standard output, or to a temporary file in the target's

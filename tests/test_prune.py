@@ -212,6 +212,27 @@ def test_stats_file_and_boundary_file_for_a_plain_message_list(tmp_path: Path) -
     assert len(details["cleared"]) == report["stages"][0]["results_cleared"]
 
 
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("prune", "--stats"),
+        ("prune", "--boundary"),
+        ("summarize", "--stats"),
+        ("compact", "--stats"),
+    ],
+)
+def test_a_report_file_cannot_be_standard_output(
+    command: str, option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run(command, str(TRANSCRIPTS / "openai-session.jsonl"), option, "-")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith(f"Error: Invalid value for '{option}'")
+    assert result.stderr.rstrip().endswith("standard output carries the results; give a file name")
+    assert list(tmp_path.iterdir()) == []  # no file called "-"
+
+
 def test_the_stats_claim_matches_an_independent_count() -> None:
     _before, after = _prune(SESSION, keep_recent=0, min_chars=50)
     counter = _counter(after)

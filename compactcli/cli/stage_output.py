@@ -31,6 +31,15 @@ DryRun = Annotated[
     bool,
     typer.Option("--dry-run", help="Write nothing; show what would change (the diff)."),
 ]
+
+
+def _a_file(value: Path | None) -> Path | None:
+    """A report file, never `-`: standard output carries the transcript or the results."""
+    if value is not None and str(value) == "-":
+        raise typer.BadParameter("standard output carries the results; give a file name")
+    return value
+
+
 StatsFile = Annotated[
     Path | None,
     typer.Option(
@@ -38,6 +47,7 @@ StatsFile = Annotated[
         help="Append the stats report (one JSON line per run) to this file.",
         envvar="COMPACTCLI_STATS",
         show_default=False,
+        callback=_a_file,
     ),
 ]
 BoundaryFile = Annotated[
@@ -47,6 +57,7 @@ BoundaryFile = Annotated[
         help="Write the boundary details (JSON) to this file; the only record of a compaction "
         "for plain message lists, which have no place for one.",
         show_default=False,
+        callback=_a_file,
     ),
 ]
 
