@@ -58,6 +58,8 @@ class FileResult:
     output is the input), `kept` (the result would have been invalid or larger, so the input
     was kept), `failed` (`code` and `message` say why), `skipped` (not run: `--fail-fast`).
     `over` is by how many tokens the result is still at or over `target` (0 when under).
+    `llm_calls` is how many model requests the file's run sent (every attempt and retry; none
+    for a summary the cache answered).
     """
 
     path: str
@@ -73,7 +75,6 @@ class FileResult:
     target_name: str = ""
     over: int = 0
     llm_calls: int = 0
-    cache_hits: int = 0
     summarized: bool = False
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what happened that is not a problem (why nothing changed)

@@ -63,6 +63,7 @@ from compactcli.prune import PruneOptions, prune
 from compactcli.stats import StageStats, report
 from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer
+from compactcli.summarizers.calls import counting_calls
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
 from compactcli.transcript import Message, Record, Transcript
 from compactcli.validation import validate
@@ -611,7 +612,8 @@ def compact_file(
         settings["method"], model=dialect.model(transcript), format=transcript.format
     )
     summarizer = summarizer_for(settings)
-    result = compact(transcript, options, summarizer=summarizer, counter=counter)
+    with counting_calls() as made:  # every request sent, fit attempts and retries included
+        result = compact(transcript, options, summarizer=summarizer, counter=counter)
     check = compact_check(result)
     assert check is not None
     summary = _summary_details(result)
@@ -661,7 +663,7 @@ def compact_file(
         target=over_what[1] if over_what else None,
         target_name=over_what[0] if over_what else "",
         over=over_what[2] if over_what else 0,
-        llm_calls=int(summary.get("llm_calls", 0)),
+        llm_calls=made.calls,
         summarized=check.summarized,
         warnings=tuple(warnings),
         notes=tuple(notes),

@@ -422,11 +422,30 @@ def test_the_command_makes_no_llm_call_twice(tmp_path: Path) -> None:
     assert (first.exit_code, second.exit_code, third.exit_code) == (0, 0, 0)
     assert first.stderr == second.stderr == ""
     assert orjson.loads(first.stdout)["llm_calls"] == 1
-    assert orjson.loads(second.stdout)["llm_calls"] == 1  # as recorded with the summary
+    assert orjson.loads(second.stdout)["llm_calls"] == 0  # the cache answered: no request
     assert Path("a.jsonl").read_bytes() == Path("b.jsonl").read_bytes()
     assert Path("a.jsonl").read_bytes() == Path("c.jsonl").read_bytes()
     assert ANSWER.split("\n")[1].encode() in Path("a.jsonl").read_bytes()
     assert len(list((tmp_path / "cache" / "summaries").glob("*/*.json"))) == 1
+
+
+def test_llm_calls_count_every_request_the_run_sent() -> None:
+    # a budget the first summary misses: fitting asks again, and the first request is retried
+    codex = TRANSCRIPTS / "codex-summarize-session.jsonl"
+    llm = ["--summarizer", "llm", "--model", MODEL, "--max-tokens", "500", "-o", "o.jsonl"]
+    reply = __import__("tests.llm_server").llm_server
+    with serve(reply.error(500), reply.ok(ANSWER)) as server:
+        result = run("compact", str(codex), *llm, "--api-base", server.url, "--json")
+        sent = len(server.requests)
+    assert result.exit_code == 1
+    assert sent == 4
+    assert orjson.loads(result.stdout)["llm_calls"] == sent
+    kept = [
+        orjson.loads(line)["compactcli"]["llm_calls"]
+        for line in Path("o.jsonl").read_bytes().splitlines()
+        if b'"compactcli"' in line
+    ]
+    assert kept == [1]  # the boundary records the calls behind the summary it holds
 
 
 # ---------------------------------------------------------------------------------------------

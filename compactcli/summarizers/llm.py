@@ -44,6 +44,7 @@ from compactcli.errors import BackendError, UsageError
 from compactcli.limits import model_limits
 from compactcli.redact import redact
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
+from compactcli.summarizers.calls import note_call
 from compactcli.summarizers.prompt import (
     Part,
     answer_problem,
@@ -459,6 +460,7 @@ class LLMSummarizer:
                 tally.waits.append(wait)
                 time.sleep(wait)
             tally.calls += 1
+            note_call()
             try:
                 response = litellm.completion(
                     model=self.model,
