@@ -704,18 +704,17 @@ def _messages(messages: Sequence[Message]) -> str:
 
 
 def _summary_details(result: Transcript) -> Mapping[str, Any]:
-    """The LLM calls and warnings of the summaries in `result` (one per round of `compact`),
-    and whether a model was asked for any of them (`asked_a_model`)."""
-    calls = 0
+    """The warnings of the summaries in `result` (one per round of `compact`), and whether a
+    model was asked for any of them (`asked_a_model`)."""
     warnings: list[str] = []
     model = False
     for stats in result.stats:
         found = stats.details.get("summarize") if stats.stage == "summarize" else None
         if isinstance(found, Mapping):
-            calls += int(found.get("llm_calls", 0))
             warnings.extend(w for w in found.get("warnings", ()) if w not in warnings)
-            model = model or found.get("summarizer") == "llm"
-    return {"llm_calls": calls, "warnings": warnings, "asked_a_model": model or calls > 0}
+            asked = found.get("summarizer") == "llm" or int(found.get("llm_calls", 0)) > 0
+            model = model or asked
+    return {"warnings": warnings, "asked_a_model": model}
 
 
 def _write(

@@ -57,7 +57,7 @@ from compactcli.jsonl import (
     _describe_bad,
     _kind,
     display_name,
-    not_json_lines,
+    first_line_reason,
     open_input,
 )
 from compactcli.limits import Limits, default_threshold, model_limits, parse_threshold, threshold
@@ -941,9 +941,9 @@ def read_lines(
                     try:  # the whole line, without its line ending, as iter_records parses it
                         raw = loads(text)
                     except decode_error as error:
-                        reason = _describe_bad(line, text, error, last=eol == b"")
-                        if lineno == 1:
-                            reason = not_json_lines(path) or reason
+                        reason = first_line_reason(
+                            path, lineno, _describe_bad(line, text, error, last=eol == b"")
+                        )
                         if on_bad_line == "error":
                             raise InputError(name, lineno, reason) from None
                         bad.lines.append((lineno, reason))
@@ -951,9 +951,9 @@ def read_lines(
                             yield lineno, None, chunk
                         continue
                 if type(raw) is not dict:
-                    reason = f"expected a JSON object, found {_kind(raw)}"
-                    if lineno == 1:
-                        reason = not_json_lines(path) or reason
+                    reason = first_line_reason(
+                        path, lineno, f"expected a JSON object, found {_kind(raw)}"
+                    )
                     if on_bad_line == "error":
                         raise InputError(name, lineno, reason)
                     bad.lines.append((lineno, reason))

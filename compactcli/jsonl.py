@@ -150,6 +150,12 @@ def not_json_lines(path: str) -> str | None:
     return found
 
 
+def first_line_reason(path: str, lineno: int, reason: str) -> str:
+    """`reason` for bad line `lineno`, or, on line 1 of a file that is one JSON document, what
+    `not_json_lines` says of it."""
+    return (not_json_lines(path) or reason) if lineno == 1 else reason
+
+
 def iter_records(
     path: str,
     *,
@@ -179,15 +185,15 @@ def iter_records(
                 raw = orjson.loads(body)
             except orjson.JSONDecodeError as error:
                 # only the last line can lack its line ending
-                reason = _describe_bad(line, body, error, last=eol == b"")
-                if lineno == 1:
-                    reason = not_json_lines(path) or reason
+                reason = first_line_reason(
+                    path, lineno, _describe_bad(line, body, error, last=eol == b"")
+                )
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             if not isinstance(raw, dict):
-                reason = f"expected a JSON object, found {_kind(raw)}"
-                if lineno == 1:
-                    reason = not_json_lines(path) or reason
+                reason = first_line_reason(
+                    path, lineno, f"expected a JSON object, found {_kind(raw)}"
+                )
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             seen_object = True
