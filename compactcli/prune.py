@@ -7,10 +7,13 @@ content replaced by a one-line digest placeholder: tool, main argument, size, an
 what was cleared; for a result that failed (an error result, a non-zero exit code, a traceback:
 `compactcli.summarizers.facts.outcome`), the placeholder also keeps its distinctive error line
 (`; failed: <line>`, at most `ERROR_CHARS`), so the model and a later summary still see how it
-failed. A placeholder must be smaller than what it replaces, in characters and tokens, or the
-result stays whole. Older copies of an identical output are cleared too (the newest stays whole),
-and old images become a marker. With `archive`, every cleared content is written there under
-its hash, so nothing is lost.
+failed. The output of a shell command the user ran, where the format sends it to the model
+(pi's `!cmd`, `Dialect.user_shell`), counts as a result of the tool `bash`: its output is
+cleared by the same rules, its command and exit code stay; the latest user message is never
+cleared (it is what the user is asking now). A placeholder must be smaller than what it
+replaces, in characters and tokens, or the result stays whole. Older copies of an identical
+output are cleared too (the newest stays whole), and old images become a marker. With `archive`,
+every cleared content is written there under its hash, so nothing is lost.
 
 Guarantees: a call keeps its result record and id; thinking blocks and records outside the
 context view are never touched; results already cleared are left alone, so a second run changes
@@ -29,8 +32,9 @@ from typing import Any
 from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.dialects import Dialect, get_dialect
+from compactcli.dialects.base import UserShell
 from compactcli.stats import StageStats
-from compactcli.summarizers.facts import CLEARED_FAILURE, CLEARED_RESULT, outcome
+from compactcli.summarizers.facts import CLEARED_FAILURE, CLEARED_RESULT, error_line, outcome
 from compactcli.tokens import TokenCounter
 from compactcli.tools import COMPACTABLE, main_argument, tool_kind
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
@@ -64,10 +68,12 @@ class _Result:
     block: Block
     tool: str
     argument: str
+    text: str  # what a placeholder replaces: the result's text, a user command's output
     content: bytes
     digest: str
     tokens: int
     error: str  # the distinctive error line when the result failed, else ""
+    user: bool = False  # the output of a command the user ran (`Dialect.user_shell`)
 
 
 @dataclass(slots=True)
@@ -95,7 +101,7 @@ def prune(
     dialect = get_dialect(transcript.format)
     context = dialect.context(transcript)
     results = _results(transcript, dialect, context, counter)
-    protected = _protected(results, options, counter)
+    protected = _protected(results, options, counter) | _latest_user_runs(context, results)
     tail_start = _tail_start(context, results, protected)
 
     edits = _Edits(
@@ -114,7 +120,7 @@ def prune(
     }
     whole: dict[str, int] = {}  # digest -> newest copy that stays whole
     for i, result in enumerate(results):
-        if i not in cleared and not result.block.text.startswith(CLEARED_PREFIXES):
+        if i not in cleared and not result.text.startswith(CLEARED_PREFIXES):
             whole[result.digest] = i
     for i, result in enumerate(results):
         later_whole = whole.get(result.digest, -1) > i
@@ -201,9 +207,14 @@ def _results(
             if block.kind == "tool_call" and block.call_id:
                 calls[block.call_id] = block
     found: list[_Result] = []
+    records = transcript.records
     for position, message in enumerate(context):
         for block in message.blocks:
             if block.kind != "tool_result":
+                if message.role == "user" and block.kind == "text":
+                    shell = dialect.user_shell(records[message.index], block)
+                    if shell is not None:
+                        found.append(_user_result(position, message, block, shell, counter))
                 continue
             call = calls.get(block.call_id or "")
             tool = block.name or (call.name if call else None) or "tool"
@@ -222,6 +233,7 @@ def _results(
                     block,
                     tool,
                     argument,
+                    block.text,
                     data,
                     sha256(data),
                     counter.block_tokens(block),
@@ -229,6 +241,29 @@ def _results(
                 )
             )
     return found
+
+
+USER_SHELL_TOOL = "bash"
+"""The tool a command the user ran is named after in placeholders, `--tools` and the stats."""
+
+
+def _user_result(
+    position: int, message: Message, block: Block, shell: UserShell, counter: TokenCounter
+) -> _Result:
+    data = content_bytes(shell.output)
+    return _Result(
+        position,
+        message,
+        block,
+        USER_SHELL_TOOL,
+        shell.command,
+        shell.output,
+        data,
+        sha256(data),
+        counter.text_tokens(shell.output),
+        (error_line(shell.output) or "failed") if shell.failed else "",
+        user=True,
+    )
 
 
 def _protected(
@@ -244,6 +279,16 @@ def _protected(
             break
         protected.add(i)
     return protected
+
+
+def _latest_user_runs(context: Sequence[Message], results: Sequence[_Result]) -> set[int]:
+    """The command the user ran, when it is the latest user message (tool results aside): what
+    the user is asking now, never cleared."""
+    for position in range(len(context) - 1, -1, -1):
+        message = context[position]
+        if message.role == "user" and any(b.kind != "tool_result" for b in message.blocks):
+            return {i for i, r in enumerate(results) if r.user and r.position >= position}
+    return set()
 
 
 def _tail_start(context: Sequence[Message], results: Sequence[_Result], protected: set[int]) -> int:
@@ -264,11 +309,11 @@ def _tail_start(context: Sequence[Message], results: Sequence[_Result], protecte
 
 
 def _clearable(result: _Result) -> bool:
-    return not result.message.synthetic and not result.block.text.startswith(CLEARED_PREFIXES)
+    return not result.message.synthetic and not result.text.startswith(CLEARED_PREFIXES)
 
 
 def _long_enough(result: _Result, options: PruneOptions) -> bool:
-    return len(result.block.text) > options.min_chars or result.block.images > 0
+    return len(result.text) > options.min_chars or result.block.images > 0
 
 
 def _compactable(tool: str, options: PruneOptions) -> bool:
@@ -296,7 +341,7 @@ def duplicate_placeholder(result_tool: str, text: str, digest: str) -> str:
 
 
 def _line(result: _Result, *, duplicate: bool) -> str:
-    text = result.block.text
+    text = result.text
     if duplicate:
         return duplicate_placeholder(result.tool, text, result.digest)
     return placeholder(result.tool, result.argument, text, result.digest, result.error)
@@ -305,14 +350,15 @@ def _line(result: _Result, *, duplicate: bool) -> str:
 def _fits(result: _Result, counter: TokenCounter, *, duplicate: bool) -> bool:
     """Whether the placeholder is smaller than what it replaces, in characters and tokens."""
     line = _line(result, duplicate=duplicate)
-    return len(line) < len(result.block.text) and counter.text_tokens(line) < result.tokens
+    return len(line) < len(result.text) and counter.text_tokens(line) < result.tokens
 
 
 def _clear(edits: _Edits, result: _Result, counter: TokenCounter, *, duplicate: bool) -> None:
-    text = result.block.text
+    text = result.text
     line = _line(result, duplicate=duplicate)
     index = result.message.index
-    edits.records[index] = edits.dialect.clear_result(edits.records[index], result.block, line)
+    clear = edits.dialect.clear_user_shell if result.user else edits.dialect.clear_result
+    edits.records[index] = clear(edits.records[index], result.block, line)
     edits.keep(result.content)
     freed = max(0, result.tokens - counter.text_tokens(line))
     edits.freed[result.tool] = edits.freed.get(result.tool, 0) + freed
@@ -321,16 +367,17 @@ def _clear(edits: _Edits, result: _Result, counter: TokenCounter, *, duplicate: 
         edits.duplicates += 1
     else:
         edits.results += 1
-    edits.cleared.append(
-        {
-            "id": result.block.call_id,
-            "tool": result.tool,
-            "line": edits.records[index].lineno,
-            "chars": len(text),
-            "sha256": result.digest,
-            "duplicate": duplicate,
-        }
-    )
+    entry: dict[str, Any] = {
+        "id": result.block.call_id,
+        "tool": result.tool,
+        "line": edits.records[index].lineno,
+        "chars": len(text),
+        "sha256": result.digest,
+        "duplicate": duplicate,
+    }
+    if result.user:
+        entry["user"] = True  # a command the user ran, not a tool call
+    edits.cleared.append(entry)
 
 
 def _clear_image(edits: _Edits, message: Message, block: Block) -> None:

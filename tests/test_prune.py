@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.dialects import atomic_units
 from compactcli.prune import PruneOptions, prune
+from compactcli.summarizers.facts import Command, extract_facts
 from compactcli.tokens import get_counter
 from compactcli.transcript import Transcript
 from tests.cli_runner import run
@@ -321,7 +322,8 @@ def test_prune_properties_in_every_format(
         return [
             m.text
             for m in dialect.context(t)
-            if m.role == "user" and any(b.kind == "text" for b in m.blocks)
+            if m.role == "user"
+            and any(b.kind == "text" and b.type != "bashExecution" for b in m.blocks)
         ]
 
     assert prompts(after) == prompts(before)
@@ -413,3 +415,123 @@ def test_a_failure_whose_placeholder_would_not_be_smaller_stays_whole(tmp_path: 
     assert after.records[2].raw == before.records[2].raw  # the error line alone is as long
     assert str(after.records[4].raw["content"]).startswith("[Old tool result cleared:")
     assert after.stats[-1].results_cleared == 1
+
+
+def _pi_session(tmp_path: Path, failing: str, listing: str) -> Path:
+    """A pi session: a failing command the user ran, a prompt, a read, an answer, and a newer
+    command the user ran as the latest message."""
+    model = {
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-opus-4-5",
+        "usage": {"input": 100, "output": 20, "totalTokens": 120, "cost": {"total": 0.0}},
+        "timestamp": 1770110060121,
+    }
+    bodies: list[dict[str, object]] = [
+        {
+            "role": "bashExecution",
+            "command": "npm test -- shard 1",
+            "output": failing,
+            "exitCode": 1,
+            "cancelled": False,
+            "truncated": False,
+        },
+        {"role": "user", "content": [{"type": "text", "text": "the queue test fails, fix it"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "toolu_1",
+                    "name": "read",
+                    "arguments": {"path": "src/queue.ts"},
+                }
+            ],
+            "stopReason": "toolUse",
+            **model,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "toolu_1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "export const timeout = 4356;\n" * 12}],
+            "isError": False,
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "The timeout was too short; it is 10000 now."}],
+            "stopReason": "stop",
+            **model,
+        },
+        {
+            "role": "bashExecution",
+            "command": "find ./src -name '*.ts'",
+            "output": listing,
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+        },
+    ]
+    lines: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "6a1d0c2e", "timestamp": "2026-02-03T09:14:00Z"}
+    ]
+    for n, body in enumerate(bodies, 1):
+        lines.append(
+            {
+                "type": "message",
+                "id": f"{n:08x}",
+                "parentId": f"{n - 1:08x}" if n > 1 else None,
+                "timestamp": f"2026-02-03T09:14:{n:02d}.000Z",
+                "message": {"timestamp": 1770110060121, **body},
+            }
+        )
+    path = tmp_path / "pi-shell.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def test_pi_commands_the_user_ran_are_cleared_like_shell_results(tmp_path: Path) -> None:
+    failing = (
+        PASSING_LOG
+        + " FAIL  test/api/queue.test.ts > drains the queue\n"
+        + "Error: Timeout of 4356ms exceeded waiting for payments queue\n"
+    )
+    listing = "".join(f"./src/module_{n}.ts\n" for n in range(30))
+    path = _pi_session(tmp_path, failing, listing)
+    before, after = _prune(path, keep_recent=0)
+    digest = hashlib.sha256(failing.encode()).hexdigest()
+    assert after.records[1].raw["message"] == {
+        **before.records[1].raw["message"],
+        "output": f"[Old tool result cleared: bash npm test -- shard 1 — 43 lines, "
+        f"{len(failing):,} chars, sha256:{digest}; "
+        "failed: Error: Timeout of 4356ms exceeded waiting for payments queue]",
+    }
+    assert str(after.records[4].raw["message"]["content"][0]["text"]).startswith(
+        "[Old tool result cleared: read src/queue.ts"
+    )
+    assert after.records[6].line == before.records[6].line  # the latest message stays whole
+    stats = after.stats[-1]
+    assert stats.results_cleared == 2
+    cleared = stats.details["boundary"]["cleared"]
+    assert [(c["id"], c["tool"], c["line"], c.get("user")) for c in cleared] == [
+        (None, "bash", 2, True),
+        ("toolu_1", "read", 5, None),
+    ]
+    assert validate(after).errors == ()
+    again = prune(after, PruneOptions(keep_recent=0), counter=_counter(after))
+    assert to_bytes(again) == to_bytes(after)
+    # a summary made later still says how the command failed
+    facts = extract_facts(get_dialect("pi").context(after))
+    assert facts.commands[0] == Command(
+        "npm test -- shard 1",
+        "failed",
+        "Error: Timeout of 4356ms exceeded waiting for payments queue",
+    )
+
+
+def test_pi_commands_the_user_ran_follow_the_tools_option(tmp_path: Path) -> None:
+    path = _pi_session(tmp_path, "x" * 400 + "\n", "y" * 400 + "\n")
+    _, only_reads = _prune(path, keep_recent=0, tools=frozenset({"read"}))
+    assert only_reads.stats[-1].results_cleared == 1
+    _, with_bash = _prune(path, keep_recent=0, tools=frozenset({"read", "bash"}))
+    assert with_bash.stats[-1].results_cleared == 2

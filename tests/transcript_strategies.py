@@ -2,7 +2,9 @@
 
 A `Plan` is a format-free conversation: turns of a user prompt followed by assistant steps (text,
 thinking, and batches of parallel tool calls with their results), optionally an earlier
-compaction before some turn, optionally a last call left unanswered (an interrupted turn).
+compaction before some turn, optionally a last call left unanswered (an interrupted turn). Before
+a prompt the user may have run a command (pi writes a `bashExecution` message; the other formats
+have no place for one and leave it out).
 `render(plan, format)` writes it as that format's JSONL bytes, following FORMATS.md; every
 rendering is valid for its format (no validate error).
 """
@@ -45,6 +47,7 @@ class Step:
 class Turn:
     prompt: str
     steps: tuple[Step, ...]
+    shell: Call | None = None  # a command the user ran before the prompt (pi's `!cmd`)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,11 @@ steps = st.builds(
 @st.composite
 def plans(draw: st.DrawFn, max_turns: int = 5) -> Plan:
     turns = tuple(
-        Turn(prompt=draw(texts), steps=tuple(draw(st.lists(steps, min_size=1, max_size=3))))
+        Turn(
+            prompt=draw(texts),
+            steps=tuple(draw(st.lists(steps, min_size=1, max_size=3))),
+            shell=draw(st.none() | calls),
+        )
         for _ in range(draw(st.integers(min_value=1, max_value=max_turns)))
     )
     compacted = None
@@ -457,6 +464,21 @@ def _pi(plan: Plan) -> list[dict[str, Any]]:
                     "summary": SUMMARY,
                     "firstKeptEntryId": first_of_turn[-1],
                     "tokensBefore": 50000,
+                }
+            )
+        if turn.shell is not None:
+            entry(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "bashExecution",
+                        "command": turn.shell.argument,
+                        "output": turn.shell.output,
+                        "exitCode": 1 if turn.shell.is_error else 0,
+                        "cancelled": False,
+                        "truncated": False,
+                        "timestamp": ms,
+                    },
                 }
             )
         first_of_turn.append(

@@ -19,6 +19,10 @@ Writing, for the stages (defaults here fit most formats; a dialect overrides wha
   text block of the format's own shape.
 - `prune_boundary(transcript, details)`: the records that mark a compaction that cleared tool
   output, in the format's native form, or none where the format has no place for one.
+- `user_shell(record, block)` and `clear_user_shell(record, block, text)`: a shell command the
+  user ran (not a tool call) whose output the format sends to the model as part of a message
+  (pi's `!cmd`): its command, output and whether it failed, and the record with that output
+  replaced by `text`. None / not supported by default.
 
 Reading a file as a stream, for `estimate` (which must not hold a whole transcript):
 
@@ -54,6 +58,17 @@ from compactcli.transcript import (
 )
 
 Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class UserShell:
+    """A shell command the user ran, as a block shows it: the command, its output, and whether it
+    failed (a non-zero exit code, or cancelled)."""
+
+    command: str
+    output: str
+    failed: bool
+
 
 D = TypeVar("D", bound="Dialect")
 T = TypeVar("T")
@@ -141,6 +156,15 @@ class Dialect(ABC):
     def prune_boundary(self, transcript: Transcript, details: Mapping[str, Any]) -> list[Record]:
         """Records to append that mark a tool-output compaction; none by default."""
         return []
+
+    def user_shell(self, record: Record, block: Block) -> UserShell | None:
+        """The command the user ran that `block` (of `record`) shows with its output, or None
+        when it shows none (the default: only some formats record such commands)."""
+        return None
+
+    def clear_user_shell(self, record: Record, block: Block, text: str) -> Record:
+        """`record` with the output of the command `block` shows replaced by `text`."""
+        raise NotImplementedError(f"{self.name} records no commands run by the user")
 
     def model(self, transcript: Transcript) -> str | None:
         """The model the session used last, when the records name it."""

@@ -44,7 +44,9 @@ Views, as pi builds them (`buildSessionContext`, `convertToLlm`, `transformMessa
   "No result provided" when it sends the context (calls of aborted or errored assistant
   messages are not reported, as pi drops those messages).
 
-Writing: a cleared toolResult's content becomes `[{"type":"text","text":…}]`; the prune
+Writing: a cleared toolResult's content becomes `[{"type":"text","text":…}]`, a cleared
+`bashExecution` (`user_shell`) keeps its command and exit code with the placeholder as its
+`output`; the prune
 boundary is a `custom` entry (`customType: "compactcli"`, details under `compactcli`) hung off
 the leaf, which pi keeps in the file and never sends to the model.
 """
@@ -57,7 +59,7 @@ from typing import Any
 
 import orjson
 
-from compactcli.dialects.base import Dialect, Finding, check_unique, remembered
+from compactcli.dialects.base import Dialect, Finding, UserShell, check_unique, remembered
 from compactcli.dialects.values import json_text, kind_of, looks_json, number
 from compactcli.errors import InputError
 from compactcli.transcript import (
@@ -68,6 +70,8 @@ from compactcli.transcript import (
     Record,
     Transcript,
     Usage,
+    get_in,
+    set_in,
 )
 
 ENTRY_TYPES = frozenset(
@@ -233,6 +237,24 @@ class PiDialect(Dialect):
     def result_text(self, text: str) -> Any:
         """A toolResult's content holding `text`: pi keeps it as a list of blocks."""
         return [{"type": "text", "text": text}]
+
+    def user_shell(self, record: Record, block: Block) -> UserShell | None:
+        """A `bashExecution` message (a command the user ran with `!`): its command, its output
+        (empty when it has none) and whether it failed (cancelled, or a non-zero exit code)."""
+        if block.type != "bashExecution":
+            return None
+        message = get_in(record.raw, block.path)
+        output = message.get("output")
+        code = message.get("exitCode")
+        failed = message.get("cancelled") is True or (isinstance(code, int) and code != 0)
+        return UserShell(
+            str(message.get("command", "")), output if isinstance(output, str) else "", failed
+        )
+
+    def clear_user_shell(self, record: Record, block: Block, text: str) -> Record:
+        """The `bashExecution` message with `text` as its output (its command, exit code and
+        flags kept)."""
+        return record.with_raw(set_in(record.raw, (*block.path, "output"), text))
 
     def prune_boundary(self, transcript: Transcript, details: Mapping[str, Any]) -> list[Record]:
         """A `custom` entry (pi's place for extension data, never sent to the model).

@@ -946,7 +946,11 @@ def _user_shell(text: str, state: _State) -> None:
     first, _, rest = text.partition("\n")
     command = first.removeprefix("Ran `").removesuffix("`")
     failed = "(command cancelled)" in rest[-200:] or (exit_code(rest) or 0) != 0
-    detail = error_line(rest) if failed else ""
+    detail = ""
+    if failed:  # the error line prune kept when it cleared the output, else the output's own
+        lines = rest.splitlines()
+        kept = (cleared_error(line) for line in lines if line.startswith(CLEARED_RESULT))
+        detail = next((e for e in kept if e is not None), None) or error_line(rest)
     state.add_command(
         head_tail(one_line(command), COMMAND_CHARS), "failed" if failed else "ok", detail
     )
