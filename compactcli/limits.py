@@ -273,7 +273,7 @@ PRESETS = {
 }
 """Presets reproducing each agent's own auto-compaction trigger."""
 
-_DEFAULTS = {"claude-code": "claude-code", "codex": "codex", "pi": "pi"}
+_DEFAULTS = {"claude-code": "claude-code", "codex": "codex", "codex-legacy": "codex", "pi": "pi"}
 PLAIN_DEFAULT = "80%"
 
 

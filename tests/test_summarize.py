@@ -982,6 +982,7 @@ def test_summarize_on_real_transcripts(tmp_path: Path, name: str, keep: int) -> 
 PINNED = {
     "claude-code": 2,
     "codex": 6,
+    "codex-legacy": 5,
     "pi": 13,
     "openai": 2,
     "anthropic": 3,

@@ -17,12 +17,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-FORMAT_NAMES = ("claude-code", "codex", "pi", "openai", "anthropic")
+FORMAT_NAMES = ("claude-code", "codex", "codex-legacy", "pi", "openai", "anthropic")
 
 TOOLS = {
     "claude-code": ["Read", "Bash", "Grep", "Edit", "Write"],
     "anthropic": ["Read", "Bash", "Grep", "Edit", "Write"],
     "codex": ["exec_command", "apply_patch", "read_file"],
+    "codex-legacy": ["shell", "read_file"],
     "pi": ["read", "bash", "edit", "write"],
     "openai": ["read_file", "run_shell", "search", "write_file"],
 }
@@ -149,7 +150,7 @@ def _ts(i: int) -> str:
 
 
 def _arguments(fmt: str, tool: str, argument: str) -> dict[str, Any]:
-    if tool.lower() in ("bash", "run_shell", "exec_command"):
+    if tool.lower() in ("bash", "run_shell", "exec_command", "shell"):
         key = "cmd" if fmt == "codex" else "command"
         return {key: argument}
     if tool.lower() == "grep" or tool == "search":
@@ -157,6 +158,78 @@ def _arguments(fmt: str, tool: str, argument: str) -> dict[str, Any]:
     if fmt == "pi":
         return {"path": argument}
     return {"file_path": argument}
+
+
+def _codex_legacy(plan: Plan) -> list[dict[str, Any]]:
+    """A rollout as Codex CLI wrote them in mid-2025: a meta line, bare items, state lines; an
+    earlier compaction is a summary message that starts with Codex's summary prefix."""
+    ids = _Ids(plan.seed)
+
+    def message(role: str, text: str) -> dict[str, Any]:
+        part = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+
+    out: list[dict[str, Any]] = [
+        {
+            "id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e",
+            "timestamp": _ts(0),
+            "instructions": plan.system,
+            "git": {"commit_hash": "1f2e3d4c", "branch": "main"},
+        },
+        {"record_type": "state"},
+        message(
+            "user", "<environment_context>\n  <cwd>/work/project</cwd>\n</environment_context>"
+        ),
+    ]
+    tools = TOOLS["codex-legacy"]
+    for ti, turn in enumerate(plan.turns):
+        if plan.compacted_before == ti:
+            out.append(message("user", f"{CODEX_SUMMARY_PREFIX}\n{SUMMARY}"))
+        out.append(message("user", turn.prompt))
+        for si, step in enumerate(turn.steps):
+            if step.thinking:
+                out.append(
+                    {
+                        "type": "reasoning",
+                        "id": f"rs_{ids.short()}",
+                        "summary": [{"type": "summary_text", "text": step.thinking}],
+                        "encrypted_content": "gAAAA",
+                    }
+                )
+            if step.text:
+                out.append(message("assistant", step.text))
+            pending = []
+            for call in step.calls:
+                call_id = ids.call("call_")
+                tool = tools[call.tool % len(tools)]
+                out.append(
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{ids.short()}",
+                        "name": tool,
+                        "arguments": _dumps(_arguments("codex", tool, call.argument)),
+                        "call_id": call_id,
+                    }
+                )
+                pending.append((call_id, call))
+            if _is_answered(plan, ti, si):
+                for call_id, call in pending:
+                    output = {"output": call.output, "metadata": {"exit_code": int(call.is_error)}}
+                    out.append(
+                        {
+                            "type": "function_call_output",
+                            "call_id": call_id,
+                            "output": _dumps(output),
+                        }
+                    )
+        out.append({"record_type": "state"})
+    return out
+
+
+CODEX_SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its "
+    "thinking process."
+)
 
 
 def _is_answered(plan: Plan, ti: int, si: int) -> bool:
@@ -170,6 +243,7 @@ def render(plan: Plan, fmt: str) -> bytes:
     lines = {
         "claude-code": _claude_code,
         "codex": _codex,
+        "codex-legacy": _codex_legacy,
         "pi": _pi,
         "openai": _openai,
         "anthropic": _anthropic,

@@ -19,6 +19,7 @@ class FormatName(StrEnum):
 
     claude_code = "claude-code"
     codex = "codex"
+    codex_legacy = "codex-legacy"
     pi = "pi"
     openai = "openai"
     anthropic = "anthropic"

@@ -14,12 +14,21 @@ from compactcli.dialects.anthropic import AnthropicDialect
 from compactcli.dialects.base import Dialect, Finding, atomic_units
 from compactcli.dialects.claude_code import ClaudeCodeDialect
 from compactcli.dialects.codex import CodexDialect
+from compactcli.dialects.codex_legacy import CodexLegacyDialect
 from compactcli.dialects.openai import OpenAIDialect
 from compactcli.dialects.pi import PiDialect
 from compactcli.errors import InputError, UsageError
 
 _DIALECTS: dict[str, type[Dialect]] = {
-    d.name: d for d in (ClaudeCodeDialect, CodexDialect, PiDialect, OpenAIDialect, AnthropicDialect)
+    d.name: d
+    for d in (
+        ClaudeCodeDialect,
+        CodexDialect,
+        CodexLegacyDialect,
+        PiDialect,
+        OpenAIDialect,
+        AnthropicDialect,
+    )
 }
 FORMATS: tuple[str, ...] = tuple(_DIALECTS)
 SNIFF_RECORDS = 64

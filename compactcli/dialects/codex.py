@@ -141,7 +141,7 @@ _ANSWERS: dict[str, frozenset[str]] = {
 _COMPACTION_ITEMS = frozenset({"compaction", "compaction_summary", "context_compaction"})
 
 
-class _BadShape(Exception):
+class BadShape(Exception):
     """A record of a known type whose shape is wrong; the message is one line."""
 
 
@@ -152,14 +152,14 @@ def _dumps(value: Any) -> str:
 def _string(payload: Mapping[str, Any], key: str, what: str) -> str:
     value = payload.get(key)
     if not isinstance(value, str):
-        raise _BadShape(f"{what} has no string {key!r}")
+        raise BadShape(f"{what} has no string {key!r}")
     return value
 
 
 def _optional_string(payload: Mapping[str, Any], key: str, what: str) -> str | None:
     value = payload.get(key)
     if value is not None and not isinstance(value, str):
-        raise _BadShape(f"{what} has a {key!r} that is not a string")
+        raise BadShape(f"{what} has a {key!r} that is not a string")
     return value
 
 
@@ -192,12 +192,12 @@ def _output_blocks(output: Any, what: str) -> tuple[str, bool, int, bool]:
         images = 0
         for item in output:
             if not isinstance(item, dict):
-                raise _BadShape(f"{what} output array holds a non-object item")
+                raise BadShape(f"{what} output array holds a non-object item")
             kind = item.get("type")
             if kind in ("input_text", "output_text", "text"):
                 text = item.get("text")
                 if not isinstance(text, str):
-                    raise _BadShape(f"{what} output {kind} item has no string 'text'")
+                    raise BadShape(f"{what} output {kind} item has no string 'text'")
                 texts.append(text)
             elif kind in ("input_image", "image", "input_file"):
                 images += 1
@@ -208,7 +208,7 @@ def _output_blocks(output: Any, what: str) -> tuple[str, bool, int, bool]:
             content = ""
         text, is_json, images, _ = _output_blocks(content, what)
         return text, is_json, images, output.get("success") is False
-    raise _BadShape(f"{what} output is neither a string, an array nor an object")
+    raise BadShape(f"{what} output is neither a string, an array nor an object")
 
 
 def _looks_like_json(text: str) -> bool:
@@ -223,7 +223,7 @@ def _looks_like_json(text: str) -> bool:
 
 
 @dataclass(slots=True)
-class _Builder:
+class ItemReader:
     """Builds message views in file order, remembering call names and the current model."""
 
     model: str | None = None
@@ -232,10 +232,10 @@ class _Builder:
     def item(self, item: Any, index: int, path: JsonPath) -> Message | None:
         """The message view of one response item (None for items the model never sees)."""
         if not isinstance(item, dict):
-            raise _BadShape("response item is not an object")
+            raise BadShape("response item is not an object")
         kind = item.get("type")
         if not isinstance(kind, str):
-            raise _BadShape("response item has no string 'type'")
+            raise BadShape("response item has no string 'type'")
         what = kind
         item_id = item.get("id") if isinstance(item.get("id"), str) else None
         if kind == "message":
@@ -282,21 +282,21 @@ class _Builder:
         role_name = item.get("role")
         role = _ROLES.get(role_name) if isinstance(role_name, str) else None
         if role is None:
-            raise _BadShape(f"message has an unknown role {role_name!r}")
+            raise BadShape(f"message has an unknown role {role_name!r}")
         content = item.get("content")
         if not isinstance(content, list):
-            raise _BadShape("message content is not an array")
+            raise BadShape("message content is not an array")
         blocks: list[Block] = []
         for position, part in enumerate(content):
             where = (*path, "content", position)
             if not isinstance(part, dict):
-                raise _BadShape(f"message content item {position} is not an object")
+                raise BadShape(f"message content item {position} is not an object")
             part_type = part.get("type")
             part_type = part_type if isinstance(part_type, str) else ""
             if part_type in ("input_text", "output_text"):
                 text = part.get("text")
                 if not isinstance(text, str):
-                    raise _BadShape(f"message {part_type} item {position} has no string 'text'")
+                    raise BadShape(f"message {part_type} item {position} has no string 'text'")
                 blocks.append(Block("text", text=text, type=part_type, path=where))
             elif part_type == "input_image":
                 blocks.append(Block("image", type=part_type, path=where))
@@ -327,11 +327,11 @@ class _Builder:
             if parts is None and not required:
                 continue
             if not isinstance(parts, list):
-                raise _BadShape(f"reasoning {key!r} is not an array")
+                raise BadShape(f"reasoning {key!r} is not an array")
             for part in parts:
                 text = part.get("text") if isinstance(part, dict) else None
                 if not isinstance(text, str):
-                    raise _BadShape(f"reasoning {key!r} item has no string 'text'")
+                    raise BadShape(f"reasoning {key!r} item has no string 'text'")
                 texts.append(text)
         blocks = [Block("thinking", text="\n".join(texts), type="reasoning", path=path)]
         encrypted = _optional_string(item, "encrypted_content", "reasoning")
@@ -364,7 +364,7 @@ class _Builder:
             name = "local_shell"
             arguments = item.get("action")
             if not isinstance(arguments, dict):
-                raise _BadShape("local_shell_call has no object 'action'")
+                raise BadShape("local_shell_call has no object 'action'")
             text, is_json = _dumps(arguments), True
         else:  # tool_search_call
             maybe_id = _optional_string(item, "call_id", kind)
@@ -393,7 +393,7 @@ class _Builder:
         else:
             call_id = _string(item, "call_id", kind)
             if "output" not in item:
-                raise _BadShape(f"{kind} has no 'output'")
+                raise BadShape(f"{kind} has no 'output'")
             text, is_json, images, is_error = _output_blocks(item["output"], kind)
         own_name = item.get("name")
         name = own_name if isinstance(own_name, str) else self.names.get(call_id)
@@ -418,7 +418,7 @@ def _first_text(blocks: Iterable[Block]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Step:
+class Step:
     """One entry of the replay timeline, in file order.
 
     kind: `item` (a response item's message), `compacted` (messages = the new history's synthetic
@@ -433,7 +433,7 @@ class _Step:
     turns: int = 0
 
 
-def _model_generated(message: Message) -> bool:
+def model_generated(message: Message) -> bool:
     return message.role == "assistant"
 
 
@@ -448,9 +448,9 @@ class CodexDialect(Dialect):
         if not objects:
             return 0
         first = objects[0]
-        if _is_envelope(first) and first["type"] == "session_meta":
+        if is_envelope(first) and first["type"] == "session_meta":
             return 100
-        known = sum(1 for o in objects if _is_envelope(o) and o["type"] in RECORD_TYPES)
+        known = sum(1 for o in objects if is_envelope(o) and o["type"] in RECORD_TYPES)
         return 60 if known and known * 2 >= len(objects) else 0
 
     # --- views -------------------------------------------------------------------------------
@@ -578,16 +578,16 @@ class CodexDialect(Dialect):
         findings: list[Finding] = []
         findings.extend(_check_envelopes(transcript))
         steps = self._timeline(transcript, findings)
-        findings.extend(_check_pairs(transcript, steps))
+        findings.extend(check_pairs(transcript, steps))
         return sorted(findings, key=lambda f: f.line)
 
     # --- the timeline ------------------------------------------------------------------------
 
-    def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[_Step]:
+    def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[Step]:
         """Replay steps in file order. With `findings`, bad shapes become `bad-shape` findings
         and the bad item is left out; without, they raise `InputError`."""
-        builder = _Builder()
-        steps: list[_Step] = []
+        builder = ItemReader()
+        steps: list[Step] = []
         unit: str | None = None
 
         def bad(record: Record, problem: str) -> None:
@@ -611,22 +611,22 @@ class CodexDialect(Dialect):
             elif kind == "response_item":
                 try:
                     message = builder.item(payload, index, ("payload",))
-                except _BadShape as error:
+                except BadShape as error:
                     bad(record, f"response_item: {error}")
                     continue
                 if message is None:
                     continue
-                if _model_generated(message):
+                if model_generated(message):
                     unit = unit or str(index)
-                    message = _with_unit(message, unit)
+                    message = with_unit(message, unit)
                 else:
                     unit = None
-                steps.append(_Step("item", index, (message,)))
+                steps.append(Step("item", index, (message,)))
             elif kind == "compacted":
                 unit = None
                 try:
                     step = self._compacted(builder, payload, index)
-                except _BadShape as error:
+                except BadShape as error:
                     bad(record, f"compacted: {error}")
                     continue
                 steps.append(step)
@@ -635,15 +635,15 @@ class CodexDialect(Dialect):
                 if event == "thread_rolled_back":
                     turns = payload.get("num_turns")
                     if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
-                        steps.append(_Step("rollback", index, turns=turns))
+                        steps.append(Step("rollback", index, turns=turns))
                 elif event == "turn_aborted":
-                    steps.append(_Step("aborted", index))
+                    steps.append(Step("aborted", index))
         return steps
 
-    def _compacted(self, builder: _Builder, payload: Mapping[str, Any], index: int) -> _Step:
+    def _compacted(self, builder: ItemReader, payload: Mapping[str, Any], index: int) -> Step:
         message = payload.get("message", "")
         if not isinstance(message, str):
-            raise _BadShape("'message' is not a string")
+            raise BadShape("'message' is not a string")
         history = payload.get("replacement_history")
         if history is None:
             block = Block("text", text=message, type="input_text", path=("payload", "message"))
@@ -655,32 +655,32 @@ class CodexDialect(Dialect):
                 synthetic=True,
                 path=("payload",),
             )
-            return _Step("compacted", index, (summary,), replaced=False)
+            return Step("compacted", index, (summary,), replaced=False)
         if not isinstance(history, list):
-            raise _BadShape("'replacement_history' is not an array")
+            raise BadShape("'replacement_history' is not an array")
         messages: list[Message] = []
         unit: str | None = None
         for position, item in enumerate(history):
             path: JsonPath = ("payload", "replacement_history", position)
             try:
                 view = builder.item(item, index, path)
-            except _BadShape as error:
-                raise _BadShape(f"replacement_history[{position}]: {error}") from None
+            except BadShape as error:
+                raise BadShape(f"replacement_history[{position}]: {error}") from None
             if view is None:
                 continue
-            if _model_generated(view):
+            if model_generated(view):
                 unit = unit or f"{index}.{position}"
-                view = _with_unit(view, unit)
+                view = with_unit(view, unit)
             else:
                 unit = None
             is_summary = view.summary or (
                 view.role == "user" and bool(message) and view.text == message
             )
             messages.append(_synthetic(view, is_summary))
-        return _Step("compacted", index, tuple(messages), replaced=True)
+        return Step("compacted", index, tuple(messages), replaced=True)
 
 
-def _with_unit(message: Message, unit: str | None) -> Message:
+def with_unit(message: Message, unit: str | None) -> Message:
     return Message(
         index=message.index,
         role=message.role,
@@ -712,7 +712,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _is_envelope(raw: Mapping[str, Any]) -> bool:
+def is_envelope(raw: Mapping[str, Any]) -> bool:
     return (
         isinstance(raw.get("timestamp"), str)
         and isinstance(raw.get("type"), str)
@@ -739,7 +739,7 @@ def _summary_in_history(history: Any) -> str:
 # --- replay ----------------------------------------------------------------------------------
 
 
-def _apply(history: list[Message], step: _Step) -> list[Message]:
+def _apply(history: list[Message], step: Step) -> list[Message]:
     """The history after one timeline step (Codex's resume replay)."""
     if step.kind == "item":
         history.append(step.messages[0])
@@ -789,7 +789,7 @@ def _has_rollback(transcript: Transcript) -> bool:
     return False
 
 
-def _rolled_back(steps: Sequence[_Step]) -> list[tuple[int, int]]:
+def _rolled_back(steps: Sequence[Step]) -> list[tuple[int, int]]:
     """(first dropped record, rollback record) for each rollback: the records in between
     belong to turns the model no longer sees, and so does the usage recorded there."""
     windows: list[tuple[int, int]] = []
@@ -856,7 +856,7 @@ class _Call:
     reported: bool = False
 
 
-def _check_pairs(transcript: Transcript, steps: Sequence[_Step]) -> list[Finding]:
+def check_pairs(transcript: Transcript, steps: Sequence[Step]) -> list[Finding]:
     """Call/output pairing per history (each compacted line starts a new one)."""
     findings: list[Finding] = []
     history: list[Message] = []

@@ -1,0 +1,180 @@
+"""The `codex-legacy` dialect: Codex CLI rollouts written before the envelope lines (mid-2025).
+
+Codex CLI versions of May to August 2025 wrote `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`
+without envelopes: the first line is the session meta `{"id", "timestamp", "instructions",
+"git"?}`, and every other line is either a state line `{"record_type": "state", …}` or one
+response item, bare (`{"type": "message", "role": "user", "content": […]}`, `reasoning`,
+`function_call`, `function_call_output`, `local_shell_call`). Resuming such a file (their
+`RolloutRecorder::resume`) parses the first line as the meta, skips state lines, and replays
+every item it can parse, in order; lines it cannot parse are skipped. There is no compaction
+record and no usage.
+
+Views: the items are read as `compactcli.dialects.codex` reads response items (same blocks, same
+units, same `path`, from the item itself: `()`), and the context is every item in file order. A
+user message that starts with Codex's summary prefix is a summary (ours carry a top-level
+`compactcli` key and are listed by `compactions`). `usage` and `model` are empty: these files
+record neither.
+
+Validation codes: `session-meta` (the first record is not a meta line, or a later one is),
+`bad-shape` (a line that is neither a state line nor an item with a string `type`, or an item of
+a known type with a wrong shape), and the pairing codes of the `codex` dialect (`duplicate-id`,
+`orphan-result`, and `call-unanswered` as a warning), over the one history the file holds.
+
+Writing: a tool result's output is cleared in place as in `codex`; a compaction rewrites the file
+(`compactcli.injection.codex_legacy`), since a resume replays every item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from compactcli.dialects.base import Finding, remembered
+from compactcli.dialects.codex import (
+    BadShape,
+    CodexDialect,
+    ItemReader,
+    Step,
+    check_pairs,
+    is_envelope,
+    model_generated,
+    with_unit,
+)
+from compactcli.errors import InputError
+from compactcli.transcript import Compaction, Message, Transcript, Usage
+
+
+def is_meta(raw: Mapping[str, Any]) -> bool:
+    """A legacy session meta line: a string `id` and `timestamp`, no `type` or `payload`."""
+    return (
+        isinstance(raw.get("id"), str)
+        and isinstance(raw.get("timestamp"), str)
+        and "type" not in raw
+        and "payload" not in raw
+        and "role" not in raw
+    )
+
+
+def is_state(raw: Mapping[str, Any]) -> bool:
+    """A line the resume skips as state (`record_type` set, no `type`)."""
+    return "record_type" in raw and "type" not in raw
+
+
+class CodexLegacyDialect(CodexDialect):
+    name = "codex-legacy"
+    summary = "Codex CLI rollout of mid-2025 (a session meta line, then bare response items)"
+
+    @classmethod
+    def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
+        """100 when the first record is a meta line with `instructions` and the others are
+        bare items (a string `type`, no envelope) or state lines; 80 for a meta line without
+        `instructions`; else 0."""
+        if not objects or not is_meta(objects[0]):
+            return 0
+        rest = objects[1:]
+        if any(is_envelope(o) for o in rest):
+            return 0
+        if not all(is_state(o) or isinstance(o.get("type"), str) for o in rest):
+            return 0
+        return 100 if "instructions" in objects[0] else 80
+
+    # --- views -------------------------------------------------------------------------------
+
+    @remembered
+    def context(self, transcript: Transcript) -> list[Message]:
+        return self.messages(transcript)
+
+    @remembered
+    def compactions(self, transcript: Transcript) -> list[Compaction]:
+        return [
+            Compaction(m.index, m.text, None, "compactcli" in transcript.records[m.index].raw)
+            for m in self.messages(transcript)
+            if m.summary
+        ]
+
+    def usage(self, transcript: Transcript) -> list[Usage]:
+        return []
+
+    def context_window(self, transcript: Transcript) -> int | None:
+        return None
+
+    def model(self, transcript: Transcript) -> str | None:
+        return None
+
+    # --- validation --------------------------------------------------------------------------
+
+    @remembered
+    def validate(self, transcript: Transcript) -> list[Finding]:
+        findings = _check_lines(transcript)
+        steps = self._timeline(transcript, findings)
+        findings.extend(check_pairs(transcript, steps))
+        return sorted(findings, key=lambda f: f.line)
+
+    # --- the timeline ------------------------------------------------------------------------
+
+    def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[Step]:
+        """One step per item, in file order; the meta and state lines give none. With
+        `findings`, bad shapes become `bad-shape` findings; without, they raise `InputError`."""
+        builder = ItemReader()
+        steps: list[Step] = []
+        unit: str | None = None
+        first = True
+        for index, record in transcript.objects():
+            raw = record.raw
+            if (first and is_meta(raw)) or is_state(raw):
+                first = False
+                continue
+            first = False
+            if not isinstance(raw.get("type"), str):
+                if findings is None:
+                    raise InputError(transcript.source, record.lineno, _shape_problem(raw))
+                continue  # reported by _check_lines
+            try:
+                message = builder.item(raw, index, ())
+            except BadShape as error:
+                problem = f"{raw['type']}: {error}"
+                if findings is None:
+                    raise InputError(transcript.source, record.lineno, problem) from None
+                findings.append(Finding(record.lineno, "bad-shape", problem))
+                continue
+            if message is None:
+                continue
+            if model_generated(message):
+                unit = unit or str(index)
+                message = with_unit(message, unit)
+            else:
+                unit = None
+            steps.append(Step("item", index, (message,)))
+        return steps
+
+
+def _shape_problem(raw: Mapping[str, Any]) -> str:
+    if is_meta(raw):
+        return "a second session meta line"
+    return "line is neither a response item (no string 'type') nor a state line"
+
+
+def _check_lines(transcript: Transcript) -> list[Finding]:
+    findings: list[Finding] = []
+    first = True
+    for _, record in transcript.objects():
+        raw = record.raw
+        if first:
+            first = False
+            if not is_meta(raw):
+                findings.append(
+                    Finding(
+                        record.lineno,
+                        "session-meta",
+                        "first record is not a session meta line ({id, timestamp, instructions})",
+                    )
+                )
+                if is_state(raw) or isinstance(raw.get("type"), str):
+                    continue
+            else:
+                continue
+        if is_state(raw) or isinstance(raw.get("type"), str):
+            continue
+        code = "session-meta" if is_meta(raw) else "bad-shape"
+        findings.append(Finding(record.lineno, code, _shape_problem(raw)))
+    return findings

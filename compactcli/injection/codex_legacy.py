@@ -1,0 +1,95 @@
+"""Writing a summary into a legacy Codex rollout (`compactcli.dialects.codex_legacy`).
+
+A legacy rollout has no compaction record: resuming it replays every item in the file. So the
+file is rewritten, as a plain message list is (`compactcli.injection.plain`): the meta line and
+the head items (the injected context messages before the first real user message, and any
+protected messages), then one `user` message item holding the summary, then the kept tail
+lines, byte for byte. The items of the summarized middle are left out (an earlier summary among
+them); the state lines among them stay, before the summary.
+
+The summary text starts with Codex's own summary prefix, as Codex's later compaction writes it, so
+Codex and our reader both take it for a summary; our details (with the facts) go under a
+top-level `compactcli` key, which the resume ignores. A final pass drops an output whose call is
+not in the new file and gives a call whose output was lost a stub `function_call_output` right
+after the call's other outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from compactcli.dialects.codex_legacy import is_meta, is_state
+from compactcli.injection import STUB_RESULT, Injection, lost_results
+from compactcli.injection.codex import SUMMARY_PREFIX, CodexWriter
+from compactcli.transcript import Message, Record, Transcript
+
+
+class CodexLegacyWriter:
+    quotes_head = False
+    refusal = ""
+    alternating = False
+
+    def initial(self, context: Sequence[Message]) -> int:
+        """The leading developer, system and injected-context user messages (as `codex`)."""
+        return CodexWriter().initial(context)
+
+    def acceptor(
+        self, transcript: Transcript, context: Sequence[Message]
+    ) -> Callable[[int], bool] | None:
+        return None
+
+    def write(self, transcript: Transcript, injection: Injection) -> tuple[Record, ...]:
+        records = transcript.records
+        context = injection.context
+        cut = injection.cut
+        middle = range(context[cut.head].index, context[cut.start].index)
+        head = [r for i, r in enumerate(records[: middle.stop]) if i not in middle or _kept_line(r)]
+        summary = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": f"{SUMMARY_PREFIX}\n{injection.text}"}],
+            "compactcli": dict(injection.details),
+        }
+        out = [*head, Record(raw=summary), *records[middle.stop :]]
+        kept = [*injection.head, *injection.tail]
+        orphans, lost = lost_results(kept, context)
+        if not orphans and not lost:
+            return tuple(out)
+        by_record = {id(transcript.records[m.index]): m for m in kept}
+        stubs: dict[int, list[str]] = {}  # record index of a call -> its lost call ids
+        for holder in kept:
+            for block in holder.tool_calls:
+                if block.call_id and any(block is b for b in lost):
+                    stubs.setdefault(holder.index, []).append(block.call_id)
+        repaired: list[Record] = []
+        pending: list[str] = []
+        for record in out:
+            message = by_record.get(id(record))
+            if pending and not _is_output(record):
+                repaired.extend(_stub(call_id) for call_id in pending)
+                pending = []
+            if message is not None and any(b.call_id in orphans for b in message.tool_results):
+                continue
+            repaired.append(record)
+            if message is not None and message.index in stubs:
+                pending = stubs[message.index]
+        repaired.extend(_stub(call_id) for call_id in pending)
+        return tuple(repaired)
+
+
+def _kept_line(record: Record) -> bool:
+    """A middle line that is not an item (a state line, a line kept unparsed): it stays."""
+    raw = record.raw
+    return not isinstance(raw, dict) or is_state(raw) or is_meta(raw)
+
+
+def _is_output(record: Record) -> bool:
+    raw = record.raw
+    return isinstance(raw, dict) and raw.get("type") == "function_call_output"
+
+
+def _stub(call_id: str) -> Record:
+    raw: dict[str, Any] = {"type": "function_call_output", "call_id": call_id}
+    raw["output"] = STUB_RESULT
+    return Record(raw=raw)
