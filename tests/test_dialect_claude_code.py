@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -780,3 +781,46 @@ def test_other_formats_score_zero(name: str) -> None:
             if len(objects) == 64:
                 break
     assert ClaudeCodeDialect.sniff(objects) == 0
+
+
+# --- a subagent's own transcript (subagents/agent-<id>.jsonl: every record a sidechain) ------
+
+
+def test_a_subagent_transcript_has_the_context_of_its_own_chain() -> None:
+    agent = read_transcript(str(TRANSCRIPTS / "claude-code-subagent.jsonl"))
+    main = read_transcript(str(TRANSCRIPTS / "claude-code-summarize-session.jsonl"))
+    assert all(r.raw.get("isSidechain") is True for r in agent.records)
+    assert len(DIALECT.context(agent)) == 21
+    assert [(m.index, m.role, m.text) for m in DIALECT.context(agent)] == [
+        (m.index - 1, m.role, m.text) for m in DIALECT.context(main)
+    ]  # the same messages (the main file has one metadata line more)
+    assert DIALECT.usage(agent) == [
+        dataclasses.replace(u, index=u.index - 1) for u in DIALECT.usage(main)
+    ]
+
+
+def test_a_subagent_transcript_is_compacted_as_a_sidechain(tmp_path: Path) -> None:
+    from compactcli.compact import CompactOptions, compact
+    from compactcli.prune import PruneOptions
+    from compactcli.summarize import SummarizeOptions
+    from compactcli.summarizers import get_summarizer
+    from compactcli.tokens import get_counter
+
+    agent = read_transcript(str(TRANSCRIPTS / "claude-code-subagent.jsonl"))
+    options = CompactOptions(
+        force=True,
+        prune=PruneOptions(keep_recent=1, min_chars=50),
+        summarize=SummarizeOptions(keep_recent_tokens=500),
+    )
+    counter = get_counter("heuristic", model=DIALECT.model(agent), format="claude-code")
+    after = compact(agent, options, summarizer=get_summarizer("extractive"), counter=counter)
+    added = after.records[len(agent.records) :]
+    assert [(r.raw["type"], r.raw.get("subtype")) for r in added] == [
+        ("system", "microcompact_boundary"),
+        ("system", "compact_boundary"),
+        ("user", None),
+    ]
+    assert all(r.raw["isSidechain"] is True and r.raw["agentId"] == "a4f2c9e" for r in added)
+    assert validate(after).ok
+    context = DIALECT.context(after)
+    assert context[0].summary and len(context) < len(DIALECT.context(agent))

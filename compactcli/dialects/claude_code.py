@@ -9,7 +9,8 @@ record types and unknown keys pass through: the views ignore them.
 What each view means here:
 
 - `messages(t)`: every message in file order, one `Message` per record, on every branch and
-  sidechain (`isSidechain: true` records are listed too; they never reach `context`). A `user`
+  sidechain (`isSidechain: true` records are listed too; they reach `context` only in a file
+  that holds nothing else, a subagent's own transcript). A `user`
   record is a user message (string content is one text block; tool results are `tool_result`
   blocks of a user message); an `assistant` record is one streamed content block of an API
   response, and `Message.unit` is its `message.id` (else `requestId`, else the uuid), so the
@@ -27,7 +28,9 @@ What each view means here:
   replaces an earlier one), legacy `progress` records are bridged over, the newest
   `preservedSegment` is spliced in (head re-parented onto the summary, the summary's other
   children onto the tail, everything physically before the last boundary dropped), the leaf is
-  the newest terminal user/assistant record that is not a sidechain, and the walk goes from the
+  the newest terminal user/assistant record that is not a sidechain (in a subagent's transcript,
+  `subagents/agent-<id>.jsonl`, where every record is one, the newest of those), and the walk
+  goes from the
   leaf back to the root; it stops at a `compact_boundary` (parentUuid null). Parallel siblings
   and tool results that the single-parent walk misses are put back after their group. Of that
   chain, the records that reach the model are returned: user and assistant records (not the
@@ -146,7 +149,17 @@ SILENT_ATTACHMENTS = frozenset(
 SYNTHETIC_MODEL = "<synthetic>"
 _BOUNDARY_NAMESPACE = uuidlib.UUID("6f0c3c1e-2d1b-4f7a-9a52-1c4e8f3b7d20")
 """Namespace for the uuids of the boundary records compactcli writes (reproducible, v4-shaped)."""
-_ENVELOPE = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
+ENVELOPE_KEYS = (
+    "userType",
+    "entrypoint",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+    "agentId",
+)
+"""The envelope fields a record we write copies from the record it follows."""
 INTERRUPT_PREFIX = "[Request interrupted by user"
 _CALL_TYPES = frozenset({"tool_use"})
 _USAGE_KEYS = (
@@ -710,8 +723,15 @@ def _relink_preserved(
     return preserved
 
 
-def _leaf(skeletons: Skeletons, index: dict[str, int], parent: dict[str, str | None]) -> str | None:
-    """The newest terminal user/assistant record that is not a sidechain."""
+def _leaf(
+    skeletons: Skeletons,
+    index: dict[str, int],
+    parent: dict[str, str | None],
+    *,
+    sidechains: bool = False,
+) -> str | None:
+    """The newest terminal user/assistant record that is not a sidechain (any, with
+    `sidechains`: a subagent's transcript holds nothing else)."""
     has_child = {p for p in parent.values() if p is not None}
     best: str | None = None
     best_key: tuple[float, int] = (float("-inf"), -1)
@@ -725,7 +745,7 @@ def _leaf(skeletons: Skeletons, index: dict[str, int], parent: dict[str, str | N
             skeleton = skeletons[index[current]]
             assert skeleton is not None
             if skeleton[_SK_KIND] in ("user", "assistant"):
-                if not skeleton[_SK_SIDECHAIN]:
+                if sidechains or not skeleton[_SK_SIDECHAIN]:
                     stamp = _timestamp(skeleton[_SK_STAMP])
                     key = (stamp if stamp is not None else float("-inf"), index[current])
                     if best is None or key > best_key:
@@ -821,7 +841,7 @@ def _build_chain(skeletons: Skeletons) -> _Chain:
     index = dict(graph.index)
     parent = dict(graph.parent)
     preserved = _relink_preserved(skeletons, index, parent)
-    leaf = _leaf(skeletons, index, parent)
+    leaf = _leaf(skeletons, index, parent) or _leaf(skeletons, index, parent, sidechains=True)
     if leaf is None:
         return _Chain(records=(), zeroed=frozenset(), leaf=None)
     walk: list[str] = []
@@ -1152,7 +1172,7 @@ class ClaudeCodeDialect(Dialect):
         seed = (leaf_uuid or "") + orjson.dumps(details, option=orjson.OPT_SORT_KEYS).decode()
         raw: dict[str, Any] = {
             "parentUuid": leaf_uuid,
-            "isSidechain": False,
+            "isSidechain": leaf.get("isSidechain") is True,
             "type": "system",
             "subtype": "microcompact_boundary",
             "content": "Context microcompacted",
@@ -1172,7 +1192,7 @@ class ClaudeCodeDialect(Dialect):
                 "clearedAttachmentUUIDs": [],
             },
         }
-        for key in _ENVELOPE:
+        for key in ENVELOPE_KEYS:
             if key in leaf:
                 raw[key] = leaf[key]
         raw["compactcli"] = dict(details)
@@ -2016,6 +2036,8 @@ class ClaudeCodeStreamer(Streamer):
         parent = self.parent  # mutated by the relink, as the loader does
         preserved = self._relink(alive, parent)
         leaf = self._leaf(alive, parent)
+        if leaf is None:  # a subagent's transcript: every record is a sidechain
+            leaf = self._leaf(alive, parent, sidechains=True)
         if leaf is None:
             return [], set()
         walk = array("l")
@@ -2083,7 +2105,7 @@ class ClaudeCodeStreamer(Streamer):
             return parent[node] == anchor
         return parent[node] == _MISSING and self.pending.get(node) == anchor_uuid
 
-    def _leaf(self, alive: bytearray, parent: array[int]) -> int | None:
+    def _leaf(self, alive: bytearray, parent: array[int], sidechains: bool = False) -> int | None:
         has_child = bytearray(len(parent))
         for node, above in enumerate(parent):
             if above >= 0 and alive[node]:
@@ -2097,7 +2119,7 @@ class ClaudeCodeStreamer(Streamer):
             while current >= 0 and alive[current] and current not in seen:
                 seen.add(current)
                 if self.kind[current] in (_USER, _ASSISTANT):
-                    if not self.flags[current] & _SIDECHAIN:
+                    if sidechains or not self.flags[current] & _SIDECHAIN:
                         key = (self._stamp(current), self.record[current])
                         if best is None or key > best_key:
                             best, best_key = current, key

@@ -49,11 +49,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from compactcli.dialects.claude_code import ENVELOPE_KEYS
 from compactcli.injection import Injection, seed
 from compactcli.transcript import Message, Record, Transcript
 
 _NAMESPACE = uuidlib.UUID("0b6f6f2a-52c4-4d0e-9a3c-61d1c6a4e7b5")
-_ENVELOPE = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
 _CHAIN = frozenset({"user", "assistant", "system", "attachment"})
 SUMMARY_SUFFIX = "Recent messages are preserved verbatim."
 
@@ -91,11 +91,12 @@ class ClaudeCodeWriter:
         boundary_uuid = _uuid(key + ":boundary")
         summary_uuid = _uuid(key + ":summary")
         stamp = _earlier(leaf_raw.get("timestamp"))
-        envelope = {k: leaf_raw[k] for k in _ENVELOPE if k in leaf_raw}
+        envelope = {k: leaf_raw[k] for k in ENVELOPE_KEYS if k in leaf_raw}
+        sidechain = leaf_raw.get("isSidechain") is True  # a subagent's own transcript
         boundary: dict[str, Any] = {
             "parentUuid": None,
             "logicalParentUuid": leaf_uuid,
-            "isSidechain": False,
+            "isSidechain": sidechain,
             "type": "system",
             "subtype": "compact_boundary",
             "content": "Conversation compacted",
@@ -123,7 +124,7 @@ class ClaudeCodeWriter:
         }
         summary: dict[str, Any] = {
             "parentUuid": boundary_uuid,
-            "isSidechain": False,
+            "isSidechain": sidechain,
             "type": "user",
             "message": {"role": "user", "content": f"{injection.text}\n\n{SUMMARY_SUFFIX}"},
             "isVisibleInTranscriptOnly": True,
