@@ -221,7 +221,7 @@ def density_for(model: str | None, format: str | None = None) -> Density:
             return OPENAI
         if "claude" in name:
             return CLAUDE
-    return OPENAI if format in ("codex", "codex-legacy", "openai") else CLAUDE
+    return OPENAI if format in ("codex", "codex-legacy", "openai", "openai-responses") else CLAUDE
 
 
 class _Costing:

@@ -23,8 +23,10 @@ from tests.cli_runner import run
 from tests.conftest import FIXTURES
 
 TRANSCRIPTS = FIXTURES / "transcripts"
-SESSIONS = sorted(  # one session per current format; the expected tables list these five
-    p for p in TRANSCRIPTS.glob("*-summarize-session.jsonl") if "codex-legacy" not in p.name
+SESSIONS = sorted(  # the expected tables list these five formats' sessions
+    p
+    for p in TRANSCRIPTS.glob("*-summarize-session.jsonl")
+    if not p.name.startswith(("codex-legacy-", "openai-responses-"))
 )
 
 

@@ -17,7 +17,11 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
 
-TRANSCRIPTS = sorted(p.name for p in (FIXTURES / "transcripts").glob("openai-*.jsonl"))
+TRANSCRIPTS = sorted(
+    p.name
+    for p in (FIXTURES / "transcripts").glob("openai-*.jsonl")
+    if not p.name.startswith("openai-responses-")  # tests/test_dialect_openai_responses.py
+)
 INVALID = sorted(p.name for p in (FIXTURES / "invalid").glob("openai-*.jsonl"))
 OPENAI = OpenAIDialect()
 

@@ -49,7 +49,8 @@ BROKEN_CASES = [
     (
         "unknown-format.jsonl",
         "unknown-format.jsonl: unknown transcript format (first record's keys: at, event); "
-        "name one with --format (claude-code, codex, codex-legacy, pi, openai, anthropic)",
+        "name one with --format (claude-code, codex, codex-legacy, pi, openai, openai-responses, "
+        "anthropic)",
     ),
 ]
 

@@ -985,6 +985,7 @@ PINNED = {
     "codex-legacy": 5,
     "pi": 13,
     "openai": 2,
+    "openai-responses": 2,
     "anthropic": 3,
 }
 

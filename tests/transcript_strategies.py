@@ -17,13 +17,22 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-FORMAT_NAMES = ("claude-code", "codex", "codex-legacy", "pi", "openai", "anthropic")
+FORMAT_NAMES = (
+    "claude-code",
+    "codex",
+    "codex-legacy",
+    "pi",
+    "openai",
+    "openai-responses",
+    "anthropic",
+)
 
 TOOLS = {
     "claude-code": ["Read", "Bash", "Grep", "Edit", "Write"],
     "anthropic": ["Read", "Bash", "Grep", "Edit", "Write"],
     "codex": ["exec_command", "apply_patch", "read_file"],
     "codex-legacy": ["shell", "read_file"],
+    "openai-responses": ["shell", "read_file"],
     "pi": ["read", "bash", "edit", "write"],
     "openai": ["read_file", "run_shell", "search", "write_file"],
 }
@@ -163,29 +172,42 @@ def _arguments(fmt: str, tool: str, argument: str) -> dict[str, Any]:
 def _codex_legacy(plan: Plan) -> list[dict[str, Any]]:
     """A rollout as Codex CLI wrote them in mid-2025: a meta line, bare items, state lines; an
     earlier compaction is a summary message that starts with Codex's summary prefix."""
+    meta = {
+        "id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e",
+        "timestamp": _ts(0),
+        "instructions": plan.system,
+        "git": {"commit_hash": "1f2e3d4c", "branch": "main"},
+    }
+    return [meta, {"record_type": "state"}, *_items(plan, "codex-legacy")]
+
+
+def _openai_responses(plan: Plan) -> list[dict[str, Any]]:
+    """Responses API items: a developer message, then the turns as bare items (an earlier
+    compaction is a user summary and an acknowledgement)."""
+    return [_message("developer", plan.system), *_items(plan, "openai-responses")]
+
+
+def _message(role: str, text: str) -> dict[str, Any]:
+    part = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+
+
+def _items(plan: Plan, fmt: str) -> list[dict[str, Any]]:
+    """The turns as bare Responses items (with state lines in a legacy Codex rollout)."""
     ids = _Ids(plan.seed)
-
-    def message(role: str, text: str) -> dict[str, Any]:
-        part = "output_text" if role == "assistant" else "input_text"
-        return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
-
-    out: list[dict[str, Any]] = [
-        {
-            "id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e",
-            "timestamp": _ts(0),
-            "instructions": plan.system,
-            "git": {"commit_hash": "1f2e3d4c", "branch": "main"},
-        },
-        {"record_type": "state"},
-        message(
-            "user", "<environment_context>\n  <cwd>/work/project</cwd>\n</environment_context>"
-        ),
-    ]
-    tools = TOOLS["codex-legacy"]
+    legacy = fmt == "codex-legacy"
+    out: list[dict[str, Any]] = []
+    if legacy:
+        context = "<environment_context>\n  <cwd>/work/project</cwd>\n</environment_context>"
+        out.append(_message("user", context))
+    tools = TOOLS[fmt]
     for ti, turn in enumerate(plan.turns):
-        if plan.compacted_before == ti:
-            out.append(message("user", f"{CODEX_SUMMARY_PREFIX}\n{SUMMARY}"))
-        out.append(message("user", turn.prompt))
+        if plan.compacted_before == ti and legacy:
+            out.append(_message("user", f"{CODEX_SUMMARY_PREFIX}\n{SUMMARY}"))
+        elif plan.compacted_before == ti:
+            out.append(_message("user", SUMMARY))
+            out.append(_message("assistant", "Understood."))
+        out.append(_message("user", turn.prompt))
         for si, step in enumerate(turn.steps):
             if step.thinking:
                 out.append(
@@ -197,7 +219,7 @@ def _codex_legacy(plan: Plan) -> list[dict[str, Any]]:
                     }
                 )
             if step.text:
-                out.append(message("assistant", step.text))
+                out.append(_message("assistant", step.text))
             pending = []
             for call in step.calls:
                 call_id = ids.call("call_")
@@ -222,7 +244,8 @@ def _codex_legacy(plan: Plan) -> list[dict[str, Any]]:
                             "output": _dumps(output),
                         }
                     )
-        out.append({"record_type": "state"})
+        if legacy:
+            out.append({"record_type": "state"})
     return out
 
 
@@ -246,6 +269,7 @@ def render(plan: Plan, fmt: str) -> bytes:
         "codex-legacy": _codex_legacy,
         "pi": _pi,
         "openai": _openai,
+        "openai-responses": _openai_responses,
         "anthropic": _anthropic,
     }[fmt](plan)
     return "".join(_dumps(line) + "\n" for line in lines).encode()

@@ -22,6 +22,7 @@ class FormatName(StrEnum):
     codex_legacy = "codex-legacy"
     pi = "pi"
     openai = "openai"
+    openai_responses = "openai-responses"
     anthropic = "anthropic"
 
 

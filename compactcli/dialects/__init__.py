@@ -16,6 +16,7 @@ from compactcli.dialects.claude_code import ClaudeCodeDialect
 from compactcli.dialects.codex import CodexDialect
 from compactcli.dialects.codex_legacy import CodexLegacyDialect
 from compactcli.dialects.openai import OpenAIDialect
+from compactcli.dialects.openai_responses import OpenAIResponsesDialect
 from compactcli.dialects.pi import PiDialect
 from compactcli.errors import InputError, UsageError
 
@@ -27,6 +28,7 @@ _DIALECTS: dict[str, type[Dialect]] = {
         CodexLegacyDialect,
         PiDialect,
         OpenAIDialect,
+        OpenAIResponsesDialect,
         AnthropicDialect,
     )
 }

@@ -11,8 +11,8 @@ record and no usage.
 
 Views: the items are read as `compactcli.dialects.codex` reads response items (same blocks, same
 units, same `path`, from the item itself: `()`), and the context is every item in file order. A
-user message that starts with Codex's summary prefix is a summary (ours carry a top-level
-`compactcli` key and are listed by `compactions`). `usage` and `model` are empty: these files
+user message that starts with Codex's summary prefix, or that carries our top-level `compactcli`
+key, is a summary (`compactions` lists them). `usage` and `model` are empty: these files
 record neither.
 
 Validation codes: `session-meta` (the first record is not a meta line, or a later one is),
@@ -26,6 +26,7 @@ Writing: a tool result's output is cleared in place as in `codex`; a compaction 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,6 +64,7 @@ def is_state(raw: Mapping[str, Any]) -> bool:
 class CodexLegacyDialect(CodexDialect):
     name = "codex-legacy"
     summary = "Codex CLI rollout of mid-2025 (a session meta line, then bare response items)"
+    has_meta = True  # the first line is the session meta
 
     @classmethod
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
@@ -105,7 +107,7 @@ class CodexLegacyDialect(CodexDialect):
 
     @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
-        findings = _check_lines(transcript)
+        findings = _check_lines(transcript, self.has_meta)
         steps = self._timeline(transcript, findings)
         findings.extend(check_pairs(transcript, steps))
         return sorted(findings, key=lambda f: f.line)
@@ -121,13 +123,14 @@ class CodexLegacyDialect(CodexDialect):
         first = True
         for index, record in transcript.objects():
             raw = record.raw
-            if (first and is_meta(raw)) or is_state(raw):
+            if (first and self.has_meta and is_meta(raw)) or is_state(raw):
                 first = False
                 continue
             first = False
             if not isinstance(raw.get("type"), str):
                 if findings is None:
-                    raise InputError(transcript.source, record.lineno, _shape_problem(raw))
+                    problem = _shape_problem(raw, self.has_meta)
+                    raise InputError(transcript.source, record.lineno, problem)
                 continue  # reported by _check_lines
             try:
                 message = builder.item(raw, index, ())
@@ -139,6 +142,8 @@ class CodexLegacyDialect(CodexDialect):
                 continue
             if message is None:
                 continue
+            if message.role == "user" and "compactcli" in raw and not message.summary:
+                message = dataclasses.replace(message, summary=True)  # our summary
             if model_generated(message):
                 unit = unit or str(index)
                 message = with_unit(message, unit)
@@ -148,15 +153,15 @@ class CodexLegacyDialect(CodexDialect):
         return steps
 
 
-def _shape_problem(raw: Mapping[str, Any]) -> str:
-    if is_meta(raw):
+def _shape_problem(raw: Mapping[str, Any], has_meta: bool) -> str:
+    if has_meta and is_meta(raw):
         return "a second session meta line"
     return "line is neither a response item (no string 'type') nor a state line"
 
 
-def _check_lines(transcript: Transcript) -> list[Finding]:
+def _check_lines(transcript: Transcript, has_meta: bool) -> list[Finding]:
     findings: list[Finding] = []
-    first = True
+    first = has_meta
     for _, record in transcript.objects():
         raw = record.raw
         if first:
@@ -175,6 +180,6 @@ def _check_lines(transcript: Transcript) -> list[Finding]:
                 continue
         if is_state(raw) or isinstance(raw.get("type"), str):
             continue
-        code = "session-meta" if is_meta(raw) else "bad-shape"
-        findings.append(Finding(record.lineno, code, _shape_problem(raw)))
+        code = "session-meta" if has_meta and is_meta(raw) else "bad-shape"
+        findings.append(Finding(record.lineno, code, _shape_problem(raw, has_meta)))
     return findings

@@ -8,8 +8,9 @@ form (FORMATS.md §1.5, §2.3, §4, §6):
   `isCompactSummary` user record appended, the kept tail spliced in as a preserved segment.
 - `codex` (`compactcli.injection.codex`): a `compacted` line whose `replacement_history` is the
   whole new history, and a `turn_context` after it.
-- `codex-legacy` (`compactcli.injection.codex_legacy`): the file rewritten as meta and head,
-  one user summary item, tail (a resume replays every item; there is no compaction record).
+- `codex-legacy`, `openai-responses` (`compactcli.injection.codex_legacy`): the file rewritten
+  as meta and head, one user summary item, tail (every item is replayed; there is no compaction
+  record).
 - `pi` (`compactcli.injection.pi`): a `compaction` entry with `firstKeptEntryId`.
 - `openai`, `anthropic` (`compactcli.injection.plain`): the list rewritten as head, one user
   summary message, tail.
@@ -102,10 +103,10 @@ def get_writer(format: str) -> Writer:
         from compactcli.injection.codex import CodexWriter
 
         return CodexWriter()
-    if format == "codex-legacy":
+    if format in ("codex-legacy", "openai-responses"):
         from compactcli.injection.codex_legacy import CodexLegacyWriter
 
-        return CodexLegacyWriter()
+        return CodexLegacyWriter(codex=format == "codex-legacy")
     if format == "pi":
         from compactcli.injection.pi import PiWriter
 

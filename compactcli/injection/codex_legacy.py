@@ -1,17 +1,20 @@
-"""Writing a summary into a legacy Codex rollout (`compactcli.dialects.codex_legacy`).
+"""Writing a summary into a legacy Codex rollout (`compactcli.dialects.codex_legacy`) or a list
+of OpenAI Responses items (`compactcli.dialects.openai_responses`).
 
-A legacy rollout has no compaction record: resuming it replays every item in the file. So the
-file is rewritten, as a plain message list is (`compactcli.injection.plain`): the meta line and
-the head items (the injected context messages before the first real user message, and any
-protected messages), then one `user` message item holding the summary, then the kept tail
-lines, byte for byte. The items of the summarized middle are left out (an earlier summary among
-them); the state lines among them stay, before the summary.
+Neither has a compaction record: resuming a legacy rollout replays every item in the file, and a
+Responses list is sent whole. So the file is rewritten, as a plain message list is
+(`compactcli.injection.plain`): the meta line (a rollout's) and the head items (the system,
+developer and injected context messages before the first real user message, and any protected
+messages), then one `user` message item holding the summary, then the kept tail lines, byte for
+byte. The items of the summarized middle are left out (an earlier summary among them); the state
+lines among them stay, before the summary.
 
-The summary text starts with Codex's own summary prefix, as Codex's later compaction writes it, so
-Codex and our reader both take it for a summary; our details (with the facts) go under a
-top-level `compactcli` key, which the resume ignores. A final pass drops an output whose call is
-not in the new file and gives a call whose output was lost a stub `function_call_output` right
-after the call's other outputs.
+In a Codex rollout the summary text starts with Codex's own summary prefix, as Codex's later
+compaction writes it, so Codex takes it for a summary too (a Responses list gets no prefix). Our
+details (with the facts) go under a top-level `compactcli` key, which Codex's resume ignores and
+which marks the summary as ours. A final pass drops an output whose call is not in the new file
+and gives a call whose output was lost a stub `function_call_output` right after the call's
+other outputs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ class CodexLegacyWriter:
     quotes_head = False
     refusal = ""
     alternating = False
+
+    def __init__(self, *, codex: bool = True) -> None:
+        self.prefix = f"{SUMMARY_PREFIX}\n" if codex else ""  # Codex's own summary prefix
 
     def initial(self, context: Sequence[Message]) -> int:
         """The leading developer, system and injected-context user messages (as `codex`)."""
@@ -48,7 +54,7 @@ class CodexLegacyWriter:
         summary = {
             "type": "message",
             "role": "user",
-            "content": [{"type": "input_text", "text": f"{SUMMARY_PREFIX}\n{injection.text}"}],
+            "content": [{"type": "input_text", "text": f"{self.prefix}{injection.text}"}],
             "compactcli": dict(injection.details),
         }
         out = [*head, Record(raw=summary), *records[middle.stop :]]
