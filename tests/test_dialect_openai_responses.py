@@ -10,6 +10,8 @@ import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.dialects import detect_format
+from compactcli.dialects.codex_legacy import OUR_SUMMARY_START
+from compactcli.injection import PREAMBLE
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
@@ -95,7 +97,8 @@ def test_summarize_rewrites_the_list_around_our_summary_message() -> None:
     summary = orjson.loads(lines[1])
     assert summary["role"] == "user"
     assert summary["content"][0]["text"].startswith("[compactcli summary:")  # no Codex prefix
-    assert summary["compactcli"]["stage"] == "summarize"
+    assert "compactcli" not in summary  # the API refuses unknown keys
+    assert after.stats[-1].details["boundary"]["stage"] == "summarize"  # --boundary, --stats
     assert lines[2:] == old[len(old) - len(lines) + 2 :]
     assert RESPONSES.context(after)[1].summary
     assert RESPONSES.compactions(after)[0].ours
@@ -111,3 +114,7 @@ def test_compact_and_estimate_on_the_command_line(tmp_path: Path) -> None:
     assert check.stdout == f"{out}: valid openai-responses transcript (0 errors, 0 warnings)\n"
     counted = run("estimate", str(LONG), "--json")
     assert orjson.loads(counted.stdout)["format"] == "openai-responses"
+
+
+def test_our_summary_is_known_by_how_its_text_starts() -> None:
+    assert PREAMBLE.startswith(OUR_SUMMARY_START)

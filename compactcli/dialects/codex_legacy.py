@@ -11,9 +11,9 @@ record and no usage.
 
 Views: the items are read as `compactcli.dialects.codex` reads response items (same blocks, same
 units, same `path`, from the item itself: `()`), and the context is every item in file order. A
-user message that starts with Codex's summary prefix, or that carries our top-level `compactcli`
-key, is a summary (`compactions` lists them). `usage` and `model` are empty: these files
-record neither.
+user message that starts with Codex's summary prefix, carries our top-level `compactcli` key, or
+starts with our summary preamble is a summary (`compactions` lists them). `usage` and `model`
+are empty: these files record neither.
 
 Validation codes: `session-meta` (the first record is not a meta line, or a later one is),
 `bad-shape` (a line that is neither a state line nor an item with a string `type`, or an item of
@@ -89,7 +89,7 @@ class CodexLegacyDialect(CodexDialect):
     @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
         return [
-            Compaction(m.index, m.text, None, "compactcli" in transcript.records[m.index].raw)
+            Compaction(m.index, m.text, None, _ours(transcript.records[m.index].raw, m))
             for m in self.messages(transcript)
             if m.summary
         ]
@@ -142,8 +142,8 @@ class CodexLegacyDialect(CodexDialect):
                 continue
             if message is None:
                 continue
-            if message.role == "user" and "compactcli" in raw and not message.summary:
-                message = dataclasses.replace(message, summary=True)  # our summary
+            if message.role == "user" and not message.summary and _ours(raw, message):
+                message = dataclasses.replace(message, summary=True)
             if model_generated(message):
                 unit = unit or str(index)
                 message = with_unit(message, unit)
@@ -151,6 +151,16 @@ class CodexLegacyDialect(CodexDialect):
                 unit = None
             steps.append(Step("item", index, (message,)))
         return steps
+
+
+OUR_SUMMARY_START = "[compactcli summary:"
+"""How the summary text we write starts (`compactcli.injection.PREAMBLE`)."""
+
+
+def _ours(raw: Mapping[str, Any], message: Message) -> bool:
+    """Whether a user message is a summary we wrote: it carries our details, or (in a Responses
+    list, where it cannot) its text starts with our preamble."""
+    return "compactcli" in raw or message.text.startswith(OUR_SUMMARY_START)
 
 
 def _shape_problem(raw: Mapping[str, Any], has_meta: bool) -> str:

@@ -7,13 +7,14 @@ OpenAI Agents SDK's `to_input_list()` gives it) is a list of bare items: `messag
 `web_search_call`, and so on. They are the items of a Codex rollout without Codex's envelope or
 meta line, so this dialect reads them as `compactcli.dialects.codex_legacy` does (views, checks
 and pairing), with no meta line: the context is every item in file order, our summary is the
-user message with a top-level `compactcli` key, and there is no usage, model or window.
+user message that starts with our summary preamble, and there is no usage, model or window.
 
 Validation codes: `bad-shape` (a line that is not an item with a string `type`, or an item of a
 known type with a wrong shape), `duplicate-id`, `orphan-result`, `call-unanswered` (a warning).
 
-Writing: outputs are cleared in place; a compaction rewrites the list around one user summary
-message (`compactcli.injection.codex_legacy`, without Codex's summary prefix).
+Writing: outputs are cleared in place; a compaction rewrites the list around one plain user
+summary message (`compactcli.injection.codex_legacy`: no Codex prefix, and no `compactcli` key,
+which the API would refuse).
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@ byte. The items of the summarized middle are left out (an earlier summary among 
 lines among them stay, before the summary.
 
 In a Codex rollout the summary text starts with Codex's own summary prefix, as Codex's later
-compaction writes it, so Codex takes it for a summary too (a Responses list gets no prefix). Our
-details (with the facts) go under a top-level `compactcli` key, which Codex's resume ignores and
-which marks the summary as ours. A final pass drops an output whose call is not in the new file
+compaction writes it, so Codex takes it for a summary too, and our details (with the facts) go
+under a top-level `compactcli` key, which Codex's resume ignores. A Responses list is sent to the
+API as it is, and the API refuses unknown keys: its summary message is a plain user message
+(known as ours by the text it starts with, `PREAMBLE`), and the details go to the stats and
+`--boundary FILE` only. A final pass drops an output whose call is not in the new file
 and gives a call whose output was lost a stub `function_call_output` right after the call's
 other outputs.
 """
@@ -34,6 +36,7 @@ class CodexLegacyWriter:
     alternating = False
 
     def __init__(self, *, codex: bool = True) -> None:
+        self.codex = codex
         self.prefix = f"{SUMMARY_PREFIX}\n" if codex else ""  # Codex's own summary prefix
 
     def initial(self, context: Sequence[Message]) -> int:
@@ -51,12 +54,13 @@ class CodexLegacyWriter:
         cut = injection.cut
         middle = range(context[cut.head].index, context[cut.start].index)
         head = [r for i, r in enumerate(records[: middle.stop]) if i not in middle or _kept_line(r)]
-        summary = {
+        summary: dict[str, Any] = {
             "type": "message",
             "role": "user",
             "content": [{"type": "input_text", "text": f"{self.prefix}{injection.text}"}],
-            "compactcli": dict(injection.details),
         }
+        if self.codex:  # Codex's resume drops unknown keys; the Responses API refuses them
+            summary["compactcli"] = dict(injection.details)
         out = [*head, Record(raw=summary), *records[middle.stop :]]
         kept = [*injection.head, *injection.tail]
         orphans, lost = lost_results(kept, context)
