@@ -433,7 +433,7 @@ class Step:
     turns: int = 0
 
 
-def model_generated(message: Message) -> bool:
+def _model_generated(message: Message) -> bool:
     return message.role == "assistant"
 
 
@@ -616,11 +616,7 @@ class CodexDialect(Dialect):
                     continue
                 if message is None:
                     continue
-                if model_generated(message):
-                    unit = unit or str(index)
-                    message = with_unit(message, unit)
-                else:
-                    unit = None
+                message, unit = in_unit(message, unit, str(index))
                 steps.append(Step("item", index, (message,)))
             elif kind == "compacted":
                 unit = None
@@ -668,11 +664,7 @@ class CodexDialect(Dialect):
                 raise BadShape(f"replacement_history[{position}]: {error}") from None
             if view is None:
                 continue
-            if model_generated(view):
-                unit = unit or f"{index}.{position}"
-                view = with_unit(view, unit)
-            else:
-                unit = None
+            view, unit = in_unit(view, unit, f"{index}.{position}")
             is_summary = view.summary or (
                 view.role == "user" and bool(message) and view.text == message
             )
@@ -680,7 +672,17 @@ class CodexDialect(Dialect):
         return Step("compacted", index, tuple(messages), replaced=True)
 
 
-def with_unit(message: Message, unit: str | None) -> Message:
+def in_unit(message: Message, unit: str | None, key: str) -> tuple[Message, str | None]:
+    """`message` with the unit of the model response it is part of, and the unit that goes on:
+    consecutive model-generated items share one (`key` starts a new one), any other item ends
+    it."""
+    if _model_generated(message):
+        unit = unit or key
+        return _with_unit(message, unit), unit
+    return message, None
+
+
+def _with_unit(message: Message, unit: str | None) -> Message:
     return Message(
         index=message.index,
         role=message.role,

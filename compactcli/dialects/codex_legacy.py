@@ -37,9 +37,8 @@ from compactcli.dialects.codex import (
     ItemReader,
     Step,
     check_pairs,
+    in_unit,
     is_envelope,
-    model_generated,
-    with_unit,
 )
 from compactcli.errors import InputError
 from compactcli.transcript import Compaction, Message, Transcript, Usage
@@ -144,11 +143,7 @@ class CodexLegacyDialect(CodexDialect):
                 continue
             if message.role == "user" and not message.summary and _ours(raw, message):
                 message = dataclasses.replace(message, summary=True)
-            if model_generated(message):
-                unit = unit or str(index)
-                message = with_unit(message, unit)
-            else:
-                unit = None
+            message, unit = in_unit(message, unit, str(index))
             steps.append(Step("item", index, (message,)))
         return steps
 

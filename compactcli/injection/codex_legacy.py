@@ -21,32 +21,20 @@ other outputs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from compactcli.dialects.codex_legacy import is_meta, is_state
 from compactcli.injection import STUB_RESULT, Injection, lost_results
 from compactcli.injection.codex import SUMMARY_PREFIX, CodexWriter
-from compactcli.transcript import Message, Record, Transcript
+from compactcli.transcript import Record, Transcript
 
 
-class CodexLegacyWriter:
-    quotes_head = False
-    refusal = ""
-    alternating = False
+class CodexLegacyWriter(CodexWriter):
+    """`CodexWriter`'s cuts (the same head), written as a rewrite of the file."""
 
     def __init__(self, *, codex: bool = True) -> None:
         self.codex = codex
         self.prefix = f"{SUMMARY_PREFIX}\n" if codex else ""  # Codex's own summary prefix
-
-    def initial(self, context: Sequence[Message]) -> int:
-        """The leading developer, system and injected-context user messages (as `codex`)."""
-        return CodexWriter().initial(context)
-
-    def acceptor(
-        self, transcript: Transcript, context: Sequence[Message]
-    ) -> Callable[[int], bool] | None:
-        return None
 
     def write(self, transcript: Transcript, injection: Injection) -> tuple[Record, ...]:
         records = transcript.records
