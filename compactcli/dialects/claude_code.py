@@ -9,31 +9,30 @@ record types and unknown keys pass through: the views ignore them.
 What each view means here:
 
 - `messages(t)`: every message in file order, one `Message` per record, on every branch and
-  sidechain (`isSidechain: true` records are listed too; they reach `context` only in a file
-  that holds nothing else, a subagent's own transcript). A `user`
-  record is a user message (string content is one text block; tool results are `tool_result`
-  blocks of a user message); an `assistant` record is one streamed content block of an API
-  response, and `Message.unit` is its `message.id` (else `requestId`, else the uuid), so the
-  records of one response form one atomic unit. An `attachment` record is injected context that
-  Claude Code sends to the model as a user message, except the attachment types its
-  `normalizeAttachmentForAPI` turns into nothing (`SILENT_ATTACHMENTS`, `hook_success` other
-  than SessionStart/UserPromptSubmit, empty hook output); it is a user message with one `other`
-  block (`type` "attachment", `name` the attachment type, `text` its string fields). A
-  `system/local_command` record is sent to the model as a user message, so it is one here; every
-  other `system` record (`compact_boundary`, `turn_duration`, ...) and `progress` is not a
-  message. A user record with `isCompactSummary: true` has `summary=True`. A tool result's
-  `name` is the name of the `tool_use` it answers, looked up earlier in the file.
-- `context(t)`: the messages of the chain Claude Code rebuilds on resume (`loadTranscriptFile`
-  and `buildConversationChain`): every chain record goes into a map by uuid (a later duplicate
+  sidechain (`isSidechain: true` records are listed too; they reach `context` only in a file that
+  holds nothing else, a subagent's own transcript). A `user` record is a user message (string
+  content is one text block; tool results are `tool_result` blocks of a user message); an
+  `assistant` record is one streamed content block of an API response, and `Message.unit` is its
+  `message.id` (else `requestId`, else the uuid), so the records of one response form one atomic
+  unit. An `attachment` record is injected context that Claude Code sends to the model as a user
+  message, except the attachment types its `normalizeAttachmentForAPI` turns into nothing
+  (`SILENT_ATTACHMENTS`, `hook_success` other than SessionStart/UserPromptSubmit, empty hook
+  output); it is a user message with one `other` block (`type` "attachment", `name` the attachment
+  type, `text` its string fields). A `system/local_command` record is sent to the model as a user
+  message, so it is one here; every other `system` record (`compact_boundary`, `turn_duration`,
+  ...) and `progress` is not a message. A user record with `isCompactSummary: true` has
+  `summary=True`. A tool result's `name` is the name of the `tool_use` it answers, looked up
+  earlier in the file.
+- `context(t)`: the messages of the chain Claude Code rebuilds on resume (`loadTranscriptFile` and
+  `buildConversationChain`): every chain record goes into a map by uuid (a later duplicate
   replaces an earlier one), legacy `progress` records are bridged over, the newest
   `preservedSegment` is spliced in (head re-parented onto the summary, the summary's other
-  children onto the tail, everything physically before the last boundary dropped), the leaf is
-  the newest terminal user/assistant record that is not a sidechain (in a subagent's transcript,
-  `subagents/agent-<id>.jsonl`, where every record is one, the newest of those), and the walk
-  goes from the
-  leaf back to the root; it stops at a `compact_boundary` (parentUuid null). Parallel siblings
-  and tool results that the single-parent walk misses are put back after their group. Of that
-  chain, the records that reach the model are returned: user and assistant records (not the
+  children onto the tail, everything physically before the last boundary dropped), the leaf is the
+  newest terminal user/assistant record that is not a sidechain (in a subagent's transcript,
+  `subagents/agent-<id>.jsonl`, where every record is one, the newest of those), and the walk goes
+  from the leaf back to the root; it stops at a `compact_boundary` (parentUuid null). Parallel
+  siblings and tool results that the single-parent walk misses are put back after their group. Of
+  that chain, the records that reach the model are returned: user and assistant records (not the
   `<synthetic>` API-error assistant records, not `isVirtual` ones), attachments that reach the
   model and `local_command` records, in chain order (Claude Code later moves attachments up past
   plain user prompts and merges same-role neighbours; the set of messages is the same).

@@ -44,11 +44,10 @@ Views, as pi builds them (`buildSessionContext`, `convertToLlm`, `transformMessa
   "No result provided" when it sends the context (calls of aborted or errored assistant
   messages are not reported, as pi drops those messages).
 
-Writing: a cleared toolResult's content becomes `[{"type":"text","text":…}]`, a cleared
-`bashExecution` (`user_shell`) keeps its command and exit code with the placeholder as its
-`output`; the prune
-boundary is a `custom` entry (`customType: "compactcli"`, details under `compactcli`) hung off
-the leaf, which pi keeps in the file and never sends to the model.
+Writing: a cleared toolResult's content becomes `[{"type":"text","text":…}]`; a cleared
+`bashExecution` (`user_shell`) keeps its command and exit code, with the placeholder as its
+`output`; the prune boundary is a `custom` entry (`customType: "compactcli"`, details under
+`compactcli`) hung off the leaf, which pi keeps in the file and never sends to the model.
 """
 
 from __future__ import annotations
