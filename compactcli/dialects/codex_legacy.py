@@ -30,7 +30,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compactcli.dialects.base import Finding, remembered
+from compactcli.dialects.base import OUR_SUMMARY_START, Finding, remembered
 from compactcli.dialects.codex import (
     BadShape,
     CodexDialect,
@@ -146,10 +146,6 @@ class CodexLegacyDialect(CodexDialect):
             message, unit = in_unit(message, unit, str(index))
             steps.append(Step("item", index, (message,)))
         return steps
-
-
-OUR_SUMMARY_START = "[compactcli summary:"
-"""How the summary text we write starts (`compactcli.injection.PREAMBLE`)."""
 
 
 def _ours(raw: Mapping[str, Any], message: Message) -> bool:
