@@ -10,7 +10,7 @@ import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.dialects import detect_format
-from compactcli.dialects.codex_legacy import OUR_SUMMARY_START
+from compactcli.dialects.base import OUR_SUMMARY_START
 from compactcli.injection import PREAMBLE
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
