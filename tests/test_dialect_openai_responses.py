@@ -118,3 +118,23 @@ def test_compact_and_estimate_on_the_command_line(tmp_path: Path) -> None:
 
 def test_our_summary_is_known_by_how_its_text_starts() -> None:
     assert PREAMBLE.startswith(OUR_SUMMARY_START)
+
+
+def test_a_message_may_hold_a_plain_string() -> None:
+    t = in_memory(
+        {"type": "message", "role": "user", "content": "fix the port"},
+        message("assistant", "Done."),
+    )
+    assert [(m.role, m.text) for m in RESPONSES.context(t)] == [
+        ("user", "fix the port"),
+        ("assistant", "Done."),
+    ]
+    assert RESPONSES.context(t)[0].blocks[0].path == ("content",)
+    assert RESPONSES.validate(t) == []
+    rollout = in_memory(
+        {"id": "s", "timestamp": "t", "instructions": None},
+        {"type": "message", "role": "user", "content": "fix the port"},
+    )
+    assert [f.message for f in get_dialect("codex-legacy").validate(rollout)] == [
+        "message: message content is not an array"  # Codex always writes an array
+    ]

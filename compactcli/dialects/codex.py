@@ -224,10 +224,13 @@ def _looks_like_json(text: str) -> bool:
 
 @dataclass(slots=True)
 class ItemReader:
-    """Builds message views in file order, remembering call names and the current model."""
+    """Builds message views in file order, remembering call names and the current model.
+    `text_content`: a message's content may be a plain string (the Responses API's short input
+    form), read as one text block; Codex always writes an array."""
 
     model: str | None = None
     names: dict[str, str] = field(default_factory=dict)
+    text_content: bool = False
 
     def item(self, item: Any, index: int, path: JsonPath) -> Message | None:
         """The message view of one response item (None for items the model never sees)."""
@@ -284,6 +287,17 @@ class ItemReader:
         if role is None:
             raise BadShape(f"message has an unknown role {role_name!r}")
         content = item.get("content")
+        if isinstance(content, str) and self.text_content:
+            block = Block("text", text=content, type="input_text", path=(*path, "content"))
+            return Message(
+                index=index,
+                role=role,
+                blocks=(block,),
+                id=item_id,
+                model=self.model if role == "assistant" else None,
+                summary=role == "user" and _is_summary_text(content),
+                path=path,
+            )
         if not isinstance(content, list):
             raise BadShape("message content is not an array")
         blocks: list[Block] = []

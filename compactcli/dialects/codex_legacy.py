@@ -64,6 +64,7 @@ class CodexLegacyDialect(CodexDialect):
     name = "codex-legacy"
     summary = "Codex CLI rollout of mid-2025 (a session meta line, then bare response items)"
     has_meta = True  # the first line is the session meta
+    text_content = False  # a message's content may be a plain string
 
     @classmethod
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
@@ -116,7 +117,7 @@ class CodexLegacyDialect(CodexDialect):
     def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[Step]:
         """One step per item, in file order; the meta and state lines give none. With
         `findings`, bad shapes become `bad-shape` findings; without, they raise `InputError`."""
-        builder = ItemReader()
+        builder = ItemReader(text_content=self.text_content)
         steps: list[Step] = []
         unit: str | None = None
         first = True

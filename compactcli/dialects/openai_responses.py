@@ -2,7 +2,8 @@
 
 A conversation kept for the Responses API (an `input` list written out line by line, as the
 OpenAI Agents SDK's `to_input_list()` gives it) is a list of bare items: `message` items with a
-`role` (`user`, `assistant`, `system`, `developer`) and `input_text` / `output_text` content,
+`role` (`user`, `assistant`, `system`, `developer`) and `input_text` / `output_text` content (or,
+the API's short form, a plain string),
 `reasoning`, `function_call` and `function_call_output`, `custom_tool_call` and its output,
 `web_search_call`, and so on. They are the items of a Codex rollout without Codex's envelope or
 meta line, so this dialect reads them as `compactcli.dialects.codex_legacy` does (views, checks
@@ -52,6 +53,7 @@ class OpenAIResponsesDialect(CodexLegacyDialect):
     name = "openai-responses"
     summary = "OpenAI Responses API items, one per line (message, function_call, ...)"
     has_meta = False
+    text_content = True
 
     @classmethod
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
