@@ -78,6 +78,18 @@ D = TypeVar("D", bound="Dialect")
 T = TypeVar("T")
 
 
+def summary_compactions(
+    messages: Iterable[Message], ours: Callable[[Message], bool] = lambda _: True
+) -> list[Compaction]:
+    """The compactions of a format with no compaction record (a list the agent replays whole):
+    each summary message is one, holding its own text."""
+    return [
+        Compaction(index=m.index, summary=m.text, summary_index=m.index, ours=ours(m))
+        for m in messages
+        if m.summary
+    ]
+
+
 def remembered(
     method: Callable[[D, Transcript], list[T]],
 ) -> Callable[[D, Transcript], list[T]]:

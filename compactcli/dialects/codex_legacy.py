@@ -30,7 +30,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compactcli.dialects.base import OUR_SUMMARY_START, Finding, remembered
+from compactcli.dialects.base import (
+    OUR_SUMMARY_START,
+    Finding,
+    remembered,
+    summary_compactions,
+)
 from compactcli.dialects.codex import (
     BadShape,
     CodexDialect,
@@ -88,11 +93,10 @@ class CodexLegacyDialect(CodexDialect):
 
     @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
-        return [
-            Compaction(m.index, m.text, None, _ours(transcript.records[m.index].raw, m))
-            for m in self.messages(transcript)
-            if m.summary
-        ]
+        records = transcript.records
+        return summary_compactions(
+            self.messages(transcript), lambda m: _ours(records[m.index].raw, m)
+        )
 
     def usage(self, transcript: Transcript) -> list[Usage]:
         return []

@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from compactcli.dialects.base import Dialect, Finding, remembered
+from compactcli.dialects.base import Dialect, Finding, remembered, summary_compactions
 from compactcli.dialects.plain import parse_records, plain_scores
 from compactcli.dialects.values import json_text, kind_of, looks_json, number, parse_json
 from compactcli.errors import InputError
@@ -80,11 +80,7 @@ class OpenAIDialect(Dialect):
 
     @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
-        return [
-            Compaction(index=m.index, summary=m.text, summary_index=m.index, ours=True)
-            for m in self.messages(transcript)
-            if m.summary
-        ]
+        return summary_compactions(self.messages(transcript))
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
