@@ -3,8 +3,8 @@
 A `Plan` is a format-free conversation: turns of a user prompt followed by assistant steps (text,
 thinking, and batches of parallel tool calls with their results), optionally an earlier
 compaction before some turn, optionally a last call left unanswered (an interrupted turn). Before
-a prompt the user may have run a command (pi writes a `bashExecution` message; the other formats
-have no place for one and leave it out).
+a prompt, and last of all, the user may have run a command (pi writes a `bashExecution` message;
+the other formats have no place for one and leave it out).
 `render(plan, format)` writes it as that format's JSONL bytes, following FORMATS.md; every
 rendering is valid for its format (no validate error).
 """
@@ -65,6 +65,7 @@ class Plan:
     turns: tuple[Turn, ...]
     compacted_before: int | None = None  # an earlier compaction before this turn index
     interrupted: bool = False  # the last step's calls have no results
+    trailing_shell: Call | None = None  # a command the user ran last (pi's `!cmd`), kept whole
     system: str = "You are a careful coding agent."
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -130,7 +131,10 @@ def plans(draw: st.DrawFn, max_turns: int = 5) -> Plan:
         compacted = draw(st.integers(min_value=1, max_value=len(turns) - 1))
     last = turns[-1].steps[-1]
     interrupted = bool(last.calls) and draw(st.booleans())
-    return Plan(turns, compacted, interrupted, seed=draw(st.integers(0, 10**6)))
+    trailing = draw(st.none() | calls)
+    return Plan(
+        turns, compacted, interrupted, seed=draw(st.integers(0, 10**6)), trailing_shell=trailing
+    )
 
 
 def _dumps(obj: Any) -> str:
@@ -565,20 +569,7 @@ def _pi(plan: Plan) -> list[dict[str, Any]]:
                 }
             )
         if turn.shell is not None:
-            entry(
-                {
-                    "type": "message",
-                    "message": {
-                        "role": "bashExecution",
-                        "command": turn.shell.argument,
-                        "output": turn.shell.output,
-                        "exitCode": 1 if turn.shell.is_error else 0,
-                        "cancelled": False,
-                        "truncated": False,
-                        "timestamp": ms,
-                    },
-                }
-            )
+            entry(_bash_execution(turn.shell, ms))
         first_of_turn.append(
             entry(
                 {
@@ -647,7 +638,25 @@ def _pi(plan: Plan) -> list[dict[str, Any]]:
                             },
                         }
                     )
+    if plan.trailing_shell is not None:
+        entry(_bash_execution(plan.trailing_shell, ms))
     return out
+
+
+def _bash_execution(call: Call, ms: int) -> dict[str, Any]:
+    """A pi `message` entry for a command the user ran with `!`."""
+    return {
+        "type": "message",
+        "message": {
+            "role": "bashExecution",
+            "command": call.argument,
+            "output": call.output,
+            "exitCode": 1 if call.is_error else 0,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": ms,
+        },
+    }
 
 
 def _openai(plan: Plan) -> list[dict[str, Any]]:
