@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -126,6 +125,8 @@ def not_json_lines(path: str) -> str | None:
     into JSON Lines. None when it is no such document, or is standard input."""
     if path == STDIN:
         return None
+    import shlex  # only on this error path: reading a file does not load it
+
     try:
         if os.path.getsize(path) > _DOCUMENT_LIMIT:
             return None

@@ -840,7 +840,9 @@ def _build_chain(skeletons: Skeletons) -> _Chain:
     index = dict(graph.index)
     parent = dict(graph.parent)
     preserved = _relink_preserved(skeletons, index, parent)
-    leaf = _leaf(skeletons, index, parent) or _leaf(skeletons, index, parent, sidechains=True)
+    leaf = _leaf(skeletons, index, parent)
+    if leaf is None:  # a subagent's transcript: every record is a sidechain
+        leaf = _leaf(skeletons, index, parent, sidechains=True)
     if leaf is None:
         return _Chain(records=(), zeroed=frozenset(), leaf=None)
     walk: list[str] = []

@@ -230,4 +230,50 @@ def lost_results(
     return orphans, lost
 
 
+def repair_pairs(
+    out: Sequence[Record],
+    transcript: Transcript,
+    kept: Sequence[Message],
+    orphans: set[str],
+    lost: Sequence[Block],
+    *,
+    continues: Callable[[Record], bool],
+    stub: Callable[[list[str], Record | None], tuple[list[Record], Record | None]],
+    drop: Callable[[Record, Message, set[str]], Record | None],
+) -> list[Record]:
+    """The final pairing pass over a rewritten list `out`: no orphan result, a stub for every
+    lost one (`lost_results`), in the format's own shapes.
+
+    `drop(record, message, orphans)` gives a kept record holding results without its orphan
+    ones (None to leave it out). The stubs for a call wait until the records that carry its
+    other results (`continues`) have passed; `stub(call_ids, following)` then gives the records
+    to put there and what becomes of the record that follows (None at the end).
+    """
+    by_record = {id(transcript.records[m.index]): m for m in kept}
+    lost_by_holder: dict[int, list[str]] = {}
+    for holder in kept:
+        for block in holder.tool_calls:
+            if any(block is b for b in lost) and block.call_id:
+                lost_by_holder.setdefault(holder.index, []).append(block.call_id)
+    repaired: list[Record] = []
+    pending: list[str] = []  # stubs waiting for their place
+    for original in out:
+        record: Record | None = original
+        message = by_record.get(id(original))
+        if pending and not continues(original):
+            stubs, record = stub(pending, original)
+            repaired.extend(stubs)
+            pending = []
+        if record is not None and message is not None and message.tool_results:
+            record = drop(record, message, orphans)
+        if record is None:
+            continue
+        repaired.append(record)
+        if message is not None and message.index in lost_by_holder:
+            pending = list(lost_by_holder[message.index])
+    if pending:
+        repaired.extend(stub(pending, None)[0])
+    return repaired
+
+
 STUB_RESULT = "[compactcli: this call's result was not kept]"

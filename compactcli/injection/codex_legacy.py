@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import Any
 
 from compactcli.dialects.codex_legacy import is_meta, is_state
-from compactcli.injection import STUB_RESULT, Injection, lost_results
+from compactcli.injection import STUB_RESULT, Injection, lost_results, repair_pairs
 from compactcli.injection.codex import SUMMARY_PREFIX, CodexWriter
-from compactcli.transcript import Record, Transcript
+from compactcli.transcript import Message, Record, Transcript
 
 
 class CodexLegacyWriter(CodexWriter):
@@ -54,26 +54,18 @@ class CodexLegacyWriter(CodexWriter):
         orphans, lost = lost_results(kept, context)
         if not orphans and not lost:
             return tuple(out)
-        by_record = {id(transcript.records[m.index]): m for m in kept}
-        stubs: dict[int, list[str]] = {}  # record index of a call -> its lost call ids
-        for holder in kept:
-            for block in holder.tool_calls:
-                if block.call_id and any(block is b for b in lost):
-                    stubs.setdefault(holder.index, []).append(block.call_id)
-        repaired: list[Record] = []
-        pending: list[str] = []
-        for record in out:
-            message = by_record.get(id(record))
-            if pending and not _is_output(record):
-                repaired.extend(_stub(call_id) for call_id in pending)
-                pending = []
-            if message is not None and any(b.call_id in orphans for b in message.tool_results):
-                continue
-            repaired.append(record)
-            if message is not None and message.index in stubs:
-                pending = stubs[message.index]
-        repaired.extend(_stub(call_id) for call_id in pending)
-        return tuple(repaired)
+        return tuple(
+            repair_pairs(
+                out,
+                transcript,
+                kept,
+                orphans,
+                lost,
+                continues=_is_output,
+                stub=lambda calls, following: ([_stub(c) for c in calls], following),
+                drop=_without_orphans,
+            )
+        )
 
 
 def _kept_line(record: Record) -> bool:
@@ -87,7 +79,10 @@ def _is_output(record: Record) -> bool:
     return isinstance(raw, dict) and raw.get("type") == "function_call_output"
 
 
+def _without_orphans(record: Record, message: Message, orphans: set[str]) -> Record | None:
+    """An output item answers one call: it goes when that call is not in the new file."""
+    return None if any(b.call_id in orphans for b in message.tool_results) else record
+
+
 def _stub(call_id: str) -> Record:
-    raw: dict[str, Any] = {"type": "function_call_output", "call_id": call_id}
-    raw["output"] = STUB_RESULT
-    return Record(raw=raw)
+    return Record(raw={"type": "function_call_output", "call_id": call_id, "output": STUB_RESULT})

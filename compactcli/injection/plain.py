@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compactcli.dialects import get_dialect
-from compactcli.injection import CLOSING, STUB_RESULT, Injection, lost_results
+from compactcli.injection import CLOSING, STUB_RESULT, Injection, lost_results, repair_pairs
 from compactcli.transcript import Block, Message, Record, Transcript
 
 
@@ -97,43 +97,32 @@ class PlainWriter:
         lost: Sequence[Block],
     ) -> list[Record]:
         """The final pairing pass: no orphan result, a stub for every lost one."""
-        by_record = {id(transcript.records[m.index]): m for m in kept}
-        lost_by_holder: dict[int, list[str]] = {}
-        for holder in kept:
-            for block in holder.tool_calls:
-                if any(block is b for b in lost) and block.call_id:
-                    lost_by_holder.setdefault(holder.index, []).append(block.call_id)
-        repaired: list[Record] = []
-        pending: list[str] = []  # stubs waiting for their place
-        for original in out:
-            record: Record | None = original
-            message = by_record.get(id(original))
-            if pending and not _continues_results(self.format, original):
-                repaired.extend(self._stubs(pending, original))
-                if self.format == "anthropic" and original.get("role") == "user":
-                    record = _prepend_results(original, pending)
-                pending = []
-            if record is not None and message is not None and message.tool_results:
-                record = self._drop_orphans(record, message, orphans)
-            if record is None:
-                continue
-            repaired.append(record)
-            if message is not None and message.index in lost_by_holder:
-                pending = list(lost_by_holder[message.index])
-        if pending:
-            repaired.extend(self._stubs(pending, None))
-        return repaired
+        return repair_pairs(
+            out,
+            transcript,
+            kept,
+            orphans,
+            lost,
+            continues=lambda record: _continues_results(self.format, record),
+            stub=self._stubs,
+            drop=self._drop_orphans,
+        )
 
-    def _stubs(self, pending: Sequence[str], following: Record | None) -> list[Record]:
+    def _stubs(
+        self, pending: Sequence[str], following: Record | None
+    ) -> tuple[list[Record], Record | None]:
+        """Stub results for `pending` calls before `following`: Anthropic puts them first in a
+        user message that follows (or in one of their own), OpenAI as `tool` messages."""
         if self.format == "anthropic":
             if following is not None and following.get("role") == "user":
-                return []  # prepended to that message instead
+                return [], _prepend_results(following, pending)
             blocks = [_stub_block(call_id) for call_id in pending]
-            return [Record(raw={"role": "user", "content": blocks})]
-        return [
+            return [Record(raw={"role": "user", "content": blocks})], following
+        stubs = [
             Record(raw={"role": "tool", "tool_call_id": call_id, "content": STUB_RESULT})
             for call_id in pending
         ]
+        return stubs, following
 
     def _drop_orphans(self, record: Record, message: Message, orphans: set[str]) -> Record | None:
         results = [b for b in message.tool_results if b.call_id in orphans]
