@@ -405,7 +405,14 @@ def test_anthropic_summary_merges_into_a_user_turn_when_no_assistant_can_start(
 
 
 @pytest.mark.parametrize(
-    ("fmt", "head", "start"), [("openai", 3, 6), ("anthropic", 2, 4), ("codex", 7, 10)]
+    ("fmt", "head", "start"),
+    [
+        ("openai", 3, 6),
+        ("anthropic", 2, 4),
+        ("codex", 7, 10),
+        ("codex-legacy", 6, 11),
+        ("openai-responses", 5, 10),
+    ],
 )
 def test_the_final_pass_stubs_a_lost_result_and_drops_an_orphan(
     fmt: str, head: int, start: int
