@@ -4,7 +4,8 @@ Reading: `iter_records` streams a file (or standard input for `-`) one record at
 the exact bytes and line ending of every line, so untouched records can be written back as they
 were. Bad input raises `InputError` naming the file and line: invalid JSON, invalid UTF-8, a
 truncated last line, a line that is JSON but not an object, an empty file; and when the first
-line is bad because the file is one JSON document (`not_json_lines`), that is what it says.
+line is bad because the file is one JSON document, or pretty-printed records (`not_json_lines`),
+that is what it says.
 `on_bad_line="skip"` leaves such lines out and counts them in a `BadLines` tally instead;
 `"keep"` carries them through unparsed, to be written back verbatim.
 
@@ -122,7 +123,8 @@ _DOCUMENT_LIMIT = 256 << 20
 def not_json_lines(path: str) -> str | None:
     """Why `path`, whose first line is not a JSON object, is not JSON Lines at all: one JSON
     document (an object spread over lines, or an array), with how to turn its list of messages
-    into JSON Lines. None when it is no such document, or is standard input."""
+    into JSON Lines, or JSON objects spread over lines one after another (pretty-printed records),
+    with how to put one on each line. None when it is none of these, or is standard input."""
     if path == STDIN:
         return None
     import shlex  # only on this error path: reading a file does not load it
@@ -132,11 +134,20 @@ def not_json_lines(path: str) -> str | None:
             return None
         with open(path, "rb") as handle:
             data = handle.read()
-        document = orjson.loads(data)
-    except (OSError, orjson.JSONDecodeError):
+    except OSError:
         return None
     lines = data.count(b"\n") + (not data.endswith(b"\n"))
     where = f" over {lines:,} lines" if lines > 1 else ""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        objects = _objects_one_after_another(data)
+        if objects is None:
+            return None
+        return (
+            f"not JSON Lines: the file is {objects:,} JSON objects{where}, not one per line "
+            f"(as JSON Lines: jq -c . {shlex.quote(path)})"
+        )
     if isinstance(document, list):
         return (
             f"not JSON Lines: the file is one JSON array{where} of {len(document):,} items "
@@ -149,6 +160,31 @@ def not_json_lines(path: str) -> str | None:
         if isinstance(document.get(key), list):
             return f"{found} (its {key!r} list as JSON Lines: jq -c '.{key}[]' {shlex.quote(path)})"
     return found
+
+
+def _objects_one_after_another(data: bytes) -> int | None:
+    """How many JSON objects `data` holds one after another (pretty-printed, as `jq .` or
+    `json.dump(..., indent=2)` write them), when it holds two or more and nothing else."""
+    import json  # only on this error path
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    decode = json.JSONDecoder().raw_decode
+    count, at, end = 0, 0, len(text)
+    while True:
+        while at < end and text[at] in " \t\r\n":
+            at += 1
+        if at == end:
+            return count if count > 1 else None
+        try:
+            value, at = decode(text, at)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        count += 1
 
 
 def first_line_reason(path: str, lineno: int, reason: str) -> str:

@@ -47,6 +47,11 @@ BROKEN_CASES = [
         "json-object.jsonl:1: not JSON Lines: the file is one JSON object over 4 lines",
     ),
     (
+        "pretty-printed.jsonl",
+        "pretty-printed.jsonl:1: not JSON Lines: the file is 2 JSON objects over 30 lines, not "
+        "one per line (as JSON Lines: jq -c . pretty-printed.jsonl)",
+    ),
+    (
         "unknown-format.jsonl",
         "unknown-format.jsonl: unknown transcript format (first record's keys: at, event); "
         "name one with --format (claude-code, codex, codex-legacy, pi, openai, openai-responses, "
@@ -99,6 +104,40 @@ def test_a_json_document_is_named_by_estimate_and_compact(monkeypatch: pytest.Mo
     for command in (["estimate"], ["compact", "--dry-run"]):
         result = run(*command, "json-document.jsonl")
         assert (result.exit_code, result.stdout, result.stderr) == (3, "", expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # pretty-printed objects followed by something that is not JSON: the first line's error
+        ('{\n  "a": 1\n}\n{\n  "b": 2\n}\nnot json\n', "invalid JSON: unexpected end of data"),
+        # a pretty-printed array among the objects
+        ('{\n  "a": 1\n}\n[\n  2\n]\n', "invalid JSON: unexpected end of data"),
+        # one object alone is one JSON document
+        ('{\n  "a": 1\n}\n', "not JSON Lines: the file is one JSON object over 3 lines"),
+        # invalid UTF-8 among pretty-printed objects
+        (b'{\n  "a": "\xe9"\n}\n{\n  "b": 2\n}\n', "invalid JSON: unexpected end of data"),
+    ],
+)
+def test_pretty_printed_objects_only_when_the_whole_file_is_them(
+    text: str | bytes, message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(InputError) as caught:
+        read_transcript(str(path))
+    assert str(caught.value).startswith(f"{path}:1: {message}")
+
+
+def test_pretty_printed_objects_with_a_bom_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{\n  "a": 1\n}\n\n{\n  "b": 2\n}')
+    with pytest.raises(InputError) as caught:
+        read_transcript(str(path))
+    assert str(caught.value) == (
+        f"{path}:1: not JSON Lines: the file is 2 JSON objects over 7 lines, not one per line "
+        f"(as JSON Lines: jq -c . {path})"
+    )
 
 
 def test_missing_file() -> None:
