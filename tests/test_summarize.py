@@ -294,6 +294,24 @@ def test_codex_compacted_line_holds_the_whole_new_history() -> None:
     assert [shape(m) for m in after_context[4:]] == [shape(m) for m in tail]
 
 
+def test_codex_lines_numbered_by_ordinal_get_the_next_numbers(tmp_path: Path) -> None:
+    # Codex 0.150 and later number every line from 0 ("ordinal", after "timestamp")
+    numbered = tmp_path / "numbered.jsonl"
+    lines = []
+    for i, line in enumerate(session("codex").read_bytes().splitlines()):
+        raw = orjson.loads(line)
+        lines.append(orjson.dumps({"timestamp": raw.pop("timestamp"), "ordinal": i, **raw}))
+    numbered.write_bytes(b"\n".join(lines) + b"\n")
+    before, after = compact(numbered, keep_recent_tokens=300)
+    assert to_bytes(after).startswith(to_bytes(before))
+    compacted, turn = after.records[-2].raw, after.records[-1].raw
+    assert len(before.records) == 40
+    assert list(compacted) == ["timestamp", "ordinal", "type", "payload", "compactcli"]
+    assert (compacted["ordinal"], turn["ordinal"]) == (40, 41)
+    assert list(turn) == ["timestamp", "ordinal", "type", "payload"]
+    assert validate(after).errors == ()
+
+
 def test_pi_compaction_entry_names_the_first_kept_entry() -> None:
     before, after = compact(session("pi"), keep_recent_tokens=300)
     stats = after.stats[-1]

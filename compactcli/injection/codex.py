@@ -13,6 +13,9 @@ are appended:
 2. a copy of the latest `turn_context` (the model and settings to resume with), as newer Codex
    writes one after a compaction.
 
+Both carry the timestamp of the input's last line, and, in a rollout whose lines are numbered
+(`ordinal`, Codex 0.150 and later), the numbers that follow the last one.
+
 The summary text starts with Codex's own summary prefix, so a later Codex compaction treats it as
 a summary and not as a user message. The head and tail items are the input's items, equal value
 for value (reasoning `encrypted_content` included); the lines they came from are still in the
@@ -86,16 +89,24 @@ class CodexWriter:
         for message in injection.tail:
             history.extend(_items(transcript, message, orphans, lost))
         stamp = _last_timestamp(transcript)
-        compacted: dict[str, Any] = {
-            "timestamp": stamp,
-            "type": "compacted",
-            "payload": {"message": text, "replacement_history": history},
-            "compactcli": dict(injection.details),
-        }
-        out = [*records, Record(raw=compacted)]
+        ordinal = _last_ordinal(transcript)
+        lines: list[dict[str, Any]] = [
+            {
+                "type": "compacted",
+                "payload": {"message": text, "replacement_history": history},
+                "compactcli": dict(injection.details),
+            }
+        ]
         turn = _last_turn_context(transcript)
         if turn is not None:
-            out.append(Record(raw={"timestamp": stamp, "type": "turn_context", "payload": turn}))
+            lines.append({"type": "turn_context", "payload": turn})
+        out = list(records)
+        for line in lines:
+            head: dict[str, Any] = {"timestamp": stamp}
+            if ordinal is not None:  # newer Codex numbers its lines
+                ordinal += 1
+                head["ordinal"] = ordinal
+            out.append(Record(raw={**head, **line}))
         return tuple(out)
 
 
@@ -121,6 +132,16 @@ def _last_timestamp(transcript: Transcript) -> str:
         if isinstance(stamp, str):
             return stamp
     return "1970-01-01T00:00:00.000Z"
+
+
+def _last_ordinal(transcript: Transcript) -> int | None:
+    """The `ordinal` of the last line that has one (Codex 0.150 and later number each line
+    from 0), or None when the rollout's lines carry none."""
+    for record in reversed(transcript.records):
+        ordinal = record.get("ordinal")
+        if type(ordinal) is int:
+            return ordinal
+    return None
 
 
 def _last_turn_context(transcript: Transcript) -> Any:
