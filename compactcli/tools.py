@@ -4,8 +4,14 @@ Agents name the same tools differently (Claude Code `Read`, pi `read`, Codex `ex
 SWE-agent `str_replace_editor`). `tool_kind(name)` puts a name in one of a few kinds; the kinds
 `read`, `shell`, `search`, `web` and `edit` produce output worth clearing when it is old.
 `main_argument(name, arguments)` is the one argument that says what the call did (a path, a
-command, a query); `touched_files(name, arguments)` is which files it read or modified, with
-Codex `apply_patch` headers read from the patch text.
+command, a query); `shell_command(name, arguments)` is the command a shell call ran;
+`touched_files(name, arguments)` is which files it read or modified, with Codex `apply_patch`
+headers read from the patch text.
+
+A Codex code-mode script (`exec`, JavaScript that calls `tools.exec_command(...)`,
+`tools.apply_patch(...)`, see `compactcli.code_mode`) is read as the calls it makes: its main
+argument is theirs joined by `; `, its command that of its shell calls, and its files theirs and
+those its patch text names.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from compactcli.code_mode import is_script, patch_text, script_calls
 
 ToolKind = Literal["read", "shell", "search", "web", "edit", "todo", "other"]
 
@@ -63,23 +71,34 @@ def _text(value: Any) -> str | None:
 def main_argument(name: str | None, arguments: Any, *, limit: int = 120) -> str:
     """The argument that best says what the call did, on one line, at most `limit` chars."""
     found: str | None = None
-    if isinstance(arguments, Mapping):
-        for key in (*_PATH_KEYS, *_COMMAND_KEYS, *_QUERY_KEYS):
-            found = _text(arguments.get(key))
-            if found:
-                break
-        if found is None:
-            for value in arguments.values():
-                found = _text(value)
-                if found:
-                    break
-    elif isinstance(arguments, str):
-        headers = _PATCH_HEADER.findall(arguments)
-        found = ", ".join(path for _, path in headers) if headers else arguments
+    if is_script(name, arguments):
+        parts = (main_argument(c.name, c.arguments, limit=limit) for c in script_calls(arguments))
+        found = "; ".join(part for part in parts if part) or None
+        if found is None and "*** Begin Patch" in arguments:  # a patch held in a variable
+            found = ", ".join(_paths(patch_text(arguments))) or None
+    if found is None:
+        found = _main_value(arguments)
     if not found:
         return ""
     line = " ".join(found.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _main_value(arguments: Any) -> str | None:
+    if isinstance(arguments, Mapping):
+        for key in (*_PATH_KEYS, *_COMMAND_KEYS, *_QUERY_KEYS):
+            found = _text(arguments.get(key))
+            if found:
+                return found
+        for value in arguments.values():
+            found = _text(value)
+            if found:
+                return found
+        return None
+    if isinstance(arguments, str):
+        headers = _PATCH_HEADER.findall(arguments)
+        return ", ".join(path for _, path in headers) if headers else arguments
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +109,33 @@ class Touched:
     modified: tuple[str, ...] = ()
 
 
+def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> str:
+    """The command a shell call ran, on one line (its main argument); for a code-mode script,
+    the commands of the shell calls it makes, joined by `; ` (empty when it makes none)."""
+    if is_script(name, arguments):
+        calls = script_calls(arguments)
+        parts = (
+            main_argument(c.name, c.arguments, limit=limit)
+            for c in calls
+            if c.arguments is not None and tool_kind(c.name) == "shell"
+        )
+        return "; ".join(part for part in parts if part)
+    return main_argument(name, arguments, limit=limit)
+
+
 def touched_files(name: str | None, arguments: Any) -> Touched:
     """Files the call read or modified, from its arguments (and apply_patch headers)."""
+    if is_script(name, arguments):
+        read: list[str] = []
+        modified: list[str] = []
+        for call in script_calls(arguments):
+            if call.arguments is not None:
+                touched = touched_files(call.name, call.arguments)
+                read.extend(p for p in touched.read if p not in read)
+                modified.extend(p for p in touched.modified if p not in modified)
+        if "*** Begin Patch" in arguments:  # a patch held in a variable, or escaped
+            modified.extend(p for p in _paths(patch_text(arguments)) if p not in modified)
+        return Touched(read=tuple(read), modified=tuple(modified))
     kind = tool_kind(name)
     paths = list(_paths(arguments))
     if kind == "edit":

@@ -449,12 +449,14 @@ def test_decisions_include_switching_something_to_something_else() -> None:
 
 
 def test_shell_reads_and_command_keys() -> None:
-    assert shell_reads({"cmd": "nl -ba src/a.py | sed -n '1,80p'"}) == ["src/a.py"]
-    assert shell_reads({"command": "sed -n '1,220p' docs/x.md && cat README.md"}) == [
+    assert shell_reads("exec_command", {"cmd": "nl -ba src/a.py | sed -n '1,80p'"}) == ["src/a.py"]
+    assert shell_reads(
+        "exec_command", {"command": "sed -n '1,220p' docs/x.md && cat README.md"}
+    ) == [
         "docs/x.md",
         "README.md",
     ]
-    assert shell_reads({"command": "cat -A"}) == []
+    assert shell_reads("exec_command", {"command": "cat -A"}) == []
     assert command_key('cd "/a b" && npm run check 2>&1 | tail -10') == "npm run check"
 
 
@@ -657,6 +659,16 @@ def _fixture_facts(name: str) -> Facts:
                 ("pytest -q", "ok"),
             ),
         ),
+        (  # code mode: commands and patches inside `exec` scripts
+            "codex-code-mode.jsonl",
+            "Cache entries expire after one second",
+            ("src/cache.ts",),
+            (
+                ("rg -n ttl src", "ok"),
+                ("sed -n '1,60p' src/cache.ts", "ok"),
+                ("npm test -- cache", "ok"),  # run again last
+            ),
+        ),
         ("codex-unicode.jsonl", "この README を日本語に翻訳して", ("README.ja.md",), ()),
         (
             "pi-branched.jsonl",
@@ -696,6 +708,10 @@ def test_facts_of_fixtures(
     assert facts.goal.startswith(goal)
     assert facts.files_modified == modified
     assert tuple((c.command, c.outcome) for c in facts.commands) == commands
+
+
+def test_codex_code_mode_reads_count_as_files_read() -> None:
+    assert _fixture_facts("codex-code-mode.jsonl").files_read == ("src/cache.ts",)
 
 
 def test_codex_fixture_error_is_resolved_by_the_wider_test_run() -> None:

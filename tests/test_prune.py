@@ -63,6 +63,22 @@ def test_placeholder_is_a_digest_and_claude_codes_copy_is_cleared_too() -> None:
     assert set(stats.tokens_freed_by_tool) == {"Read", "Bash"}
 
 
+def test_placeholders_of_codex_code_mode_scripts_name_the_commands_they_ran() -> None:
+    before, after = _prune(TRANSCRIPTS / "codex-code-mode.jsonl", keep_recent=0)
+    cleared = [
+        HASH.sub("sha256:…", r.raw["payload"]["output"])
+        for a, r in zip(before.records, after.records, strict=True)
+        if a.line != r.line
+    ]
+    assert cleared == [
+        "[Old tool result cleared: exec rg -n ttl src — 26 lines, 1,724 chars, sha256:…]",
+        "[Old tool result cleared: exec npm test -- cache — 36 lines, 1,409 chars, sha256:…]",
+        "[Old tool result cleared: exec sed -n '1,60p' src/cache.ts — 34 lines, 1,328 chars, "
+        "sha256:…]",
+    ]
+    assert validate(after).errors == ()
+
+
 def test_records_not_cleared_stay_byte_identical_and_a_boundary_is_appended() -> None:
     before, after = _prune(SESSION, keep_recent=0, min_chars=50)
     changed = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compactcli.tools import Touched, main_argument, tool_kind, touched_files
+from compactcli.tools import Touched, main_argument, shell_command, tool_kind, touched_files
 
 PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File: src/new.py\n+x\n*** End Patch\n"
 
@@ -66,3 +66,28 @@ def test_touched_files() -> None:
         "str_replace_editor", {"command": "str_replace", "path": "b.py"}
     ) == Touched(modified=("b.py",))
     assert touched_files("Bash", {"command": "ls"}) == Touched()
+
+
+SCRIPT = (
+    'const a = await tools.exec_command({"cmd":"sed -n \'1,40p\' src/app.py","workdir":"/r"});\n'
+    f"await tools.apply_patch({PATCH!r});\n"
+    'text(await tools.exec_command({cmd: "pytest -q", workdir: "/r"}));\n'
+)
+
+
+def test_a_code_mode_script_is_read_as_the_calls_it_makes() -> None:
+    assert main_argument("exec", SCRIPT) == (
+        "sed -n '1,40p' src/app.py; src/app.py, src/new.py; pytest -q"
+    )
+    assert main_argument("exec", SCRIPT, limit=12) == "sed -n '1,4…"
+    assert shell_command("exec", SCRIPT) == "sed -n '1,40p' src/app.py; pytest -q"
+    assert touched_files("exec", SCRIPT) == Touched(modified=("src/app.py", "src/new.py"))
+    # a patch held in a variable is read from the script's text
+    held = "const p = " + repr(PATCH) + ";\nawait tools.apply_patch({input: p});"
+    assert main_argument("exec", held) == "src/app.py, src/new.py"
+    assert shell_command("exec", held) == ""
+    assert touched_files("exec", held) == Touched(modified=("src/app.py", "src/new.py"))
+    # a script that calls no tool, and a tool of another name, are left as they are
+    assert main_argument("exec", "text(1 + 1)") == "text(1 + 1)"
+    assert shell_command("exec", "text(1 + 1)") == "text(1 + 1)"
+    assert shell_command("Bash", {"command": "ls -la"}) == "ls -la"

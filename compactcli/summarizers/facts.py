@@ -57,7 +57,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from compactcli.tools import main_argument, tool_kind, touched_files
+from compactcli.tools import shell_command, tool_kind, touched_files
 from compactcli.transcript import Block, Message
 
 
@@ -696,7 +696,7 @@ _READ_COMMAND = re.compile(
 
 def command_text(name: str | None, arguments: Any) -> str:
     """A shell call's command on one line (a `bash -lc` wrapper taken off)."""
-    command = main_argument(name, arguments, limit=10_000)
+    command = shell_command(name, arguments)
     command = _SHELL_WRAP.sub("", command)
     quote = command[:1]
     if len(command) > 1 and quote in "'\"" and command.count(quote) == 2 and command[-1] == quote:
@@ -711,9 +711,9 @@ def command_key(command: str) -> str:
     return _REDIRECT.sub("", key).strip()
 
 
-def shell_reads(arguments: Any) -> list[str]:
+def shell_reads(name: str | None, arguments: Any) -> list[str]:
     """Paths a shell command reads with cat / sed -n / nl / head / tail."""
-    command = main_argument("exec_command", arguments, limit=10_000)
+    command = shell_command(name, arguments)
     found: list[str] = []
     for match in _READ_COMMAND.finditer(command):
         path = match.group(1).strip("'\"")
@@ -970,7 +970,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             touched = touched_files(name, block.arguments)
             read = touched.read
             if kind == "shell":
-                read = (*read, *shell_reads(block.arguments))
+                read = (*read, *shell_reads(name, block.arguments))
             call = _Call(
                 name=name,
                 arguments=block.arguments,

@@ -1,0 +1,214 @@
+"""The tool calls inside a code-mode script: Codex's `exec` tool, whose input is JavaScript.
+
+Codex 0.144 and later can run tools from a script (`custom_tool_call` named `exec`):
+
+    const r = await tools.exec_command({"cmd": "npm test", "workdir": "/repo"});
+    text(r.output);
+
+`script_calls(script)` returns each `tools.NAME(ARGUMENT)` the script makes, in order, with its
+argument read when it is a literal: a string (single, double or back quotes without `${`), a
+number, `true`, `false`, `null`, or an object or array of those, with quoted or bare keys. An
+argument that is anything else (a variable, an expression) is None. Nothing is run: a call
+inside a loop or a branch is listed once, and a call built at run time is not found.
+
+`patch_text(script)` is the script with the escapes `\\n`, `\\t`, `\\"` and `\\'` decoded, so the
+file headers of an `apply_patch` envelope written as a string literal (or held in a variable)
+can be read line by line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ScriptCall", "is_script", "patch_text", "script_calls"]
+
+_CALL = re.compile(r"\btools\.([A-Za-z_$][\w$]*)\s*\(")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+_WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptCall:
+    """One `tools.NAME(...)` of a script: the tool's name and its literal argument (or None)."""
+
+    name: str
+    arguments: Any
+
+
+def is_script(name: str | None, arguments: Any) -> bool:
+    """Whether a call is a code-mode script: a tool named `exec` whose input is a string that
+    calls `tools.`."""
+    return (
+        isinstance(arguments, str)
+        and bool(name)
+        and str(name).rsplit("__", 1)[-1].lower() == "exec"
+        and _CALL.search(arguments) is not None
+    )
+
+
+def script_calls(script: str) -> tuple[ScriptCall, ...]:
+    """The `tools.NAME(...)` calls of `script`, in order (see the module docstring)."""
+    calls: list[ScriptCall] = []
+    for match in _CALL.finditer(script):
+        reader = _Reader(script, match.end())
+        try:
+            value = reader.value()
+            reader.expect(")")
+        except _NotLiteral:
+            value = None
+        calls.append(ScriptCall(match.group(1), value))
+    return tuple(calls)
+
+
+def patch_text(script: str) -> str:
+    """`script` with `\\n`, `\\t`, `\\"` and `\\'` decoded (see the module docstring)."""
+    return script.replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"').replace("\\'", "'")
+
+
+class _NotLiteral(Exception):
+    """The argument is not a literal this reader reads."""
+
+
+class _Reader:
+    """A reader of one JavaScript literal at `at` in `text`."""
+
+    def __init__(self, text: str, at: int) -> None:
+        self.text = text
+        self.at = at
+
+    def space(self) -> None:
+        text, end = self.text, len(self.text)
+        while self.at < end:
+            char = text[self.at]
+            if char in " \t\r\n":
+                self.at += 1
+            elif text.startswith("//", self.at):
+                stop = text.find("\n", self.at)
+                self.at = end if stop < 0 else stop
+            elif text.startswith("/*", self.at):
+                stop = text.find("*/", self.at + 2)
+                if stop < 0:
+                    raise _NotLiteral
+                self.at = stop + 2
+            else:
+                return
+
+    def expect(self, char: str) -> None:
+        self.space()
+        if not self.text.startswith(char, self.at):
+            raise _NotLiteral
+        self.at += 1
+
+    def value(self) -> Any:
+        self.space()
+        if self.at >= len(self.text):
+            raise _NotLiteral
+        char = self.text[self.at]
+        if char in "\"'`":
+            return self.string()
+        if char == "{":
+            return self.object()
+        if char == "[":
+            return self.array()
+        number = _NUMBER.match(self.text, self.at)
+        if number:
+            self.at = number.end()
+            found = number.group(0)
+            return float(found) if any(c in found for c in ".eE") else int(found)
+        name = _NAME.match(self.text, self.at)
+        if name and name.group(0) in _WORDS:
+            self.at = name.end()
+            return _WORDS[name.group(0)]
+        raise _NotLiteral
+
+    def string(self) -> str:
+        text, quote = self.text, self.text[self.at]
+        self.at += 1
+        parts: list[str] = []
+        while self.at < len(text):
+            char = text[self.at]
+            if char == quote:
+                self.at += 1
+                return "".join(parts)
+            if char == "\\":
+                parts.append(self.escape())
+                continue
+            if quote == "`" and text.startswith("${", self.at):
+                raise _NotLiteral  # interpolated at run time
+            if char == "\n" and quote != "`":
+                raise _NotLiteral
+            parts.append(char)
+            self.at += 1
+        raise _NotLiteral
+
+    def escape(self) -> str:
+        text = self.text
+        self.at += 1  # the backslash
+        if self.at >= len(text):
+            raise _NotLiteral
+        char = text[self.at]
+        self.at += 1
+        if char in _ESCAPES:
+            return _ESCAPES[char]
+        if char == "\n":  # a line continuation
+            return ""
+        if char in "ux":
+            size = 2 if char == "x" else 4
+            if char == "u" and text.startswith("{", self.at):
+                stop = text.find("}", self.at)
+                digits, after = text[self.at + 1 : stop], stop + 1
+            else:
+                digits, after = text[self.at : self.at + size], self.at + size
+            try:
+                code = int(digits, 16)
+                decoded = chr(code)
+            except ValueError:
+                raise _NotLiteral from None
+            self.at = after
+            return decoded
+        return char
+
+    def object(self) -> dict[str, Any]:
+        self.at += 1  # {
+        found: dict[str, Any] = {}
+        while True:
+            self.space()
+            if self.text.startswith("}", self.at):
+                self.at += 1
+                return found
+            key = self.key()
+            self.expect(":")
+            found[key] = self.value()
+            self.space()
+            if self.text.startswith(",", self.at):
+                self.at += 1
+            elif not self.text.startswith("}", self.at):
+                raise _NotLiteral
+
+    def key(self) -> str:
+        if self.at < len(self.text) and self.text[self.at] in "\"'":
+            return self.string()
+        name = _NAME.match(self.text, self.at) or _NUMBER.match(self.text, self.at)
+        if not name:
+            raise _NotLiteral
+        self.at = name.end()
+        return name.group(0)
+
+    def array(self) -> list[Any]:
+        self.at += 1  # [
+        found: list[Any] = []
+        while True:
+            self.space()
+            if self.text.startswith("]", self.at):
+                self.at += 1
+                return found
+            found.append(self.value())
+            self.space()
+            if self.text.startswith(",", self.at):
+                self.at += 1
+            elif not self.text.startswith("]", self.at):
+                raise _NotLiteral

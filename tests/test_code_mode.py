@@ -1,0 +1,70 @@
+"""The tool calls read out of a Codex code-mode script (`exec`, JavaScript calling `tools.*`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from compactcli.code_mode import ScriptCall, is_script, patch_text, script_calls
+
+PATCH = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** End Patch\n"
+
+
+@pytest.mark.parametrize(
+    ("script", "calls"),
+    [
+        (  # as Codex writes it: a JSON object
+            'const r = await tools.exec_command({"cmd":"git status","workdir":"/repo",'
+            '"yield_time_ms":10000});\ntext(r.output);\n',
+            [("exec_command", {"cmd": "git status", "workdir": "/repo", "yield_time_ms": 10000})],
+        ),
+        (  # bare keys, single quotes and their escapes, a trailing comma, a comment
+            "text(await tools.exec_command({ cmd: 'echo \"hi\" it\\'s', /* why */ tty: false, }));",
+            [("exec_command", {"cmd": 'echo "hi" it\'s', "tty": False})],
+        ),
+        (  # two calls; the second in a template literal with no ${}
+            'const a = await tools.exec_command({cmd:"pwd"});\n'
+            "text(await tools.exec_command({cmd: `ls\n-la`, limit: 1.5e3, n: -2, x: null}));",
+            [
+                ("exec_command", {"cmd": "pwd"}),
+                ("exec_command", {"cmd": "ls\n-la", "limit": 1500.0, "n": -2, "x": None}),
+            ],
+        ),
+        (  # a patch as a JSON string literal, with \u escapes
+            'await tools.apply_patch("*** Begin Patch\\n*** Add File: caf\\u00e9.txt\\n+\\x41\\n'
+            '*** End Patch");',
+            [("apply_patch", "*** Begin Patch\n*** Add File: café.txt\n+A\n*** End Patch")],
+        ),
+        (  # arrays and nested objects
+            'tools.view_image({paths: ["a.png", {"b": [1, true]}]})',
+            [("view_image", {"paths": ["a.png", {"b": [1, True]}]})],
+        ),
+        # not literals: a variable, an interpolated template, an expression, shorthand keys
+        ("const p = 'x'; tools.apply_patch(p)", [("apply_patch", None)]),
+        ("tools.exec_command({cmd: `cat ${file}`})", [("exec_command", None)]),
+        ('tools.exec_command({cmd: "a" + b})', [("exec_command", None)]),
+        ("tools.exec_command({cmd})", [("exec_command", None)]),
+        ('tools.exec_command("unterminated', [("exec_command", None)]),
+        ('tools.exec_command("bad \\u12")', [("exec_command", None)]),
+        ('text("no tools here")', []),
+    ],
+)
+def test_script_calls(script: str, calls: list[tuple[str, Any]]) -> None:
+    assert script_calls(script) == tuple(ScriptCall(name, value) for name, value in calls)
+
+
+def test_is_script_needs_an_exec_tool_with_a_script_that_calls_tools() -> None:
+    script = 'await tools.exec_command({cmd: "ls"})'
+    assert is_script("exec", script)
+    assert is_script("functions__exec", script)
+    assert not is_script("exec_command", script)
+    assert not is_script("exec", {"cmd": "ls"})
+    assert not is_script("exec", 'text("tools are nice")')
+    assert not is_script(None, script)
+
+
+def test_patch_text_decodes_the_escapes_of_a_string_literal() -> None:
+    script = "const patch = " + '"' + PATCH.replace("\n", "\\n") + '";\ntools.apply_patch(patch)'
+    assert "*** Update File: src/a.ts\n@@\n" in patch_text(script)
+    assert patch_text("a\\tb \\'c\\' \\\"d\\\"") == "a\tb 'c' \"d\""
