@@ -333,6 +333,21 @@ def test_a_rejected_call_gives_the_users_reason() -> None:
             ("failed", "This project is configured to use yarn"),
         ),
         ("12 passed", False, ("ok", "")),
+        # Codex code mode: the script's own status line heads its output
+        ("Script completed\nWall time 0.2 seconds\nOutput:\n\n12 passed", False, ("ok", "")),
+        (
+            "Script failed\nWall time 2 seconds\nOutput:\n\n"
+            "Error: Cannot find module './cache'\n    at load (node:internal)",
+            False,
+            ("failed", "Error: Cannot find module './cache'"),
+        ),
+        ("Script failed\nWall time 2 seconds\nOutput:\n", False, ("failed", "Script failed")),
+        (
+            "Script completed\nWall time 0.3 seconds\nOutput:\n\n"
+            '{"chunk_id": "c1", "exit_code": 1, "output": "FAIL src/cache.test.ts"}',
+            False,
+            ("failed", '{"chunk_id": "c1", "exit_code": 1, "output": "FAIL src/cache.test.ts"}'),
+        ),
     ],
 )
 def test_outcome_of_a_shell_result(content: str, is_error: bool, expected: tuple[str, str]) -> None:

@@ -25,9 +25,11 @@ File lists are cumulative across compactions (`merge`).
 - **Files**: from tool call arguments (`compactcli.tools.touched_files`) and, for agents that
   read through the shell, `cat`/`sed -n`/`nl`/`head`/`tail` of a path. A file counts as modified
   unless its call failed or was rejected (the failure is then an error naming the file).
-- **Commands**: shell tool calls with their outcome from the result: `failed` for an error
+- **Commands**: shell tool calls (the commands a Codex code-mode script runs, see
+  `compactcli.tools.shell_command`) with their outcome from the result: `failed` for an error
   result, a non-zero exit code ("Exit code 1", "Process exited with code 2", "Command exited with
-  code 1", `"exit_code": 1`), an aborted run or a traceback; `ok` for a zero exit code or a
+  code 1", `"exit_code": 1`), an aborted run, a traceback, or a Codex code-mode script that
+  reports "Script failed"; `ok` for a zero exit code or a
   result without any of those; `rejected` when the user refused the call; `unknown` without a
   result. A command run several times is listed once, at its last run, with its last outcome.
 - **Errors**: the distinctive line of every failed result (a line that starts as an error
@@ -580,9 +582,11 @@ _EXIT_CODE = re.compile(
 )
 _ABORTED = re.compile(r"^(?:Command aborted|\(command cancelled\)|aborted)\s*$", re.MULTILINE)
 _TRACEBACK = "Traceback (most recent call last):"
+_SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
 _NOISE_LINE = re.compile(
     r"^(?:Exit code:?\s*-?\d+|Chunk ID:.*|Wall time:.*|Process exited with code.*|"
     r"Command exited with code.*|Original token count:.*|Output:|Process running with.*|"
+    r"Script (?:completed|running with cell ID \S+)|Wall time [\d.]+ seconds?|"
     r"\(no output\)|\(Bash completed with no output\)|[>$#]\s.*|```.*|(?!--- FAIL)[-=─━_*]{3,}.*)$"
 )
 _ERROR_STRONG = re.compile(
@@ -674,6 +678,7 @@ def outcome(block: Block, shell: bool) -> Outcome:
     if shell and not failed:
         code = exit_code(text)
         failed = (code is not None and code != 0) or bool(_ABORTED.search(text[-200:]))
+        failed = failed or text.startswith(_SCRIPT_FAILED)
         if code is None and not failed:
             failed = _TRACEBACK in text
     if not failed:
