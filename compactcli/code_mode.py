@@ -29,6 +29,7 @@ _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,21 +157,38 @@ class _Reader:
             return _ESCAPES[char]
         if char == "\n":  # a line continuation
             return ""
-        if char in "ux":
-            size = 2 if char == "x" else 4
-            if char == "u" and text.startswith("{", self.at):
-                stop = text.find("}", self.at)
-                digits, after = text[self.at + 1 : stop], stop + 1
-            else:
-                digits, after = text[self.at : self.at + size], self.at + size
-            try:
-                code = int(digits, 16)
-                decoded = chr(code)
-            except ValueError:
-                raise _NotLiteral from None
-            self.at = after
-            return decoded
+        if char == "x":
+            return chr(self.hex(2))
+        if char == "u":
+            code = self.hex(4)
+            if 0xD800 <= code < 0xDC00 and text.startswith("\\u", self.at):  # a surrogate pair
+                self.at += 2
+                low = self.hex(4)
+                if not 0xDC00 <= low < 0xE000:
+                    raise _NotLiteral
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+            if 0xD800 <= code < 0xE000:  # a lone surrogate is no text
+                raise _NotLiteral
+            return chr(code)
         return char
+
+    def hex(self, size: int) -> int:
+        """The code of `size` hex digits at the reader's place, or of `{digits}`."""
+        text = self.text
+        if size == 4 and text.startswith("{", self.at):
+            stop = text.find("}", self.at)
+            digits, after = text[self.at + 1 : stop], stop + 1
+            if stop < 0:
+                raise _NotLiteral
+        else:
+            digits, after = text[self.at : self.at + size], self.at + size
+        if not digits or len(digits) > 6 or any(c not in _HEX for c in digits):
+            raise _NotLiteral
+        code = int(digits, 16)
+        if code > 0x10FFFF:
+            raise _NotLiteral
+        self.at = after
+        return code
 
     def object(self) -> dict[str, Any]:
         self.at += 1  # {

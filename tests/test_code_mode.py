@@ -47,6 +47,16 @@ PATCH = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** End Patch\n
         ("tools.exec_command({cmd})", [("exec_command", None)]),
         ('tools.exec_command("unterminated', [("exec_command", None)]),
         ('tools.exec_command("bad \\u12")', [("exec_command", None)]),
+        # surrogate pairs make one character; a lone surrogate is not text
+        (
+            'tools.exec_command({cmd: "echo \\ud83d\\ude00 \\u{1F600}"})',
+            [("exec_command", {"cmd": "echo 😀 😀"})],
+        ),
+        ('tools.exec_command({cmd: "echo \\ud83d"})', [("exec_command", None)]),
+        ('tools.exec_command({cmd: "echo \\ud83d\\u0041"})', [("exec_command", None)]),
+        ('tools.exec_command({cmd: "\\u{110000}"})', [("exec_command", None)]),
+        ('tools.exec_command({cmd: "\\u{12"})', [("exec_command", None)]),
+        ('tools.exec_command({cmd: "\\x4"})', [("exec_command", None)]),
         ('text("no tools here")', []),
     ],
 )
