@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compactcli.code_mode import ScriptCall, is_script, patch_text, script_calls
 
@@ -78,3 +81,22 @@ def test_patch_text_decodes_the_escapes_of_a_string_literal() -> None:
     script = "const patch = " + '"' + PATCH.replace("\n", "\\n") + '";\ntools.apply_patch(patch)'
     assert "*** Update File: src/a.ts\n@@\n" in patch_text(script)
     assert patch_text("a\\tb \\'c\\' \\\"d\\\"") == "a\tb 'c' \"d\""
+
+
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(value=_JSON, ascii_only=st.booleans(), spaced=st.booleans())
+def test_any_json_argument_reads_back_as_itself(value: Any, ascii_only: bool, spaced: bool) -> None:
+    literal = json.dumps(value, ensure_ascii=ascii_only, indent=1 if spaced else None)
+    script = f"const r = await tools.run({literal});\ntext(r);"
+    assert script_calls(script) == (ScriptCall("run", value),)
