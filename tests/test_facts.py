@@ -3,6 +3,7 @@ decisions, pending asks and todos, carried on across compactions."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -818,3 +819,101 @@ def test_extracting_the_largest_corpus_file_is_fast() -> None:
     started = time.perf_counter()
     extract_facts(messages)
     assert time.perf_counter() - started < 0.5  # about 0.03 s
+
+
+def _codex_facts(*items: dict[str, Any]) -> Facts:
+    """The facts of a Codex rollout holding `items` after a user prompt."""
+    meta = {
+        "id": "s",
+        "timestamp": "2026-09-01T00:00:00.000Z",
+        "cwd": "/r",
+        "cli_version": "0.150.1",
+    }
+    lines = [
+        {"timestamp": "2026-09-01T00:00:00.000Z", "type": "session_meta", "payload": meta},
+        *(
+            {"timestamp": "2026-09-01T00:00:01.000Z", "type": "response_item", "payload": item}
+            for item in (
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "Run the tests."}],
+                },
+                *items,
+            )
+        ),
+    ]
+    records = tuple(Record(raw=line) for line in lines)
+    transcript = Transcript(records=records, format="codex")
+    return extract_facts(get_dialect("codex").context(transcript))
+
+
+def _script(call_id: str, cmd: str) -> dict[str, Any]:
+    script = f"const r = await tools.exec_command({{cmd: {cmd!r}}});\ntext(r.output);\n"
+    return {"type": "custom_tool_call", "call_id": call_id, "name": "exec", "input": script}
+
+
+def _output(call_id: str, head: str, text: str = "", kind: str = "custom") -> dict[str, Any]:
+    parts = [{"type": "input_text", "text": head}, {"type": "input_text", "text": text}]
+    output_type = "custom_tool_call_output" if kind == "custom" else "function_call_output"
+    return {"type": output_type, "call_id": call_id, "output": parts}
+
+
+def _function(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": name,
+        "arguments": json.dumps(arguments),
+    }
+
+
+RUNNING = "Script running with cell ID 28\nWall time 10.0 seconds\nOutput:\n"
+DONE = "Script completed\nWall time 2.0 seconds\nOutput:\n"
+
+
+def test_a_script_still_running_takes_its_outcome_from_the_wait_on_its_cell() -> None:
+    facts = _codex_facts(
+        _script("x1", "npx jest"),
+        _output("x1", RUNNING),
+        _function("w1", "wait", cell_id="28", yield_time_ms=10000),
+        _output("w1", RUNNING, "PASS a.test.ts\n", kind="function"),
+        _function("w2", "wait", cell_id="28", yield_time_ms=10000),
+        _output(
+            "w2",
+            "Script failed\nWall time 1.0 seconds\nOutput:\n",
+            "Error: 2 tests failed",
+            kind="function",
+        ),
+        _script("x2", "npm run lint"),
+        _output("x2", RUNNING.replace("28", "29")),
+    )
+    assert [(c.command, c.outcome) for c in facts.commands] == [
+        ("npx jest", "failed"),
+        ("npm run lint", "unknown"),  # still running when the messages end
+    ]
+    assert [(e.text, e.where) for e in facts.errors] == [("Error: 2 tests failed", "npx jest")]
+
+
+def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_session() -> None:
+    running = (
+        "Chunk ID: a1\nWall time: 10.0 seconds\nProcess running with session ID 33809\nOutput:\n"
+    )
+    facts = _codex_facts(
+        _function("c1", "exec_command", cmd="pytest -q"),
+        {"type": "function_call_output", "call_id": "c1", "output": running + "....\n"},
+        _function("c2", "write_stdin", session_id=33809, chars="", yield_time_ms=1000),
+        {
+            "type": "function_call_output",
+            "call_id": "c2",
+            "output": "Chunk ID: a2\nWall time: 3.0 seconds\nProcess exited with code 1\n"
+            "Output:\nFAILED tests/test_a.py::test_port\n",
+        },
+        # a poll of a session nothing is known to run in is a call of its own
+        _function("c3", "write_stdin", session_id=1, chars=""),
+        {"type": "function_call_output", "call_id": "c3", "output": "Process exited with code 1"},
+    )
+    assert [(c.command, c.outcome) for c in facts.commands] == [("pytest -q", "failed")]
+    assert [(e.text, e.where) for e in facts.errors] == [
+        ("FAILED tests/test_a.py::test_port", "pytest -q")
+    ]

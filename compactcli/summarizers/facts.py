@@ -31,7 +31,10 @@ File lists are cumulative across compactions (`merge`).
   code 1", `"exit_code": 1`), an aborted run, a traceback, or a Codex code-mode script that
   reports "Script failed"; `ok` for a zero exit code or a
   result without any of those; `rejected` when the user refused the call; `unknown` without a
-  result. A command run several times is listed once, at its last run, with its last outcome.
+  result. A Codex command still running when its result came (a code-mode script's cell, a
+  unified-exec session) takes its outcome from the result of the later `wait` or `write_stdin`
+  call that polls it. A command run several times is listed once, at its last run, with its
+  last outcome.
 - **Errors**: the distinctive line of every failed result (a line that starts as an error
   does: an exception class and message, `Error:`, `error[...]:`, FAIL, a panic; then other error
   words, never on a passing test's line), with the tool and the path or command it came from;
@@ -813,6 +816,8 @@ class _State:
     names: dict[str, None] = field(default_factory=dict)  # identifiers, by last mention
     # the user's sentences that gave a setting a value: key -> [(sentence, its values)]
     settings: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
+    # commands still running when their result came (Codex), by what a later call names them
+    running: dict[tuple[str, str], _Call] = field(default_factory=dict)
 
     def add_user(self, text: str) -> None:
         if self.user_messages and one_line(self.user_messages[-1]) == one_line(text):
@@ -920,8 +925,8 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
             _read_assistant(message, state, calls)
         for block in message.blocks:
             if block.kind == "tool_result":
-                _read_result(block, calls.pop(block.call_id or "", None), state)
-    for call in calls.values():  # calls left without a result
+                _read_result(block, _polled(calls.pop(block.call_id or "", None), state), state)
+    for call in (*calls.values(), *state.running.values()):  # calls left without a result
         _add_paths(state, call, call.modified)
         if call.command:
             state.add_command(call.command, "unknown")
@@ -999,10 +1004,40 @@ def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
         _add_unique(state.modified, path)
 
 
+_STILL_RUNNING = re.compile(
+    r"\AScript running with cell ID (\S+)|^Process running with session ID (\S+)", re.MULTILINE
+)
+_POLLS = {"wait": ("cell", "cell_id"), "write_stdin": ("session", "session_id")}
+
+
+def _running(text: str) -> tuple[str, str] | None:
+    """What a later call names a command by, when its result says it is still running: a Codex
+    code-mode script's cell, or a unified-exec process's session."""
+    match = _STILL_RUNNING.search(text, 0, 400)
+    if match is None:
+        return None
+    return ("cell", match.group(1)) if match.group(1) else ("session", match.group(2))
+
+
+def _polled(call: _Call | None, state: _State) -> _Call | None:
+    """The command that `call` polls for the rest of its output (Codex `wait` on a script's
+    cell, `write_stdin` to a process's session), or `call` itself."""
+    if call is None or not isinstance(call.arguments, Mapping):
+        return call
+    poll = _POLLS.get(call.name.rsplit("__", 1)[-1].lower())
+    if poll is None or call.arguments.get(poll[1]) is None:
+        return call
+    return state.running.pop((poll[0], str(call.arguments[poll[1]])), None) or call
+
+
 def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     if call is None:
         return
     shell = call.kind == "shell"
+    running = _running(block.text) if shell else None
+    if running is not None:  # its outcome comes with a later call's result, if any
+        state.running[running] = call
+        return
     result = outcome(block, shell)
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
