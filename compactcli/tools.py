@@ -33,7 +33,8 @@ for _kind, _names in {
     "read": "read read_file readfile view view_file cat open open_file notebookread "
     "read_many_files",
     "shell": "bash shell exec exec_command local_shell local_shell_call run_shell run_command "
-    "run_terminal_cmd terminal bashoutput killshell command execute_command shell_command",
+    "run_terminal_cmd terminal bashoutput killshell command execute_command shell_command "
+    "write_stdin",
     "search": "grep glob ls list list_dir list_files find find_file find_files search "
     "search_files search_dir codebase_search rg ripgrep file_search websearch web_search "
     "toolsearch",

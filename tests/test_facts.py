@@ -909,11 +909,12 @@ def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_sessi
             "output": "Chunk ID: a2\nWall time: 3.0 seconds\nProcess exited with code 1\n"
             "Output:\nFAILED tests/test_a.py::test_port\n",
         },
-        # a poll of a session nothing is known to run in is a call of its own
+        # a poll of a session nothing is known to run in is a shell call of its own
         _function("c3", "write_stdin", session_id=1, chars=""),
         {"type": "function_call_output", "call_id": "c3", "output": "Process exited with code 1"},
     )
     assert [(c.command, c.outcome) for c in facts.commands] == [("pytest -q", "failed")]
     assert [(e.text, e.where) for e in facts.errors] == [
-        ("FAILED tests/test_a.py::test_port", "pytest -q")
+        ("FAILED tests/test_a.py::test_port", "pytest -q"),
+        ("Process exited with code 1", ""),  # the process of session 1, started earlier
     ]

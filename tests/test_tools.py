@@ -16,6 +16,7 @@ PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File:
         ("read", "read"),
         ("Bash", "shell"),
         ("exec_command", "shell"),
+        ("write_stdin", "shell"),  # the rest of a Codex process's output
         ("Grep", "search"),
         ("WebFetch", "web"),
         ("MultiEdit", "edit"),
