@@ -8,8 +8,9 @@ Codex 0.144 and later can run tools from a script (`custom_tool_call` named `exe
 `script_calls(script)` returns each `tools.NAME(ARGUMENT)` the script makes, in order, with its
 argument read when it is a literal: a string (single, double or back quotes without `${`), a
 number, `true`, `false`, `null`, or an object or array of those, with quoted or bare keys. An
-argument that is anything else (a variable, an expression) is None. Nothing is run: a call
-inside a loop or a branch is listed once, and a call built at run time is not found.
+argument that is anything else (a variable, an expression, or nested over 64 deep) is None.
+Nothing is run: a call inside a loop or a branch is listed once, and a call built at run time
+is not found.
 
 `patch_text(script)` is the script with the escapes `\\n`, `\\t`, `\\"` and `\\'` decoded, so the
 file headers of an `apply_patch` envelope written as a string literal (or held in a variable)
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["ScriptCall", "is_script", "patch_text", "script_calls"]
@@ -30,6 +32,14 @@ _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _HEX = frozenset("0123456789abcdefABCDEF")
+_PLAIN = {
+    '"': re.compile(r'[^"\\\n]*'),
+    "'": re.compile(r"[^'\\\n]*"),
+    "`": re.compile(r"(?:[^`\\$]|\$(?!\{))*"),
+}
+"""The characters a string literal holds as they are, by its quote."""
+_DEEPEST = 64
+"""Objects and arrays nested deeper than this are not read (no argument is that deep)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +61,7 @@ def is_script(name: str | None, arguments: Any) -> bool:
     )
 
 
+@lru_cache(maxsize=64)  # a script is read for its argument, its command and its files
 def script_calls(script: str) -> tuple[ScriptCall, ...]:
     """The `tools.NAME(...)` calls of `script`, in order (see the module docstring)."""
     calls: list[ScriptCall] = []
@@ -80,6 +91,7 @@ class _Reader:
     def __init__(self, text: str, at: int) -> None:
         self.text = text
         self.at = at
+        self.depth = 0  # objects and arrays open around the reader's place
 
     def space(self) -> None:
         text, end = self.text, len(self.text)
@@ -111,15 +123,22 @@ class _Reader:
         char = self.text[self.at]
         if char in "\"'`":
             return self.string()
-        if char == "{":
-            return self.object()
-        if char == "[":
-            return self.array()
+        if char in "{[":
+            self.depth += 1
+            if self.depth > _DEEPEST:
+                raise _NotLiteral
+            nested = self.object() if char == "{" else self.array()
+            self.depth -= 1
+            return nested
         number = _NUMBER.match(self.text, self.at)
         if number:
             self.at = number.end()
-            found = number.group(0)
-            return float(found) if any(c in found for c in ".eE") else int(found)
+            digits = number.group(0)
+            if any(c in digits for c in ".eE"):
+                return float(digits)
+            if len(digits) > 100:  # past what `int` converts quickly (and at all, over 4,300)
+                raise _NotLiteral
+            return int(digits)
         name = _NAME.match(self.text, self.at)
         if name and name.group(0) in _WORDS:
             self.at = name.end()
@@ -128,23 +147,26 @@ class _Reader:
 
     def string(self) -> str:
         text, quote = self.text, self.text[self.at]
+        plain = _PLAIN[quote]
         self.at += 1
         parts: list[str] = []
-        while self.at < len(text):
+        while True:
+            run = plain.match(text, self.at)
+            assert run is not None  # it matches the empty string
+            parts.append(run.group(0))
+            self.at = run.end()
+            if self.at >= len(text):
+                raise _NotLiteral
             char = text[self.at]
             if char == quote:
                 self.at += 1
                 return "".join(parts)
             if char == "\\":
                 parts.append(self.escape())
-                continue
-            if quote == "`" and text.startswith("${", self.at):
-                raise _NotLiteral  # interpolated at run time
-            if char == "\n" and quote != "`":
+            elif char == "$":  # `${` in a template literal: interpolated at run time
                 raise _NotLiteral
-            parts.append(char)
-            self.at += 1
-        raise _NotLiteral
+            else:  # a line break in a quoted string
+                raise _NotLiteral
 
     def escape(self) -> str:
         text = self.text

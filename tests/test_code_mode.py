@@ -60,11 +60,27 @@ PATCH = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** End Patch\n
         ('tools.exec_command({cmd: "\\u{110000}"})', [("exec_command", None)]),
         ('tools.exec_command({cmd: "\\u{12"})', [("exec_command", None)]),
         ('tools.exec_command({cmd: "\\x4"})', [("exec_command", None)]),
+        ("tools.x(`costs $5, not ${price}`)", [("x", None)]),
+        (
+            "tools.x({note: `costs $5`, n: 12345678901234567890})",
+            [("x", {"note": "costs $5", "n": 12345678901234567890})],
+        ),
+        ("tools.x(" + "1" * 101 + ")", [("x", None)]),  # too long a number to convert
         ('text("no tools here")', []),
+        # nested deeper than any argument is: not read, and no recursion error
+        ("tools.x(" + "[" * 5000 + "]" * 5000 + ")", [("x", None)]),
     ],
 )
 def test_script_calls(script: str, calls: list[tuple[str, Any]]) -> None:
     assert script_calls(script) == tuple(ScriptCall(name, value) for name, value in calls)
+
+
+def test_arguments_nested_64_deep_are_read() -> None:
+    value: Any = []
+    for _ in range(63):
+        value = [value]
+    assert script_calls(f"tools.x({json.dumps(value)})") == (ScriptCall("x", value),)
+    assert script_calls(f"tools.x([{json.dumps(value)}])") == (ScriptCall("x", None),)
 
 
 def test_is_script_needs_an_exec_tool_with_a_script_that_calls_tools() -> None:
@@ -87,7 +103,7 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
 _JSON = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
+    | st.integers(min_value=-(10**99), max_value=10**99)  # the reader converts up to 100 digits
     | st.floats(allow_nan=False, allow_infinity=False)
     | _TEXT,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
