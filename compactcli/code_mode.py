@@ -136,7 +136,7 @@ class _Reader:
             digits = number.group(0)
             if any(c in digits for c in ".eE"):
                 return float(digits)
-            if len(digits.lstrip("-")) > 100:  # past what `int` converts quickly (at all over 4,300)
+            if len(digits.lstrip("-")) > 100:  # `int` is slow past that, and refuses 4,300
                 raise _NotLiteral
             return int(digits)
         name = _NAME.match(self.text, self.at)
