@@ -110,9 +110,16 @@ class Touched:
     modified: tuple[str, ...] = ()
 
 
+_TO_A_RUNNING_COMMAND = frozenset({"write_stdin"})
+"""Shell tools that poll a command already running, or type into it: they run none."""
+
+
 def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> str:
     """The command a shell call ran, on one line (its main argument); for a code-mode script,
-    the commands of the shell calls it makes, joined by `; ` (empty when it makes none)."""
+    the commands of the shell calls it makes, joined by `; `; empty when it runs none (a
+    script that calls no shell tool, Codex `write_stdin`)."""
+    if name and name.rsplit("__", 1)[-1].lower() in _TO_A_RUNNING_COMMAND:
+        return ""
     if is_script(name, arguments):
         calls = script_calls(arguments)
         parts = (

@@ -910,7 +910,7 @@ def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_sessi
             "Output:\nFAILED tests/test_a.py::test_port\n",
         },
         # a poll of a session nothing is known to run in is a shell call of its own
-        _function("c3", "write_stdin", session_id=1, chars=""),
+        _function("c3", "write_stdin", session_id=1, chars="q\n"),
         {"type": "function_call_output", "call_id": "c3", "output": "Process exited with code 1"},
     )
     assert [(c.command, c.outcome) for c in facts.commands] == [("pytest -q", "failed")]

@@ -92,3 +92,4 @@ def test_a_code_mode_script_is_read_as_the_calls_it_makes() -> None:
     assert main_argument("exec", "text(1 + 1)") == "text(1 + 1)"
     assert shell_command("exec", "text(1 + 1)") == "text(1 + 1)"
     assert shell_command("Bash", {"command": "ls -la"}) == "ls -la"
+    assert shell_command("write_stdin", {"session_id": 3, "chars": "y\n"}) == ""
