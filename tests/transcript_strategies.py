@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -224,30 +225,18 @@ def _items(plan: Plan, fmt: str) -> list[dict[str, Any]]:
                 )
             if step.text:
                 out.append(_message("assistant", step.text))
-            pending = []
-            for call in step.calls:
-                call_id = ids.call("call_")
-                tool = tools[call.tool % len(tools)]
-                out.append(
-                    {
-                        "type": "function_call",
-                        "id": f"fc_{ids.short()}",
-                        "name": tool,
-                        "arguments": _dumps(_arguments("codex", tool, call.argument)),
-                        "call_id": call_id,
-                    }
+            out.extend(
+                _call_items(
+                    step.calls,
+                    _is_answered(plan, ti, si),
+                    ids,
+                    tools,
+                    item_ids=True,
+                    output_of=lambda c: _dumps(
+                        {"output": c.output, "metadata": {"exit_code": int(c.is_error)}}
+                    ),
                 )
-                pending.append((call_id, call))
-            if _is_answered(plan, ti, si):
-                for call_id, call in pending:
-                    output = {"output": call.output, "metadata": {"exit_code": int(call.is_error)}}
-                    out.append(
-                        {
-                            "type": "function_call_output",
-                            "call_id": call_id,
-                            "output": _dumps(output),
-                        }
-                    )
+            )
         if legacy:
             out.append({"record_type": "state"})
     return out
@@ -257,6 +246,35 @@ CODEX_SUMMARY_PREFIX = (
     "Another language model started to solve this problem and produced a summary of its "
     "thinking process."
 )
+
+
+def _call_items(
+    calls: Sequence[Call],
+    answered: bool,
+    ids: _Ids,
+    tools: Sequence[str],
+    *,
+    item_ids: bool,
+    output_of: Callable[[Call], str],
+) -> list[dict[str, Any]]:
+    """A step's `function_call` items (with `fc_` ids when `item_ids`), then, when the step
+    was answered, their `function_call_output` items, as Codex and the Responses API write them."""
+    out: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for call in calls:
+        call_id = ids.call("call_")
+        tool = tools[call.tool % len(tools)]
+        item: dict[str, Any] = {"type": "function_call"}
+        if item_ids:
+            item["id"] = f"fc_{ids.short()}"
+        item["name"] = tool
+        item["arguments"] = _dumps(_arguments("codex", tool, call.argument))
+        item["call_id"] = call_id
+        out.append(item)
+        outputs.append(
+            {"type": "function_call_output", "call_id": call_id, "output": output_of(call)}
+        )
+    return out + outputs if answered else out
 
 
 def _is_answered(plan: Plan, ti: int, si: int) -> bool:
@@ -482,26 +500,11 @@ def _codex(plan: Plan) -> list[dict[str, Any]]:
                 )
             if step.text:
                 line("response_item", message("assistant", step.text))
-            pending = []
-            for call in step.calls:
-                call_id = ids.call("call_")
-                tool = tools[call.tool % len(tools)]
-                line(
-                    "response_item",
-                    {
-                        "type": "function_call",
-                        "name": tool,
-                        "arguments": _dumps(_arguments("codex", tool, call.argument)),
-                        "call_id": call_id,
-                    },
-                )
-                pending.append((call_id, call))
-            if _is_answered(plan, ti, si):
-                for call_id, call in pending:
-                    line(
-                        "response_item",
-                        {"type": "function_call_output", "call_id": call_id, "output": call.output},
-                    )
+            answered = _is_answered(plan, ti, si)
+            for item in _call_items(
+                step.calls, answered, ids, tools, item_ids=False, output_of=lambda c: c.output
+            ):
+                line("response_item", item)
             total += 500
             usage = {
                 "input_tokens": total,
