@@ -12,8 +12,8 @@ rendering is valid for its format (no validate error).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
