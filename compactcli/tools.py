@@ -53,12 +53,15 @@ _PATCH_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTIL
 _MOVE_HEADER = re.compile(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
 
 
+def base_name(name: str | None) -> str:
+    """A tool's name without its MCP or namespace prefix (`mcp__github__read_file` ->
+    `read_file`), lower-cased; empty for no name."""
+    return name.rsplit("__", 1)[-1].lower() if name else ""
+
+
 def tool_kind(name: str | None) -> ToolKind:
     """The kind of tool `name` is (`other` when unknown). MCP prefixes are ignored."""
-    if not name:
-        return "other"
-    base = name.rsplit("__", 1)[-1].lower()
-    return _KINDS.get(base, "other")
+    return _KINDS.get(base_name(name), "other")
 
 
 def _text(value: Any) -> str | None:
@@ -110,15 +113,20 @@ class Touched:
     modified: tuple[str, ...] = ()
 
 
-_TO_A_RUNNING_COMMAND = frozenset({"write_stdin"})
-"""Shell tools that poll a command already running, or type into it: they run none."""
+POLLS: dict[str, tuple[str, str]] = {
+    "wait": ("cell", "cell_id"),
+    "write_stdin": ("session", "session_id"),
+}
+"""Codex tools that poll a command already running (or type into it), and run none: by tool,
+what they name the command by (a code-mode script's cell, a unified-exec process's session)
+and the argument that holds it."""
 
 
 def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> str:
     """The command a shell call ran, on one line (its main argument); for a code-mode script,
     the commands of the shell calls it makes, joined by `; `; empty when it runs none (a
     script that calls no shell tool, Codex `write_stdin`)."""
-    if name and name.rsplit("__", 1)[-1].lower() in _TO_A_RUNNING_COMMAND:
+    if base_name(name) in POLLS:
         return ""
     if is_script(name, arguments):
         calls = script_calls(arguments)

@@ -62,7 +62,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from compactcli.tools import shell_command, tool_kind, touched_files
+from compactcli.tools import POLLS, base_name, shell_command, tool_kind, touched_files
 from compactcli.transcript import Block, Message
 
 
@@ -759,7 +759,7 @@ def _todo_items(name: str, arguments: Any, state: dict[str, tuple[str, str]]) ->
                 )
         return True
     action = arguments.get("action")
-    base = name.rsplit("__", 1)[-1].lower()
+    base = base_name(name)
     if base in ("taskcreate",) or action in ("add", "create"):
         text = arguments.get("subject") or arguments.get("text") or arguments.get("content")
         if isinstance(text, str):
@@ -1007,7 +1007,6 @@ def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
 _STILL_RUNNING = re.compile(
     r"\AScript running with cell ID (\S+)|^Process running with session ID (\S+)", re.MULTILINE
 )
-_POLLS = {"wait": ("cell", "cell_id"), "write_stdin": ("session", "session_id")}
 
 
 def _running(text: str) -> tuple[str, str] | None:
@@ -1024,7 +1023,7 @@ def _polled(call: _Call | None, state: _State) -> _Call | None:
     cell, `write_stdin` to a process's session), or `call` itself."""
     if call is None or not isinstance(call.arguments, Mapping):
         return call
-    poll = _POLLS.get(call.name.rsplit("__", 1)[-1].lower())
+    poll = POLLS.get(base_name(call.name))
     if poll is None or call.arguments.get(poll[1]) is None:
         return call
     return state.running.pop((poll[0], str(call.arguments[poll[1]])), None) or call
