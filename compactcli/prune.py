@@ -36,7 +36,7 @@ from compactcli.dialects.base import UserShell
 from compactcli.stats import StageStats
 from compactcli.summarizers.facts import CLEARED_FAILURE, CLEARED_RESULT, error_line, outcome
 from compactcli.tokens import TokenCounter
-from compactcli.tools import COMPACTABLE, main_argument, tool_kind
+from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument, tool_kind
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
 CLEARED_PREFIXES = (
@@ -67,6 +67,7 @@ class _Result:
     message: Message
     block: Block
     tool: str
+    kind: ToolKind  # of the call (`compactcli.tools.call_kind`)
     argument: str
     text: str  # what a placeholder replaces: the result's text, a user command's output
     content: bytes
@@ -116,7 +117,7 @@ def prune(
     cleared = {
         i
         for i, r in enumerate(results)
-        if eligible[i] and _compactable(r.tool, options) and _fits(r, counter, duplicate=False)
+        if eligible[i] and _compactable(r, options) and _fits(r, counter, duplicate=False)
     }
     whole: dict[str, int] = {}  # digest -> newest copy that stays whole
     for i, result in enumerate(results):
@@ -219,19 +220,21 @@ def _results(
             call = calls.get(block.call_id or "")
             tool = block.name or (call.name if call else None) or "tool"
             argument = main_argument(tool, call.arguments) if call else ""
+            kind = call_kind(tool, call.arguments) if call else tool_kind(tool)
             raw = transcript.records[message.index].raw
             try:
                 value = get_in(raw, (*block.path, dialect.result_content_key))
             except (KeyError, IndexError, TypeError):
                 value = block.text
             data = content_bytes(value)
-            result = outcome(block, shell=tool_kind(tool) == "shell")
+            result = outcome(block, shell=kind == "shell")
             found.append(
                 _Result(
                     position,
                     message,
                     block,
                     tool,
+                    kind,
                     argument,
                     block.text,
                     data,
@@ -256,6 +259,7 @@ def _user_result(
         message,
         block,
         USER_SHELL_TOOL,
+        "shell",
         shell.command,
         shell.output,
         data,
@@ -316,10 +320,10 @@ def _long_enough(result: _Result, options: PruneOptions) -> bool:
     return len(result.text) > options.min_chars or result.block.images > 0
 
 
-def _compactable(tool: str, options: PruneOptions) -> bool:
+def _compactable(result: _Result, options: PruneOptions) -> bool:
     if options.tools is not None:
-        return tool.lower() in {t.lower() for t in options.tools}
-    return tool_kind(tool) in COMPACTABLE
+        return result.tool.lower() in {t.lower() for t in options.tools}
+    return result.kind in COMPACTABLE
 
 
 def placeholder(result_tool: str, argument: str, text: str, digest: str, error: str = "") -> str:

@@ -6,7 +6,9 @@ SWE-agent `str_replace_editor`). `tool_kind(name)` puts a name in one of a few k
 `main_argument(name, arguments)` is the one argument that says what the call did (a path, a
 command, a query); `shell_command(name, arguments)` is the command a shell call ran;
 `touched_files(name, arguments)` is which files it read or modified, with Codex `apply_patch`
-headers read from the patch text.
+headers read from the patch text. `call_kind(name, arguments)` is the kind of one call: a
+Codex poll of a command still running (`wait` on a code-mode cell, `write_stdin` to a session,
+`poll_target`) is a shell call whose main argument is what it names that command by.
 
 A Codex code-mode script (`exec`, JavaScript that calls `tools.exec_command(...)`,
 `tools.apply_patch(...)`, see `compactcli.code_mode`) is read as the calls it makes: its main
@@ -73,9 +75,13 @@ def _text(value: Any) -> str | None:
 
 
 def main_argument(name: str | None, arguments: Any, *, limit: int = 120) -> str:
-    """The argument that best says what the call did, on one line, at most `limit` chars."""
+    """The argument that best says what the call did, on one line, at most `limit` chars; for a
+    Codex poll of a running command, what it names that command by (`cell 28`, `session 3`)."""
     found: str | None = None
-    if is_script(name, arguments):
+    polled = poll_target(name, arguments)
+    if polled is not None:
+        found = f"{polled[0]} {polled[1]}"
+    elif is_script(name, arguments):
         parts = (main_argument(c.name, c.arguments, limit=limit) for c in script_calls(arguments))
         found = "; ".join(part for part in parts if part) or None
         if found is None and "*** Begin Patch" in arguments:  # a patch held in a variable
@@ -120,6 +126,25 @@ POLLS: dict[str, tuple[str, str]] = {
 """Codex tools that poll a command already running (or type into it), and run none: by tool,
 what they name the command by (a code-mode script's cell, a unified-exec process's session)
 and the argument that holds it."""
+
+
+def poll_target(name: str | None, arguments: Any) -> tuple[str, str] | None:
+    """What a Codex poll names the running command by (`("cell", "28")`), if it is one."""
+    poll = POLLS.get(base_name(name))
+    if poll is None or not isinstance(arguments, Mapping):
+        return None
+    value = arguments.get(poll[1])
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return poll[0], str(value)
+
+
+def call_kind(name: str | None, arguments: Any) -> ToolKind:
+    """The kind of one call: its tool's (`tool_kind`), except that a Codex poll of a running
+    command (`wait` on a code-mode script's cell, `write_stdin` to a process's session) is a
+    shell call, as the command whose output it brings is; a `wait` without a cell (for other
+    agents, in a multi-agent session) stays what its name says."""
+    return "shell" if poll_target(name, arguments) is not None else tool_kind(name)
 
 
 def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> str:

@@ -887,12 +887,18 @@ def test_a_script_still_running_takes_its_outcome_from_the_wait_on_its_cell() ->
         ),
         _script("x2", "npm run lint"),
         _output("x2", RUNNING.replace("28", "29")),
+        # a wait on a cell nothing is known to run in reads as the shell output it brings
+        _function("w3", "wait", cell_id="7"),
+        _output("w3", DONE, "make: *** [all] Error 2\nexit code 2", kind="function"),
     )
     assert [(c.command, c.outcome) for c in facts.commands] == [
         ("npx jest", "failed"),
         ("npm run lint", "unknown"),  # still running when the messages end
     ]
-    assert [(e.text, e.where) for e in facts.errors] == [("Error: 2 tests failed", "npx jest")]
+    assert [(e.text, e.where) for e in facts.errors] == [
+        ("Error: 2 tests failed", "npx jest"),
+        ("make: *** [all] Error 2", ""),
+    ]
 
 
 def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_session() -> None:

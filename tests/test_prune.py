@@ -79,6 +79,63 @@ def test_placeholders_of_codex_code_mode_scripts_name_the_commands_they_ran() ->
     assert validate(after).errors == ()
 
 
+def _codex_rollout(folder: Path, *items: dict[str, object]) -> Path:
+    """A Codex rollout holding `items` after a user prompt, then a last prompt."""
+    meta = {
+        "id": "s",
+        "timestamp": "2026-09-01T00:00:00.000Z",
+        "cwd": "/r",
+        "cli_version": "0.150.1",
+    }
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Go."}]}
+    path = folder / "rollout.jsonl"
+    lines = [{"timestamp": "2026-09-01T00:00:00.000Z", "type": "session_meta", "payload": meta}]
+    lines += [
+        {"timestamp": "2026-09-01T00:00:01.000Z", "type": "response_item", "payload": item}
+        for item in (prompt, *items, prompt)
+    ]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def test_a_codex_poll_of_a_running_command_is_cleared_as_shell_output(tmp_path: Path) -> None:
+    script = "const r = await tools.exec_command({cmd: 'npx jest'});\ntext(r.output);\n"
+    running = "Script running with cell ID 28\nWall time 10.0 seconds\nOutput:\n"
+    log = "".join(f"PASS src/case{n}.test.ts\n" for n in range(20))
+    collab = "".join(f"agent-1: step {n} of the review is done\n" for n in range(20))
+    path = _codex_rollout(
+        tmp_path,
+        {"type": "custom_tool_call", "call_id": "x1", "name": "exec", "input": script},
+        {"type": "custom_tool_call_output", "call_id": "x1", "output": running + log},
+        {
+            "type": "function_call",
+            "call_id": "w1",
+            "name": "wait",
+            "arguments": '{"cell_id":"28","yield_time_ms":10000}',
+        },
+        {"type": "function_call_output", "call_id": "w1", "output": running + log},
+        # a multi-agent `wait` for other agents: their messages, not a command's output
+        {
+            "type": "function_call",
+            "call_id": "w2",
+            "name": "wait",
+            "arguments": '{"ids":["agent-1"],"timeout_ms":30000}',
+        },
+        {"type": "function_call_output", "call_id": "w2", "output": collab},
+    )
+    before, after = _prune(path, keep_recent=0)
+    cleared = [
+        HASH.sub("sha256:…", r.raw["payload"]["output"])
+        for a, r in zip(before.records, after.records, strict=False)
+        if a.line != r.line
+    ]
+    assert cleared == [
+        "[Old tool result cleared: exec npx jest — 24 lines, 532 chars, sha256:…]",
+        "[Old tool result cleared: wait cell 28 — 24 lines, 532 chars, sha256:…]",
+    ]
+    assert validate(after).errors == ()
+
+
 def test_records_not_cleared_stay_byte_identical_and_a_boundary_is_appended() -> None:
     before, after = _prune(SESSION, keep_recent=0, min_chars=50)
     changed = [

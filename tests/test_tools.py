@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from compactcli.tools import Touched, main_argument, shell_command, tool_kind, touched_files
+from compactcli.tools import (
+    Touched,
+    call_kind,
+    main_argument,
+    poll_target,
+    shell_command,
+    tool_kind,
+    touched_files,
+)
 
 PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File: src/new.py\n+x\n*** End Patch\n"
 
@@ -30,6 +38,27 @@ PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File:
 )
 def test_tool_kind(name: str | None, kind: str) -> None:
     assert tool_kind(name) == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "target", "kind", "argument"),
+    [
+        ("wait", {"cell_id": "28", "yield_time_ms": 10000}, ("cell", "28"), "shell", "cell 28"),
+        ("write_stdin", {"session_id": 3, "chars": "y\n"}, ("session", "3"), "shell", "session 3"),
+        # a multi-agent `wait` names other agents, not a command
+        ("wait", {"ids": ["agent-1"], "timeout_ms": 30000}, None, "other", "agent-1"),
+        ("wait", {"cell_id": None}, None, "other", ""),
+        ("wait", {"cell_id": ["28"]}, None, "other", "28"),
+        ("write_stdin", "not an object", None, "shell", "not an object"),
+        ("Bash", {"command": "ls", "cell_id": "1"}, None, "shell", "ls"),
+    ],
+)
+def test_codex_polls_name_the_command_they_poll(
+    name: str, arguments: object, target: tuple[str, str] | None, kind: str, argument: str
+) -> None:
+    assert poll_target(name, arguments) == target
+    assert call_kind(name, arguments) == kind
+    assert main_argument(name, arguments) == argument
 
 
 def test_main_argument_prefers_paths_then_commands_then_queries() -> None:

@@ -62,7 +62,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from compactcli.tools import POLLS, base_name, shell_command, tool_kind, touched_files
+from compactcli.tools import (
+    base_name,
+    call_kind,
+    poll_target,
+    shell_command,
+    tool_kind,
+    touched_files,
+)
 from compactcli.transcript import Block, Message
 
 
@@ -976,7 +983,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
         elif block.kind == "tool_call":
             state.answered = False  # the turn goes on
             name = block.name or ""
-            kind = tool_kind(name)
+            kind = call_kind(name, block.arguments)
             touched = touched_files(name, block.arguments)
             read = touched.read
             if kind == "shell":
@@ -1021,12 +1028,10 @@ def _running(text: str) -> tuple[str, str] | None:
 def _polled(call: _Call | None, state: _State) -> _Call | None:
     """The command that `call` polls for the rest of its output (Codex `wait` on a script's
     cell, `write_stdin` to a process's session), or `call` itself."""
-    if call is None or not isinstance(call.arguments, Mapping):
+    target = poll_target(call.name, call.arguments) if call is not None else None
+    if target is None:
         return call
-    poll = POLLS.get(base_name(call.name))
-    if poll is None or call.arguments.get(poll[1]) is None:
-        return call
-    return state.running.pop((poll[0], str(call.arguments[poll[1]])), None) or call
+    return state.running.pop(target, None) or call
 
 
 def _read_result(block: Block, call: _Call | None, state: _State) -> None:
