@@ -18,7 +18,7 @@ from compactcli.summarizers.facts import extract_facts, supersedes
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message
 from tests.conftest import CORPUS
-from tests.test_facts import SESSION, conversation, text
+from tests.test_facts import SESSION, call, conversation, result, text
 
 COUNTER = get_counter("heuristic", model=None, format="anthropic")
 
@@ -426,3 +426,23 @@ def test_under_a_tight_budget_decisions_go_first_then_identifiers_then_user_mess
             if what not in summary:
                 gone.setdefault(what, budget)
     assert gone["I decided to keep"] > gone["- #5658"] > gone["2. Good. Put it in PR #5658."]
+
+
+def test_errors_of_the_same_text_from_different_calls_are_said_once_when_squeezed() -> None:
+    yarn = "Error: This project is configured to use yarn"
+    messages = conversation(
+        ("user", "Build the site."),
+        (
+            "assistant",
+            [call("c1", "Bash", command="npm run build"), call("c2", "Bash", command="npm ci")],
+        ),
+        ("user", [result("c1", yarn, is_error=True), result("c2", yarn, is_error=True)]),
+        ("assistant", [text("Both fail the same way.")]),
+    )
+    roomy = summarize(messages, 2000).text
+    assert roomy.split("## Errors\n")[1].split("\n\n")[0] == (
+        f"- Unresolved: {yarn} (Bash: npm run build)\n- Unresolved: {yarn} (Bash: npm ci)"
+    )
+    tight = summarize(messages, 40)  # both shortened to the text alone: one line
+    assert tight.text == f"## Goal\nBuild the site.\n\n## Errors\n- Unresolved: {yarn}"
+    assert tight.details["extractive"]["summary_tokens"] == COUNTER.text_tokens(tight.text) == 28

@@ -287,7 +287,9 @@ def _render(items: Sequence[_Item], update: bool) -> str:
         if not shown:
             continue
         lines = [section]
-        lines.extend(item.shapes[item.chosen] for item in shown)
+        # a line said once: two errors of the same text from different calls can both come
+        # down to their shortest shape, which no longer names the call
+        lines.extend(dict.fromkeys(item.shapes[item.chosen] for item in shown))
         missing = len(members) - len(shown)
         if missing:
             lines.append(OMITTED.format(count=missing))
