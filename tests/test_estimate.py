@@ -704,6 +704,24 @@ def test_readme_breakdown_by_tool() -> None:
 
 
 @pytest.mark.usefixtures("in_repository")
+@pytest.mark.parametrize(
+    ("name", "by_tool"),
+    [
+        # their results do not name the tool: each counts under the tool of its call
+        ("anthropic-session.jsonl", {"search": 229, "read_file": 181}),
+        ("openai-session.jsonl", {"read_file": 119, "edit_file": 106, "search": 81}),
+    ],
+)
+def test_results_of_the_plain_formats_count_under_their_calls_tool(
+    name: str, by_tool: dict[str, int]
+) -> None:
+    path = f"fixtures/transcripts/{name}"
+    streamed = estimate_file(path, EstimateOptions(method="heuristic"))
+    read = estimate(read_transcript(path), EstimateOptions(method="heuristic"))
+    assert streamed.by_tool == read.by_tool == by_tool
+
+
+@pytest.mark.usefixtures("in_repository")
 def test_readme_python_example() -> None:
     report = estimate_file(CC, EstimateOptions(method="auto", max_tokens=15_000))
     assert (report.tokens, report.method, report.status) == (19491, "usage", "over_budget")
