@@ -61,7 +61,7 @@ from compactcli.loading import collector_paused, read_transcript, to_chunks
 from compactcli.policy import Policy, resolve
 from compactcli.prune import PruneOptions, prune
 from compactcli.stats import StageStats, report
-from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
+from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize, summary_body
 from compactcli.summarizers import Summarizer
 from compactcli.summarizers.calls import counting_calls
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
@@ -125,6 +125,7 @@ class CompactCheck:
     cut_turn: bool = False  # the summary used was allowed to cut the current turn
     summary_tokens: int | None = None  # the summary budget, when fitting lowered it
     rounds: int = 1  # compactions that changed it, each of the one before's result (`fit`)
+    smaller_summary_total: int | None = None  # the count with a smaller summary, still over
 
     @property
     def changed(self) -> bool:
@@ -299,6 +300,7 @@ def _compact_once(
     keep = options.summarize.keep_recent_tokens
     cut_turn = options.summarize.cut_turn
     summary_tokens: int | None = None
+    smaller_total: int | None = None
     attempts = 0
     not_summarized: str | None = None
     over = [] if options.force else _over(after_prune())
@@ -311,9 +313,10 @@ def _compact_once(
     else:
         reason = "under the threshold after pruning"
     if options.force or over:
-        result, report, keep, attempts, cut_turn, summary_tokens = _summarize_to_fit(
-            pruned, options, summarizer, counter, measure, after_prune
-        )
+        fitted = _summarize_to_fit(pruned, options, summarizer, counter, measure, after_prune)
+        result, report, keep, attempts = fitted.result, fitted.report, fitted.keep, fitted.attempts
+        cut_turn, summary_tokens = fitted.cut_turn, fitted.summary_tokens
+        smaller_total = fitted.smaller_total
         if result.records is pruned.records:
             not_summarized = _stage_reason(result) or "the summary changed nothing"
     else:
@@ -343,6 +346,7 @@ def _compact_once(
         not_summarized=not_summarized,
         cut_turn=cut_turn,
         summary_tokens=summary_tokens,
+        smaller_summary_total=smaller_total if kept_input is None else None,
     )
     dialect = get_dialect(transcript.format)
     stats = StageStats(
@@ -363,6 +367,19 @@ def _compact_once(
     return final.evolve(stats=(*final.stats, stats))
 
 
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    """What `_summarize_to_fit` made and used."""
+
+    result: Transcript
+    report: EstimateReport  # the result's count
+    keep: int  # the kept tail it used
+    attempts: int  # summaries made
+    cut_turn: bool  # whether the current turn could be cut
+    summary_tokens: int | None  # the summary budget, when it was lowered
+    smaller_total: int | None  # the count a smaller summary gave, when it was still over
+
+
 def _summarize_to_fit(
     pruned: Transcript,
     options: CompactOptions,
@@ -370,7 +387,7 @@ def _summarize_to_fit(
     counter: TokenCounter,
     measure: _Measure,
     after_prune: Callable[[], EstimateReport],
-) -> tuple[Transcript, EstimateReport, int, int, bool, int | None]:
+) -> _Fitted:
     """The summary of `pruned`, made again with smaller tails while it is over (with `fit`).
 
     When no kept tail brings it under and `cut_turn` was not asked for, the same is tried once
@@ -378,9 +395,7 @@ def _summarize_to_fit(
     it brings the result within its limits or nearer to them; when the result is still over and
     no summary budget was given, once more with the summary's size lowered by the excess (to
     `MIN_SUMMARY_TOKENS` at least), kept only when that brings the result within its limits: a
-    summary is never made poorer for nothing. Returns the result, its count, the kept tail it used,
-    how many summaries ran, whether the current turn could be cut, and the summary budget when
-    it was lowered.
+    summary is never made poorer for nothing (the count it gave is returned, to say so).
     """
     result, report, keep, attempts = _fit_tail(
         pruned, options, options.summarize, summarizer, counter, measure, after_prune
@@ -394,6 +409,7 @@ def _summarize_to_fit(
             result, report, keep, _ = other
             cut_turn = True
     summary_tokens: int | None = None
+    smaller_total: int | None = None
     used = _summary_size(result) if result.records is not pruned.records else None
     if options.fit and _over(report) and options.summarize.summary_tokens is None and used:
         target = _target(report)
@@ -408,7 +424,9 @@ def _summarize_to_fit(
                 counted = measure(candidate)
                 if not _over(counted):
                     result, report, summary_tokens = candidate, counted, lower
-    return result, report, keep, attempts, cut_turn, summary_tokens
+                else:
+                    smaller_total = counted.tokens
+    return _Fitted(result, report, keep, attempts, cut_turn, summary_tokens, smaller_total)
 
 
 def _closer(candidate: EstimateReport, current: EstimateReport) -> bool:
@@ -625,7 +643,8 @@ def compact_file(
     if check.kept_input is not None:
         warnings.append(f"{transcript.source}: input kept: {check.kept_input}")
     elif check.over and check.summarized:
-        parts = over_parts(result, counter, min(limit for _, limit, _ in check.over))
+        limit = min(limit for _, limit, _ in check.over)
+        parts = over_parts(result, counter, limit, smaller_total=check.smaller_summary_total)
         if parts:
             notes.append(f"{transcript.source}: still over: {parts}")
     destination = plan.destinations.get(path, Destination("stdout"))
@@ -671,11 +690,16 @@ def compact_file(
     )
 
 
-def over_parts(result: Transcript, counter: TokenCounter, limit: int) -> str | None:
+def over_parts(
+    result: Transcript, counter: TokenCounter, limit: int, *, smaller_total: int | None = None
+) -> str | None:
     """Where the tokens of a summarized `result` that is over `limit` are: the messages kept
     before its newest summary (a head the format always keeps), the summary, and the kept tail
     after it, as the stages count them; and whether the messages kept around the summary leave
-    it room (`MIN_SUMMARY_TOKENS` at least). None when its context holds no summary."""
+    it room: a summary's body is made no smaller than `MIN_SUMMARY_TOKENS` (or than it is), and
+    its message holds more (the preamble, a quoted request, the closing line). `smaller_total`
+    is the count a smaller summary gave when fitting tried one and it was still over
+    (`CompactCheck.smaller_summary_total`). None when its context holds no summary."""
     context = get_dialect(result.format).context(result)
     at = next((i for i in range(len(context) - 1, -1, -1) if context[i].summary), None)
     if at is None:
@@ -694,8 +718,18 @@ def over_parts(result: Transcript, counter: TokenCounter, limit: int) -> str | N
         parts = f"{head}, the summary {summary} and the kept tail {tail}"
     if kept >= limit:
         return f"{parts}; the kept messages alone are over {limit:,}"
-    if limit - kept < MIN_SUMMARY_TOKENS:
-        return f"{parts}; the kept messages leave the summary {limit - kept:,} tokens"
+    # no summary budget goes under MIN_SUMMARY_TOKENS, nor shrinks what the summary's message
+    # holds besides the body
+    body = summary_body(context[at])
+    written = counter.text_tokens(body) if body is not None else tokens[at]
+    smallest = tokens[at] - written + min(written, MIN_SUMMARY_TOKENS)
+    if limit - kept < smallest:
+        return (
+            f"{parts}; the kept messages leave the summary {limit - kept:,} tokens, "
+            f"less than its smallest ({smallest:,})"
+        )
+    if smaller_total is not None:
+        return f"{parts}; a smaller summary left it over too ({smaller_total:,} tokens)"
     return f"{parts}; a smaller summary (--summary-tokens) could bring it under"
 
 

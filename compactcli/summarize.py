@@ -305,6 +305,13 @@ class _Stage:
         )
 
 
+def summary_body(message: Message) -> str | None:
+    """The body of the summary this stage wrote in `message` (its framing and the agents'
+    wrappers taken off), or None when the message holds none."""
+    ours = [b.text for b in message.blocks if b.kind == "text" and PREAMBLE in b.text]
+    return unframe("\n\n".join(ours), _WRAPPERS)[0] if ours else None
+
+
 def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]) -> _Earlier:
     """Split the middle into earlier summaries (their bodies, head quote and facts) and turns."""
     texts: list[str] = []

@@ -120,6 +120,7 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
         "cut_turn": False,
         "summary_tokens": None,
         "rounds": 1,
+        "smaller_summary_total": None,
     }
     assert [s.stage for s in result.stats] == ["prune", "summarize", "compact"]
     assert validate(result).errors == ()
@@ -640,10 +641,32 @@ def test_a_result_still_over_its_budget_says_where_its_tokens_are() -> None:
     assert result.stderr == (
         f"{codex}: compacted; over --max-tokens (500) by 234\n"
         f"{codex}: still over: the 3 messages before the summary take 120 tokens, the summary "
-        "406 and the kept tail (4 messages) 208; the kept messages leave the summary 172 tokens\n"
+        "406 and the kept tail (4 messages) 208; the kept messages leave the summary 172 tokens, "
+        "less than its smallest (406)\n"
     )
     listed = run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl", "--json")
     assert json.loads(listed.stdout)["notes"] == [result.stderr.splitlines()[1]]
+
+
+def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() -> None:
+    path = FIXTURES / "eval" / "anthropic-20k-s4.jsonl"
+    result = run("compact", str(path), "--max-tokens", "4000", "-o", "o.jsonl", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert (report["tokens_after"], report["notes"]) == (
+        4683,
+        [
+            f"{path}: still over: the summary takes 1,100 tokens and the kept tail (3 messages) "
+            "2,589; a smaller summary left it over too (4,116 tokens)"
+        ],
+    )
+    found = compact_check(library(path, max_tokens=4000, fit=True))
+    assert found is not None
+    assert (found.tokens_after, found.smaller_summary_total, found.summary_tokens) == (
+        4683,
+        4116,
+        None,
+    )
 
 
 def test_where_the_tokens_are_says_whether_a_smaller_summary_could_fit() -> None:
@@ -657,12 +680,15 @@ def test_where_the_tokens_are_says_whether_a_smaller_summary_could_fit() -> None
     )
     assert over_parts(result, counter, 300) == f"{parts}; the kept messages alone are over 300"
     assert over_parts(result, counter, 328) == f"{parts}; the kept messages alone are over 328"
-    assert (
-        over_parts(result, counter, 727)
-        == f"{parts}; the kept messages leave the summary 399 tokens"
+    # its body (238 tokens) is under the smallest budget: the summary is as small as it gets
+    assert over_parts(result, counter, 733) == (
+        f"{parts}; the kept messages leave the summary 405 tokens, less than its smallest (406)"
     )
-    assert over_parts(result, counter, 728) == (
+    assert over_parts(result, counter, 734) == (
         f"{parts}; a smaller summary (--summary-tokens) could bring it under"
+    )
+    assert over_parts(result, counter, 734, smaller_total=900) == (
+        f"{parts}; a smaller summary left it over too (900 tokens)"
     )
     assert over_parts(read_transcript(str(codex)), counter, 500) is None  # no summary in it
 
@@ -902,7 +928,7 @@ def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
         "notes": [
             f"{TRANSCRIPTS / 'claude-code-session.jsonl'}: still over: the summary takes 256 "
             "tokens and the kept tail (3 messages) 251; the kept messages leave the summary 49 "
-            "tokens"
+            "tokens, less than its smallest (256)"
         ],
         "keep_recent_tokens": 270,
         "cut_turn": True,
