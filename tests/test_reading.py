@@ -52,6 +52,13 @@ BROKEN_CASES = [
         "one per line (as JSON Lines: jq -c . pretty-printed.jsonl)",
     ),
     (
+        "conversations-per-line.jsonl",
+        "conversations-per-line.jsonl: not a transcript: each line holds a whole conversation in "
+        "its 'messages' list (a fine-tuning dataset or a log of API requests), not one record per "
+        "line (the first as a transcript: head -n 1 conversations-per-line.jsonl | jq -c "
+        "'.messages[]')",
+    ),
+    (
         "unknown-format.jsonl",
         "unknown-format.jsonl: unknown transcript format (first record's keys: at, event); "
         "name one with --format (claude-code, codex, codex-legacy, pi, openai, openai-responses, "
@@ -86,6 +93,17 @@ def test_broken_standard_input_is_named_stdin() -> None:
     result = run("validate", "-", input=(BROKEN / "not-object.jsonl").read_bytes())
     assert result.exit_code == 3
     assert result.stderr == "error: <stdin>:2: expected a JSON object, found an array\n"
+
+
+def test_conversations_per_line_on_standard_input_get_no_command_to_run() -> None:
+    data = (BROKEN / "conversations-per-line.jsonl").read_bytes()
+    result = run("estimate", "-", input=data)
+    assert result.exit_code == 3
+    assert result.stderr == (
+        "error: <stdin>: not a transcript: each line holds a whole conversation in its "
+        "'messages' list (a fine-tuning dataset or a log of API requests), not one record per "
+        "line\n"
+    )
 
 
 def test_a_json_document_on_standard_input_is_told_line_by_line() -> None:

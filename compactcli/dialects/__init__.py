@@ -2,7 +2,8 @@
 
 `FORMATS` lists the format names in a fixed order; `get_dialect(name)` returns the dialect for
 one; `detect_format(objects, path)` picks the format whose dialect is surest about the first
-records of a file, and raises `InputError` when none recognises them.
+records of a file, and raises `InputError` when none recognises them (saying so, with how to
+take one conversation out, when each line holds a whole `messages` list).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from compactcli.dialects.openai import OpenAIDialect
 from compactcli.dialects.openai_responses import OpenAIResponsesDialect
 from compactcli.dialects.pi import PiDialect
 from compactcli.errors import InputError, UsageError
+from compactcli.jsonl import STDIN, display_name
 
 _DIALECTS: dict[str, type[Dialect]] = {
     d.name: d
@@ -69,6 +71,8 @@ def detect_format(objects: Sequence[Mapping[str, Any]], path: str) -> str:
             best, best_score = name, score
     if not best:
         first = objects[0] if objects else {}
+        if isinstance(first.get("messages"), list):  # a fine-tuning dataset, a request log
+            raise InputError(path, None, _conversations_per_line(path))
         keys = ", ".join(sorted(first)[:6]) or "none"
         raise InputError(
             path,
@@ -77,3 +81,18 @@ def detect_format(objects: Sequence[Mapping[str, Any]], path: str) -> str:
             f"name one with --format ({', '.join(FORMATS)})",
         )
     return best
+
+
+def _conversations_per_line(path: str) -> str:
+    """Why a file whose lines each hold a whole `messages` list is not a transcript, and how
+    to make one of its conversations one."""
+    import shlex  # only on this error path
+
+    reason = (
+        "not a transcript: each line holds a whole conversation in its 'messages' list (a "
+        "fine-tuning dataset or a log of API requests), not one record per line"
+    )
+    if path in (STDIN, display_name(STDIN)):
+        return reason
+    first = f"head -n 1 {shlex.quote(path)} | jq -c '.messages[]'"
+    return f"{reason} (the first as a transcript: {first})"
