@@ -59,6 +59,17 @@ BROKEN_CASES = [
         "'.messages[]')",
     ),
     (
+        "claude-code-history.jsonl",
+        "claude-code-history.jsonl: not a transcript: Claude Code's prompt history "
+        "(~/.claude/history.jsonl: one line per prompt typed, in every session); its sessions are "
+        "under ~/.claude/projects",
+    ),
+    (
+        "codex-history.jsonl",
+        "codex-history.jsonl: not a transcript: Codex's prompt history (~/.codex/history.jsonl: "
+        "one line per prompt typed, in every session); its sessions are under ~/.codex/sessions",
+    ),
+    (
         "unknown-format.jsonl",
         "unknown-format.jsonl: unknown transcript format (first record's keys: at, event); "
         "name one with --format (claude-code, codex, codex-legacy, pi, openai, openai-responses, "

@@ -2,8 +2,9 @@
 
 `FORMATS` lists the format names in a fixed order; `get_dialect(name)` returns the dialect for
 one; `detect_format(objects, path)` picks the format whose dialect is surest about the first
-records of a file, and raises `InputError` when none recognises them (saying so, with how to
-take one conversation out, when each line holds a whole `messages` list).
+records of a file, and raises `InputError` when none recognises them (naming what the file is
+instead when it is a known kind of JSON Lines: an agent's prompt history, whole conversations
+one per line).
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ def detect_format(objects: Sequence[Mapping[str, Any]], path: str) -> str:
             best, best_score = name, score
     if not best:
         first = objects[0] if objects else {}
-        if isinstance(first.get("messages"), list):  # a fine-tuning dataset, a request log
-            raise InputError(path, None, _conversations_per_line(path))
+        known = _not_a_transcript(first, path)
+        if known is not None:
+            raise InputError(path, None, known)
         keys = ", ".join(sorted(first)[:6]) or "none"
         raise InputError(
             path,
@@ -81,6 +83,28 @@ def detect_format(objects: Sequence[Mapping[str, Any]], path: str) -> str:
             f"name one with --format ({', '.join(FORMATS)})",
         )
     return best
+
+
+_HISTORIES = (
+    ({"display", "pastedContents"}, "Claude Code", "~/.claude/history.jsonl", "~/.claude/projects"),
+    ({"session_id", "ts", "text"}, "Codex", "~/.codex/history.jsonl", "~/.codex/sessions"),
+)
+"""Agents' prompt histories (the keys of a record, agent, file, where its sessions are): files
+next to the transcripts that a folder of them can hold."""
+
+
+def _not_a_transcript(first: Mapping[str, Any], path: str) -> str | None:
+    """What a file whose first record is `first` is, when it is a known kind of JSON Lines
+    that is not a transcript: an agent's prompt history, a file of whole conversations."""
+    for keys, agent, history, sessions in _HISTORIES:
+        if keys <= first.keys():
+            return (
+                f"not a transcript: {agent}'s prompt history ({history}: one line per prompt "
+                f"typed, in every session); its sessions are under {sessions}"
+            )
+    if isinstance(first.get("messages"), list):  # a fine-tuning dataset, a request log
+        return _conversations_per_line(path)
+    return None
 
 
 def _conversations_per_line(path: str) -> str:
