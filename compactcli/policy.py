@@ -22,7 +22,8 @@ lists them. Unknown keys and bad values raise `UsageError` naming the file and t
 Precedence, highest first: a command-line option, its `COMPACTCLI_*` environment variable (both
 resolved by the command line), the matching `[budgets]` tables, the policy's top level, the
 built-in default. `Policy.settings_for(path)` gives the file's part; `resolve` merges the rest;
-`estimate_options` and `fail_on_threshold` apply the budget keys (`BUDGET_KEYS`) for `estimate`.
+`estimate_options` and `fail_on_threshold` apply the budget keys (`BUDGET_KEYS`) for `estimate`,
+which under a policy counts as `compact` does: with its `method`, heuristic unless it says exact.
 
 Nothing here prints; the only I/O is reading the policy file.
 """
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUDGET_KEYS",
     "POLICY_FILE",
+    "POLICY_METHOD",
     "PYPROJECT",
     "SETTINGS",
     "Policy",
@@ -143,8 +145,12 @@ SETTINGS: Mapping[str, Callable[[Any], Any]] = {
 }
 """Every key a policy may set, with the check that turns its TOML value into the option's."""
 
-BUDGET_KEYS = ("threshold", "max_tokens", "context_window", "fail_on_threshold")
+BUDGET_KEYS = ("threshold", "max_tokens", "context_window", "fail_on_threshold", "method")
 """The keys `estimate` takes from a policy (the rest concern compaction only)."""
+
+POLICY_METHOD = "heuristic"
+"""How `estimate` counts under a policy that names no `method`: as `compact` does by default, so
+the two agree on every budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,19 +213,23 @@ def resolve(
 def estimate_options(
     options: EstimateOptions, path: str, policy: Policy | None, given: Collection[str]
 ) -> EstimateOptions:
-    """`options` for `path` with the policy's budgets filled in where no option set them.
+    """`options` for `path` with the policy's budgets filled in where no option set them, and
+    its counting method (`POLICY_METHOD` when it names none): under a policy, `estimate` counts
+    as `compact` does.
 
     `given` names the settings an option or environment variable set (they win).
     """
     if policy is None:
         return options
     values = policy.settings_for(path)
-    changes = {
+    changes: dict[str, Any] = {
         name: values[name]
         for name in ("threshold", "max_tokens", "context_window")
         if name in values and name not in given
     }
-    return dataclasses.replace(options, **changes) if changes else options
+    if "method" not in given:
+        changes["method"] = values.get("method", POLICY_METHOD)
+    return dataclasses.replace(options, **changes)
 
 
 def fail_on_threshold(

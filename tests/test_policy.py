@@ -186,6 +186,10 @@ def test_estimate_options_fill_only_what_no_option_set(tmp_path: Path) -> None:
     base = EstimateOptions(max_tokens=7)
     found = estimate_options(base, "x.jsonl", policy, {"max_tokens"})
     assert (found.max_tokens, found.threshold, found.context_window) == (7, "100", 1000)
+    assert found.method == "heuristic"  # under a policy, counted as compact counts
+    assert estimate_options(base, "x.jsonl", policy, {"method"}).method == "auto"
+    exact = parse_policy({"method": "exact"}, path="p", folder=str(tmp_path))
+    assert estimate_options(base, "x.jsonl", exact, set()).method == "exact"
     assert estimate_options(base, "x.jsonl", None, set()) is base
     assert fail_on_threshold(False, "x.jsonl", policy, set()) is True
     assert fail_on_threshold(False, "x.jsonl", policy, {"fail_on_threshold"}) is False
@@ -236,6 +240,28 @@ def test_compact_then_estimate_pass_the_same_policy(
     check = run("estimate", "logs", "--method", "heuristic", "--fail-on-threshold")
     assert check.exit_code == 0, check.stderr
     assert check.stderr == ""
+
+
+def test_under_a_policy_estimate_counts_as_compact_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(_folder(tmp_path, "max_tokens = 10000\n"))
+    path = "logs/codex/b.jsonl"  # it records usage: the system prompt and tools count there
+
+    def counted(*args: str) -> tuple[str, int, str]:
+        result = run("estimate", path, "--json", *args)
+        report = orjson.loads(result.stdout)
+        return report["method"], report["tokens"], report["status"]
+
+    assert counted() == ("heuristic", 4847, "ok")  # as compact counts it: within the budget
+    assert counted("--method", "auto") == ("usage+heuristic", 18263, "over_budget")
+    monkeypatch.setenv("COMPACTCLI_METHOD", "usage")
+    assert counted() == ("usage", 18150, "over_budget")
+    monkeypatch.delenv("COMPACTCLI_METHOD")
+    (tmp_path / "compactcli.toml").write_text('max_tokens = 10000\nmethod = "exact"\n')
+    assert counted() == ("exact", 3498, "ok")
+    compact = run("compact", path, "--dry-run", "--json")
+    assert orjson.loads(compact.stdout)["method"] == "exact"
 
 
 def test_options_beat_environment_which_beats_the_file(

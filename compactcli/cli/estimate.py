@@ -63,7 +63,8 @@ Method = Annotated[
         "-m",
         help="auto: the last recorded usage plus an estimate of what follows it (heuristic "
         "where nothing was recorded); heuristic: per-block rules; exact: tiktoken; usage: what "
-        "the agent recorded; calibrated: the heuristic fitted on this transcript's usage.",
+        "the agent recorded; calibrated: the heuristic fitted on this transcript's usage. "
+        "Under a policy file: its method (heuristic unless it says exact), as compact counts.",
         envvar="COMPACTCLI_METHOD",
     ),
 ]
