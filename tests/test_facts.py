@@ -642,6 +642,30 @@ def test_constraints_come_from_sentences_and_skip_code() -> None:
     )
 
 
+def test_a_rule_that_introduces_a_list_is_read_with_its_short_items() -> None:
+    facts = extract_facts(
+        conversation(
+            (
+                "user",
+                "Add the export button. Do not change:\n- the Reader classes\n- embedder/base.py\n"
+                "\nRight now it only works like this:\n"
+                f"1. {'The document class keeps its content as text and embeds it. ' * 3}\n"
+                "2. Inserts take a path.\n"
+                "Never touch:\n```\nmigrations/\n```\n",
+            ),
+            (
+                "assistant",
+                [text("Plan:\n- use the cache instead of the DB\n- keep the API")],
+            ),
+        )
+    )
+    # "Right now it only works like this:" introduces prose (an item too long to be a list's),
+    # and "Never touch:" code: read alone, neither says anything, and neither is a constraint
+    assert facts.constraints == ("Do not change: the Reader classes; embedder/base.py",)
+    # the assistant's lists are read item by item, as before
+    assert facts.decisions == ("use the cache instead of the DB",)
+
+
 def _fixture_facts(name: str) -> Facts:
     transcript = read_transcript(str(TRANSCRIPTS / name))
     return extract_facts(get_dialect(transcript.format).context(transcript))

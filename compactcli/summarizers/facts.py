@@ -282,9 +282,10 @@ _DECISION = re.compile(
 )
 
 
-def _logical_lines(text: str) -> list[str]:
-    """Lines of `text` outside fenced code, with hard-wrapped lines joined back together."""
-    out: list[str] = []
+def _logical_lines(text: str) -> list[tuple[str, bool]]:
+    """Lines of `text` outside fenced code, with hard-wrapped lines joined back together; each
+    with whether it is a list item (its marker taken off)."""
+    out: list[tuple[str, bool]] = []
     joinable = False
     for raw in _FENCE.sub("\n\n", text).splitlines():
         line = raw.strip()
@@ -298,29 +299,51 @@ def _logical_lines(text: str) -> list[str]:
             and not (bullet and not line.startswith(">"))
             and not line.startswith("#")
             and body[:1].islower()
-            and not out[-1].endswith((".", "!", "?", ":", ";"))
+            and not out[-1][0].endswith((".", "!", "?", ":", ";"))
         )
         if continues:
-            out[-1] = out[-1] + " " + body
+            out[-1] = (out[-1][0] + " " + body, out[-1][1])
         elif body:
-            out.append(body)
+            out.append((body, bool(bullet) and not line.startswith(">")))
         joinable = bool(body) and not body.startswith("#")
     return out
 
 
 _CODE_LIKE = re.compile(r'^[\[{<(]|\{"|":\s*["\[{\d]|\\n|^\w+\s*[=(]\S|;\s*$')
 
+LEAD_IN_ITEMS = 6
+"""How many list items a sentence that introduces them (ending with `:`) is read with."""
+LEAD_IN_ITEM_CHARS = 160
+"""The longest list item read with the sentence that introduces it (longer ones are prose)."""
 
-def sentences(text: str) -> list[str]:
-    """The sentences of `text` outside fenced code and pasted JSON, one line each, in order."""
+
+def sentences(text: str, *, lists: bool = False) -> list[str]:
+    """The sentences of `text` outside fenced code and pasted JSON, one line each, in order.
+
+    With `lists` (a user's text), a line that ends by introducing a list (`Do not change:`) is
+    read with the short items that follow it as one sentence (`Do not change: the Reader
+    classes; embedder/base.py`): at most `LEAD_IN_ITEMS` of at most `LEAD_IN_ITEM_CHARS`.
+    """
     found: list[str] = []
-    for line in _logical_lines(text):
+    lines = _logical_lines(text)
+    at = 0
+    while at < len(lines):
+        line = lines[at][0]
+        at += 1
         if _CODE_LIKE.search(line):
             continue
-        for part in _SENTENCE_END.split(line):
-            part = part.strip()
-            if part:
-                found.append(part)
+        parts = [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
+        if lists and parts and parts[-1].endswith(":"):
+            items: list[str] = []
+            while at < len(lines) and len(items) < LEAD_IN_ITEMS:
+                item, bullet = lines[at]
+                if not bullet or len(item) > LEAD_IN_ITEM_CHARS or _CODE_LIKE.search(item):
+                    break
+                items.append(item.rstrip(".;"))
+                at += 1
+            if items:
+                parts[-1] = f"{parts[-1]} {'; '.join(items)}"
+        found.extend(parts)
     return found
 
 
@@ -355,11 +378,14 @@ _STRONG = re.compile(
 
 def constraint_sentences(text: str) -> list[str]:
     """User sentences that set a rule or a preference (questions only with a strong word)."""
-    return [found for found in map(_constraint, sentences(text)) if found]
+    return [found for found in map(_constraint, sentences(text, lists=True)) if found]
 
 
 def _constraint(sentence: str) -> str | None:
-    """`sentence` as a constraint (cut around its cue), or None when it sets no rule."""
+    """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
+    a sentence that only introduces what follows it, ending with `:`, read alone)."""
+    if sentence.endswith(":"):
+        return None
     question = sentence.endswith("?")
     match = (_STRONG if question else _CONSTRAINT).search(sentence)
     if not match and not question:
@@ -833,7 +859,7 @@ class _State:
         self.user_messages.append(head_tail(text, MESSAGE_CHARS))
         self.since_answer.append(text)
         self.add_identifiers(text)
-        for sentence in sentences(text):
+        for sentence in sentences(text, lists=True):
             self.add_sentence(sentence, _constraint(sentence))
 
     def add_sentence(self, sentence: str, constraint: str | None) -> None:
@@ -861,7 +887,7 @@ class _State:
             for key, new in setting_values(constraint).items():
                 self.settings.setdefault(key, []).append((constraint, new))
         for message in previous.user_messages:
-            for sentence in sentences(message):
+            for sentence in sentences(message, lists=True):
                 line = _constraint(sentence) or head_tail(one_line(sentence), SENTENCE_CHARS)
                 for key, new in setting_values(sentence).items():
                     self.settings.setdefault(key, []).append((line, new))
