@@ -4,7 +4,7 @@
 `FileResult` per path in input order, calling `on_result` (in the calling thread) as each one
 arrives. With `jobs > 1` files run in parallel: in worker processes (`mode="process"`, for the
 CPU-bound offline path; `work` must then be picklable, such as a `functools.partial` of a
-module-level function) or in threads (`mode="thread"`, for LLM calls, which wait on the network).
+module-level function, and is handed to each worker once, then only paths) or in threads (`mode="thread"`, for LLM calls, which wait on the network).
 
 - A file that fails is a `FileResult` with `status="failed"`, its exit code and one-line message;
   the others go on, unless `fail_fast`: then no new file starts after the first failure, files
@@ -294,11 +294,15 @@ def _threads(
 
 
 _busy = False
+_work: Callable[[str], FileResult] | None = None  # in a worker process: what each file gets
 
 
-def _worker_init() -> None:
-    """In a worker process: SIGINT interrupts a file being worked on, and is ignored between
-    files (so an idle worker does not die with a traceback)."""
+def _worker_init(work: Callable[[str], FileResult]) -> None:
+    """In a worker process: keep `work` (sent once per process, not with every file: it holds
+    the plan of the whole batch); SIGINT interrupts a file being worked on, and is ignored
+    between files (so an idle worker does not die with a traceback)."""
+    global _work
+    _work = work
 
     def handler(signum: int, frame: object) -> None:
         if _busy:
@@ -307,11 +311,12 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, handler)
 
 
-def _in_worker(work: Callable[[str], FileResult], path: str, reraise: bool) -> FileResult:
+def _in_worker(path: str, reraise: bool) -> FileResult:
     global _busy
+    assert _work is not None
     _busy = True
     try:
-        return _call(work, path, reraise)
+        return _call(_work, path, reraise)
     finally:
         _busy = False
 
@@ -325,33 +330,31 @@ def _processes(
     reraise: bool,
 ) -> None:
     # imported here: a run of one file at a time does not load multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures import Future, ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(work,))
     pending: dict[Future[FileResult], int] = {}
     try:
         for index, path in enumerate(paths):
-            pending[pool.submit(_in_worker, work, path, reraise)] = index
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                index = pending.pop(future)
-                if future.cancelled():
-                    continue
-                try:
-                    result = future.result()
-                except BrokenProcessPool as error:  # a worker died (killed, out of memory)
-                    result = FileResult(
-                        paths[index],
-                        "failed",
-                        code=int(ExitCode.CHECK_FAILED),
-                        message=f"worker process died: {error}",
-                    )
-                record(index, result)
+            pending[pool.submit(_in_worker, path, reraise)] = index
+        for future in as_completed(list(pending)):
+            index = pending.pop(future)
+            if future.cancelled():
+                continue
+            try:
+                result = future.result()
+            except BrokenProcessPool as error:  # a worker died (killed, out of memory)
+                result = FileResult(
+                    paths[index],
+                    "failed",
+                    code=int(ExitCode.CHECK_FAILED),
+                    message=f"worker process died: {error}",
+                )
+            record(index, result)
             if stopping():
-                for future in pending:
-                    future.cancel()
+                for waiting in pending:
+                    waiting.cancel()
     except KeyboardInterrupt:
         for future in pending:
             future.cancel()

@@ -41,6 +41,29 @@ def work(path: str, fail: str = "", slow: float = 0.0) -> FileResult:
     return FileResult(path, "compacted", tokens_before=10, tokens_after=4, method="heuristic")
 
 
+class CountedWork:
+    """A job that counts, in this process, how often it is pickled (sent to a worker)."""
+
+    pickled = 0
+
+    def __call__(self, path: str) -> FileResult:
+        return work(path)
+
+    def __getstate__(self) -> dict[str, object]:
+        CountedWork.pickled += 1
+        return {}
+
+
+def test_the_job_goes_to_each_worker_once_not_with_every_file() -> None:
+    # the job holds the plan of the whole batch: sent with every file, a batch of thousands
+    # spends its time pickling it
+    CountedWork.pickled = 0
+    paths = [f"f{i}" for i in range(40)]
+    results = run_batch(paths, CountedWork(), jobs=2, mode="process")
+    assert [r.status for r in results] == ["compacted"] * 40
+    assert CountedWork.pickled <= 2  # none where workers are forked, one per worker otherwise
+
+
 @pytest.mark.parametrize(("jobs", "mode"), [(1, "process"), (3, "process"), (3, "thread")])
 def test_results_come_back_in_input_order_and_failures_stay_with_their_file(
     jobs: int, mode: str
