@@ -4,7 +4,8 @@
 `FileResult` per path in input order, calling `on_result` (in the calling thread) as each one
 arrives. With `jobs > 1` files run in parallel: in worker processes (`mode="process"`, for the
 CPU-bound offline path; `work` must then be picklable, such as a `functools.partial` of a
-module-level function, and is handed to each worker once, then only paths) or in threads (`mode="thread"`, for LLM calls, which wait on the network).
+module-level function, and is handed to each worker once, then only paths) or in threads
+(`mode="thread"`, for LLM calls, which wait on the network).
 
 - A file that fails is a `FileResult` with `status="failed"`, its exit code and one-line message;
   the others go on, unless `fail_fast`: then no new file starts after the first failure, files
