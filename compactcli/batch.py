@@ -4,12 +4,14 @@
 `FileResult` per path in input order, calling `on_result` (in the calling thread) as each one
 arrives. With `jobs > 1` files run in parallel: in worker processes (`mode="process"`, for the
 CPU-bound offline path; `work` must then be picklable, such as a `functools.partial` of a
-module-level function, and is handed to each worker once, then only paths) or in threads
-(`mode="thread"`, for LLM calls, which wait on the network).
+module-level function, and is handed to each worker once, then only paths, at most two per
+worker at a time) or in threads (`mode="thread"`, for LLM calls, which wait on the network).
 
 - A file that fails is a `FileResult` with `status="failed"`, its exit code and one-line message;
   the others go on, unless `fail_fast`: then no new file starts after the first failure, files
-  already running finish, and the rest are reported as `skipped`.
+  already running (or handed to a worker) finish, and the rest are reported as `skipped`. When
+  a worker process dies (killed, out of memory), the files its pool held fail with "worker
+  process died", and the others go on in a new pool.
 - Ctrl-C (`KeyboardInterrupt`): no new file starts, files being written finish their atomic
   write or remove their temporary file, and the interrupt is raised again. Worker processes
   react to SIGINT only while they run a file; worker threads are never waited for beyond the
@@ -331,39 +333,59 @@ def _processes(
     reraise: bool,
 ) -> None:
     # imported here: a run of one file at a time does not load multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(work,))
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(work,))
+
+    pools = [new_pool()]  # a new one replaces a pool whose worker died
     pending: dict[Future[FileResult], int] = {}
-    try:
-        for index, path in enumerate(paths):
-            pending[pool.submit(_in_worker, path, reraise)] = index
-        for future in as_completed(list(pending)):
-            index = pending.pop(future)
-            if future.cancelled():
-                continue
+    todo = iter(enumerate(paths))
+    window = 2 * workers  # files handed out at a time: enough to keep every worker busy
+
+    def died(index: int, error: BaseException) -> None:  # a worker was killed, out of memory
+        message = f"worker process died: {error}"
+        record(
+            index,
+            FileResult(paths[index], "failed", code=int(ExitCode.CHECK_FAILED), message=message),
+        )
+
+    def hand_out() -> None:
+        while len(pending) < window and not stopping():
+            item = next(todo, None)
+            if item is None:
+                return
+            index, path = item
             try:
-                result = future.result()
-            except BrokenProcessPool as error:  # a worker died (killed, out of memory)
-                result = FileResult(
-                    paths[index],
-                    "failed",
-                    code=int(ExitCode.CHECK_FAILED),
-                    message=f"worker process died: {error}",
-                )
-            record(index, result)
-            if stopping():
-                for waiting in pending:
-                    waiting.cancel()
+                future = pools[-1].submit(_in_worker, path, reraise)
+            except BrokenProcessPool:  # the files it held have failed: go on in a new pool
+                pools[-1].shutdown(wait=False, cancel_futures=True)
+                pools.append(new_pool())
+                future = pools[-1].submit(_in_worker, path, reraise)
+            pending[future] = index
+
+    try:
+        hand_out()
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                index = pending.pop(future)
+                try:
+                    record(index, future.result())
+                except BrokenProcessPool as error:
+                    died(index, error)
+            hand_out()
     except KeyboardInterrupt:
         for future in pending:
             future.cancel()
         _interrupt_workers()
-        pool.shutdown(wait=True, cancel_futures=True)
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _interrupt_workers() -> None:

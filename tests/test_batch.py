@@ -119,6 +119,20 @@ def test_fail_fast_starts_no_new_file_after_a_failure() -> None:
     )
     assert threaded[0].status == "failed"
     assert sum(r.status == "skipped" for r in threaded) >= 15
+    # worker processes are handed two files each at a time: after the first fails at once,
+    # the three others handed out finish and nothing else starts
+    processes = run_batch(
+        [f"f{i}" for i in range(20)], fails_at_once, jobs=2, mode="process", fail_fast=True
+    )
+    assert [r.status for r in processes] == ["failed"] + ["compacted"] * 3 + ["skipped"] * 16
+
+
+def fails_at_once(path: str) -> FileResult:
+    """A job that fails on `f0` at once and takes 0.2 s on every other file."""
+    if path == "f0":
+        return work(path, fail="f0")
+    time.sleep(0.2)
+    return work(path)
 
 
 class Slow:
@@ -304,3 +318,22 @@ def test_llm_batch_runs_in_threads_with_one_server(folder: Path) -> None:
     lines = [orjson.loads(line) for line in result.stdout.splitlines()]
     assert [r["llm_calls"] for r in lines] == [1, 1, 1, 1, 1]
     assert get_summarizer("extractive").name == "extractive"
+
+
+def dies_on(path: str, fatal: str) -> FileResult:
+    """A job whose worker process dies (as when the kernel kills it) on `fatal`."""
+    if path == fatal:
+        os._exit(9)
+    time.sleep(0.05)
+    return work(path)
+
+
+def test_a_worker_that_dies_fails_the_files_its_pool_held_and_the_others_go_on() -> None:
+    paths = [f"f{i}" for i in range(12)]
+    results = run_batch(paths, functools.partial(dies_on, fatal="f2"), jobs=2, mode="process")
+    assert [r.path for r in results] == paths
+    assert results[2].status == "failed"
+    died = [r for r in results if r.status == "failed"]
+    assert all(r.code == 1 and r.message.startswith("worker process died: ") for r in died)
+    assert len(died) <= 5  # the files handed out then (two per worker), one more at worst
+    assert [r.status for r in results[-4:]] == ["compacted"] * 4
