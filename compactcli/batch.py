@@ -380,8 +380,6 @@ def _processes(
         for future in pending:
             future.cancel()
         _interrupt_workers()
-        for pool in pools:
-            pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         for pool in pools:

@@ -48,13 +48,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from compactcli.dialects import SNIFF_RECORDS, detect_format, get_dialect
-from compactcli.dialects.base import (
-    LightBlock,
-    LightMessage,
-    StreamedView,
-    Streamer,
-    streamed_view,
-)
+from compactcli.dialects.base import LightMessage, StreamedView, Streamer, light, streamed_view
 from compactcli.errors import InputError, UsageError
 from compactcli.jsonl import (
     _BOM,
@@ -295,18 +289,7 @@ class _Ledger:
         """Add one message; a tool result that does not name its tool (the plain message
         formats) is counted under the tool of the call it answers."""
         part = self.counter.block_parts  # remembered per block: the stages count them again
-        names = self.names
-        blocks: list[LightBlock] = []
-        for block in message.blocks:
-            kind, name = block.kind, block.name
-            if kind == "tool_call":
-                if block.call_id:
-                    names[block.call_id] = name
-            elif kind == "tool_result" and name is None and block.call_id:
-                name = names.get(block.call_id)
-            blocks.append((kind, block.text, block.json, name, block.images))
-        light = (message.index, message.role, message.unit, tuple(blocks))
-        self.add_light(light, [part(b) for b in message.blocks])
+        self.add_light(light(message, self.names), [part(b) for b in message.blocks])
 
     def add_light(
         self, message: LightMessage, counted: Sequence[tuple[int, int]] | None = None

@@ -36,7 +36,7 @@ from compactcli.dialects.base import UserShell
 from compactcli.stats import StageStats
 from compactcli.summarizers.facts import CLEARED_FAILURE, CLEARED_RESULT, error_line, outcome
 from compactcli.tokens import TokenCounter
-from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument, tool_kind
+from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
 CLEARED_PREFIXES = (
@@ -220,7 +220,7 @@ def _results(
             call = calls.get(block.call_id or "")
             tool = block.name or (call.name if call else None) or "tool"
             argument = main_argument(tool, call.arguments) if call else ""
-            kind = call_kind(tool, call.arguments) if call else tool_kind(tool)
+            kind = call_kind(tool, call.arguments if call else None)
             raw = transcript.records[message.index].raw
             try:
                 value = get_in(raw, (*block.path, dialect.result_content_key))

@@ -205,14 +205,25 @@ LightMessage = tuple[int, str, "str | None", tuple[LightBlock, ...]]
 """A message as plain values: (record index, role, unit, blocks)."""
 
 
-def light(message: Message) -> LightMessage:
-    """`message` as plain values."""
-    return (
-        message.index,
-        message.role,
-        message.unit,
-        tuple((b.kind, b.text, b.json, b.name, b.images) for b in message.blocks),
-    )
+def light(message: Message, names: dict[str, str | None] | None = None) -> LightMessage:
+    """`message` as plain values. With `names` (tool name by call id, filled in as messages
+    are read in order), a tool result that does not name its tool (the plain message formats)
+    gets the name of the call it answers."""
+    blocks: tuple[LightBlock, ...]
+    if names is None:
+        blocks = tuple((b.kind, b.text, b.json, b.name, b.images) for b in message.blocks)
+    else:
+        found: list[LightBlock] = []
+        for b in message.blocks:
+            name = b.name
+            if b.kind == "tool_call":
+                if b.call_id:
+                    names[b.call_id] = name
+            elif b.kind == "tool_result" and name is None and b.call_id:
+                name = names.get(b.call_id)
+            found.append((b.kind, b.text, b.json, name, b.images))
+        blocks = tuple(found)
+    return message.index, message.role, message.unit, blocks
 
 
 @dataclass(frozen=True, slots=True)
