@@ -58,6 +58,7 @@ def compact_command(
             "-o",
             help="Where to write the transcript (one input); - is standard output, the default.",
             show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     out_dir: Annotated[
@@ -67,6 +68,7 @@ def compact_command(
             help="Write each result into this folder, under the same name (files of an input "
             "folder keep their path below it).",
             show_default=False,
+            metavar="DIR",
         ),
     ] = None,
     in_place: Annotated[
@@ -90,13 +92,14 @@ def compact_command(
             min=1,
             help="Context window in tokens; default: the window of the transcript's model.",
             show_default=False,
+            metavar="TOKENS",
         ),
     ] = None,
     fail_on_threshold: FailOnThreshold = False,
     method: Annotated[
         str,
         typer.Option(
-            help="How tokens are counted: heuristic or exact (tiktoken).",
+            help="How tokens are counted: heuristic or exact (tiktoken).", metavar="heuristic|exact"
         ),
     ] = "heuristic",
     summarizer: Annotated[
@@ -104,6 +107,7 @@ def compact_command(
         typer.Option(
             help="extractive (offline, the default) or llm (through litellm, with --model).",
             envvar="COMPACTCLI_SUMMARIZER",
+            metavar="extractive|llm",
         ),
     ] = "extractive",
     model: Annotated[
@@ -112,6 +116,7 @@ def compact_command(
             help="The LLM summarizer's model, as litellm names it.",
             envvar="COMPACTCLI_MODEL",
             show_default=False,
+            metavar="PROVIDER/MODEL",
         ),
     ] = None,
     api_base: Annotated[
@@ -120,6 +125,7 @@ def compact_command(
             help="The LLM server's base URL (Ollama, vLLM, a proxy).",
             envvar="COMPACTCLI_API_BASE",
             show_default=False,
+            metavar="URL",
         ),
     ] = None,
     timeout: Annotated[
@@ -128,6 +134,7 @@ def compact_command(
             min=0.001,
             help="Seconds to wait for one LLM answer before retrying; default: 120.",
             show_default=False,
+            metavar="SECONDS",
         ),
     ] = None,
     summary_tokens: Annotated[
@@ -137,6 +144,7 @@ def compact_command(
             help="The summary's budget in tokens; default: a tenth of what it replaces "
             "(400 to 8,000).",
             show_default=False,
+            metavar="TOKENS",
         ),
     ] = None,
     keep_recent_tokens: Annotated[
@@ -148,10 +156,11 @@ def compact_command(
             "budget when it would leave the result over.",
             envvar="COMPACTCLI_KEEP_RECENT_TOKENS",
             show_default=False,
+            metavar="TOKENS",
         ),
     ] = None,
     protect_first: Annotated[
-        int, typer.Option(min=0, help="Keep the first N messages as they are.")
+        int, typer.Option(min=0, help="Keep the first N messages as they are.", metavar="N")
     ] = 0,
     cut_turn: Annotated[
         bool,
@@ -164,7 +173,9 @@ def compact_command(
     ] = False,
     focus: Annotated[
         str | None,
-        typer.Option(help="Topics the summary gives the larger share to.", show_default=False),
+        typer.Option(
+            help="Topics the summary gives the larger share to.", show_default=False, metavar="TEXT"
+        ),
     ] = None,
     no_redact: Annotated[
         bool,
@@ -179,16 +190,19 @@ def compact_command(
             min=0,
             help="Prune: keep whole the newest N tool results (instead of a token budget).",
             show_default=False,
+            metavar="N",
         ),
     ] = None,
     min_chars: Annotated[
-        int, typer.Option(min=0, help="Prune: clear only results longer than this.")
+        int,
+        typer.Option(min=0, help="Prune: clear only results longer than this.", metavar="CHARS"),
     ] = 200,
     tools: Annotated[
         str | None,
         typer.Option(
             help="Prune: comma-separated tool names whose output may be cleared.",
             show_default=False,
+            metavar="NAMES",
         ),
     ] = None,
     dedupe: Annotated[
@@ -201,17 +215,20 @@ def compact_command(
             help="Prune: keep every cleared content in this folder, named by its sha256.",
             envvar="COMPACTCLI_ARCHIVE",
             show_default=False,
+            metavar="DIR",
         ),
     ] = None,
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     jobs: Annotated[
         int,
-        typer.Option("--jobs", "-j", min=0, help="Files compacted in parallel (0: one per CPU)."),
+        typer.Option(
+            "--jobs", "-j", min=0, help="Files compacted in parallel (0: one per CPU).", metavar="N"
+        ),
     ] = 1,
     llm_jobs: Annotated[
         int,
-        typer.Option(min=1, help="LLM requests in flight at once, across all files."),
+        typer.Option(min=1, help="LLM requests in flight at once, across all files.", metavar="N"),
     ] = 4,
     fail_fast: Annotated[
         bool, typer.Option("--fail-fast", help="Start no new file after one fails.")

@@ -21,7 +21,10 @@ def diff_command(
     json: Json = False,
     format: Format = None,
     method: Annotated[
-        str, typer.Option(help="How tokens are counted: heuristic or exact (tiktoken).")
+        str,
+        typer.Option(
+            help="How tokens are counted: heuristic or exact (tiktoken).", metavar="heuristic|exact"
+        ),
     ] = "heuristic",
 ) -> None:
     """Show what changed between two transcripts of the same session.

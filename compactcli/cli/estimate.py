@@ -74,6 +74,7 @@ Model = Annotated[
         "--model",
         help="Model whose window, output limit and tokenizer apply; default: the transcript's.",
         show_default=False,
+        metavar="PROVIDER/MODEL",
     ),
 ]
 ContextWindow = Annotated[
@@ -83,6 +84,7 @@ ContextWindow = Annotated[
         min=1,
         help="Context window in tokens (overrides --model's).",
         show_default=False,
+        metavar="TOKENS",
     ),
 ]
 Threshold = Annotated[
@@ -94,6 +96,7 @@ Threshold = Annotated[
         "of the agent that wrote the format (80% for message lists).",
         envvar="COMPACTCLI_THRESHOLD",
         show_default=False,
+        metavar="RULE",
     ),
 ]
 MaxTokens = Annotated[
@@ -104,6 +107,7 @@ MaxTokens = Annotated[
         help="CI budget: exit 1 when a file's context is over this many tokens.",
         envvar="COMPACTCLI_MAX_TOKENS",
         show_default=False,
+        metavar="TOKENS",
     ),
 ]
 FailOnThreshold = Annotated[
@@ -120,7 +124,9 @@ By = Annotated[
 ]
 Jobs = Annotated[
     int,
-    typer.Option("--jobs", "-j", min=0, help="Files counted in parallel (0: one per CPU)."),
+    typer.Option(
+        "--jobs", "-j", min=0, help="Files counted in parallel (0: one per CPU).", metavar="N"
+    ),
 ]
 
 

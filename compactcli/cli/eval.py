@@ -38,6 +38,7 @@ def eval_command(
             help="Folder of NAME.jsonl transcripts with NAME.probes.jsonl probe files "
             "(repeatable; default: fixtures/eval).",
             show_default=False,
+            metavar="DIR",
         ),
     ] = None,
     generate: Annotated[
@@ -47,6 +48,7 @@ def eval_command(
             help="Also evaluate a fixture generated now: FORMAT:SIZE:SEED, e.g. "
             "claude-code:500k:7 (repeatable).",
             show_default=False,
+            metavar="FORMAT:SIZE:SEED",
         ),
     ] = None,
     strategies: Annotated[
@@ -55,19 +57,25 @@ def eval_command(
             help="Comma-separated strategies (default: all): drop-oldest, prune, head-tail, "
             "extractive, compact, llm-replay.",
             show_default=False,
+            metavar="NAMES",
         ),
     ] = None,
     budgets: Annotated[
-        str, typer.Option(help="Budgets as shares of each input's tokens.")
+        str, typer.Option(help="Budgets as shares of each input's tokens.", metavar="SHARES")
     ] = "0.5,0.25,0.1,0.05,0.02",
     rounds: Annotated[
-        int, typer.Option(min=1, help="Rounds of compaction at 10%, new turns between them.")
+        int,
+        typer.Option(
+            min=1, help="Rounds of compaction at 10%, new turns between them.", metavar="N"
+        ),
     ] = 3,
     json: Annotated[bool, typer.Option("--json", help="Print every figure as JSON.")] = False,
     records: Annotated[
         str | None,
         typer.Option(
-            help="Write one JSON line per probe per run to this file.", show_default=False
+            help="Write one JSON line per probe per run to this file.",
+            show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     recordings: Annotated[
@@ -77,6 +85,7 @@ def eval_command(
             "first fixture folder). Unless named in --strategies, llm-replay runs only when "
             "that folder exists and no fixture is generated at run time.",
             show_default=False,
+            metavar="DIR",
         ),
     ] = None,
     record: Annotated[
@@ -91,6 +100,7 @@ def eval_command(
         typer.Option(
             help="OpenAI-compatible server (its /v1 URL) that answers requests being recorded.",
             show_default=False,
+            metavar="URL",
         ),
     ] = None,
     llm_model: Annotated[
@@ -98,6 +108,7 @@ def eval_command(
         typer.Option(
             help="Model the LLM requests name (default: the one the recordings were made with).",
             show_default=False,
+            metavar="PROVIDER/MODEL",
         ),
     ] = None,
     baseline: Annotated[
@@ -105,11 +116,14 @@ def eval_command(
         typer.Option(
             help="Compare the figures with this baseline file; any difference fails.",
             show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     write_baseline: Annotated[
         str | None,
-        typer.Option(help="Write the figures to this baseline file.", show_default=False),
+        typer.Option(
+            help="Write the figures to this baseline file.", show_default=False, metavar="FILE"
+        ),
     ] = None,
 ) -> None:
     """Score compaction strategies by the facts that survive them, offline.

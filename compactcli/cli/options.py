@@ -104,16 +104,6 @@ def read_inputs(
         yield path, transcript
 
 
-Method = Annotated[
-    str,
-    typer.Option(
-        "--method",
-        help="How tokens are counted in the figures: heuristic (fast) or exact (tiktoken).",
-        envvar="COMPACTCLI_METHOD",
-    ),
-]
-
-
 def given_settings(ctx: typer.Context, names: Iterable[str]) -> frozenset[str]:
     """The `names` an option or a `COMPACTCLI_*` variable set (they beat a policy file)."""
     found = set()

@@ -23,6 +23,7 @@ def prune_command(
             min=0,
             help="Keep whole the newest tool output up to this many tokens.",
             envvar="COMPACTCLI_KEEP_RECENT_TOKENS",
+            metavar="TOKENS",
         ),
     ] = 40_000,
     keep_recent: Annotated[
@@ -31,10 +32,14 @@ def prune_command(
             min=0,
             help="Keep whole the newest N tool results (instead of a token budget).",
             show_default=False,
+            metavar="N",
         ),
     ] = None,
     min_chars: Annotated[
-        int, typer.Option(min=0, help="Clear only results longer than this many characters.")
+        int,
+        typer.Option(
+            min=0, help="Clear only results longer than this many characters.", metavar="CHARS"
+        ),
     ] = 200,
     tools: Annotated[
         str | None,
@@ -42,6 +47,7 @@ def prune_command(
             help="Comma-separated tool names whose output may be cleared (any case); default: "
             "file reads, shell, search, web fetch and edit tools.",
             show_default=False,
+            metavar="NAMES",
         ),
     ] = None,
     dedupe: Annotated[
@@ -54,11 +60,15 @@ def prune_command(
             help="Keep every cleared content in this folder, named by its sha256.",
             envvar="COMPACTCLI_ARCHIVE",
             show_default=False,
+            metavar="DIR",
         ),
     ] = None,
     method: Annotated[
         str,
-        typer.Option(help="How the figures count tokens: heuristic or exact (tiktoken)."),
+        typer.Option(
+            help="How the figures count tokens: heuristic or exact (tiktoken).",
+            metavar="heuristic|exact",
+        ),
     ] = "heuristic",
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,

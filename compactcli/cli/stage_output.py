@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 
 Output = Annotated[
     str,
-    typer.Option("--output", "-o", help="Where to write the transcript; - is standard output."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Where to write the transcript; - is standard output.",
+        metavar="FILE",
+    ),
 ]
 DryRun = Annotated[
     bool,
@@ -48,6 +53,7 @@ StatsFile = Annotated[
         envvar="COMPACTCLI_STATS",
         show_default=False,
         callback=_a_file,
+        metavar="FILE",
     ),
 ]
 BoundaryFile = Annotated[
@@ -58,6 +64,7 @@ BoundaryFile = Annotated[
         "for plain message lists, which have no place for one.",
         show_default=False,
         callback=_a_file,
+        metavar="FILE",
     ),
 ]
 

@@ -24,6 +24,7 @@ def summarize_command(
             help="Keep the newest messages up to this many tokens as they are (at least the "
             "last user prompt, unless --cut-turn, and 3 messages; up to 1.5 times this to keep "
             "a tool call whole).",
+            metavar="TOKENS",
         ),
     ] = 20_000,
     protect_first: Annotated[
@@ -31,6 +32,7 @@ def summarize_command(
         typer.Option(
             min=0,
             help="Also keep the first N messages (after the system and developer prompts).",
+            metavar="N",
         ),
     ] = 0,
     cut_turn: Annotated[
@@ -47,6 +49,7 @@ def summarize_command(
             min=1,
             help="Token budget of the summary; default: a tenth of what it replaces, 400 to 8,000.",
             show_default=False,
+            metavar="TOKENS",
         ),
     ] = None,
     focus: Annotated[
@@ -54,6 +57,7 @@ def summarize_command(
         typer.Option(
             help="Give what mentions these words the larger share of the summary.",
             show_default=False,
+            metavar="TEXT",
         ),
     ] = None,
     summarizer: Annotated[
@@ -61,6 +65,7 @@ def summarize_command(
         typer.Option(
             help="extractive (offline, deterministic) or llm (through litellm; needs --model).",
             envvar="COMPACTCLI_SUMMARIZER",
+            metavar="extractive|llm",
         ),
     ] = "extractive",
     model: Annotated[
@@ -69,6 +74,7 @@ def summarize_command(
             help="The summarizer model for --summarizer llm, as litellm names it.",
             envvar="COMPACTCLI_MODEL",
             show_default=False,
+            metavar="PROVIDER/MODEL",
         ),
     ] = None,
     api_base: Annotated[
@@ -77,11 +83,14 @@ def summarize_command(
             help="Base URL of the model's API (a local server: Ollama, vLLM, ...).",
             envvar="COMPACTCLI_API_BASE",
             show_default=False,
+            metavar="URL",
         ),
     ] = None,
     timeout: Annotated[
         float,
-        typer.Option(min=0.001, help="Seconds to wait for one LLM answer before retrying."),
+        typer.Option(
+            min=0.001, help="Seconds to wait for one LLM answer before retrying.", metavar="SECONDS"
+        ),
     ] = 120.0,
     no_redact: Annotated[
         bool,
@@ -92,7 +101,10 @@ def summarize_command(
     ] = False,
     method: Annotated[
         str,
-        typer.Option(help="How the figures count tokens: heuristic or exact (tiktoken)."),
+        typer.Option(
+            help="How the figures count tokens: heuristic or exact (tiktoken).",
+            metavar="heuristic|exact",
+        ),
     ] = "heuristic",
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
