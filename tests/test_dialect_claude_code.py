@@ -417,6 +417,37 @@ def test_older_dag_shape_recovers_orphaned_parallel_results(tmp_path: Path) -> N
     assert findings(t) == []
 
 
+def test_results_chained_after_their_parallel_calls_are_valid_without_a_source(
+    tmp_path: Path,
+) -> None:
+    """Claude Code 2.0 wrote every call of a response, then the results one after another, each
+    hanging off the one before, with no sourceToolAssistantUUID (a real 2.0.69 session)."""
+    call_a = {"type": "tool_use", "id": "toolu_A", "name": "Read", "input": {"file_path": "a"}}
+    call_b = {"type": "tool_use", "id": "toolu_B", "name": "Read", "input": {"file_path": "b"}}
+    prompt = {"role": "user", "content": "read a and b"}
+    records = [
+        _envelope("u1", None, "user", "2026-01-01T00:00:01.000Z", message=prompt),
+        _assistant("a1", "u1", "msg_1", call_a, "2026-01-01T00:00:02.000Z"),
+        _assistant("a2", "a1", "msg_1", call_b, "2026-01-01T00:00:02.100Z"),
+        _result("r2", "a2", "toolu_B", "2026-01-01T00:00:03.000Z"),
+        _result("r1", "r2", "toolu_A", "2026-01-01T00:00:03.100Z"),
+        _assistant("a3", "r1", "msg_2", {"type": "text", "text": "done"}, "2026-01-01T00:00:04Z"),
+    ]
+    t = read(write_jsonl(tmp_path, records))
+    assert [m.id for m in ClaudeCodeDialect().context(t)] == ["u1", "a1", "a2", "r2", "r1", "a3"]
+    assert findings(t) == []
+    # a result that names its call's record must hang off it, as current versions write
+    records[4] = {**records[4], "sourceToolAssistantUUID": "a1"}
+    t = read(write_jsonl(tmp_path, records))
+    message = "tool_result for toolu_A has parentUuid r2, not a1 (the assistant record holding the tool_use)"
+    assert findings(t) == [(5, "result-not-adjacent", message, "error")]
+    # and a run of results leads back to the calls of another response: not this call's
+    records[4] = _result("r1", "r2", "toolu_A", "2026-01-01T00:00:03.100Z")
+    records[1] = _assistant("a1", "u1", "msg_0", call_a, "2026-01-01T00:00:02.000Z")
+    t = read(write_jsonl(tmp_path, records))
+    assert findings(t) == [(5, "result-not-adjacent", message, "error")]
+
+
 def test_local_command_and_attachments_that_reach_the_model(tmp_path: Path) -> None:
     records = [
         _envelope(

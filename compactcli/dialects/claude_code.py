@@ -1213,7 +1213,8 @@ class ClaudeCodeDialect(Dialect):
         `result-not-adjacent` (a tool_result record whose parentUuid, after bridging legacy
         progress records, or whose sourceToolAssistantUUID is not the assistant record holding
         the tool_use; a record answering several calls may hang off any record of that
-        message.id), `call-unanswered`.
+        message.id, and one without a sourceToolAssistantUUID off an earlier result that leads
+        back to its call, as Claude Code 2.0 chained parallel results), `call-unanswered`.
 
         The rule for `call-unanswered`: Claude Code adds a placeholder result for every
         unanswered call when it builds a request (`ensureToolResultPairing`), and real files end
@@ -1412,8 +1413,13 @@ class ClaudeCodeDialect(Dialect):
                 holder_raw = records[holder[0]].raw
                 holder_uuid = holder_raw.get("uuid")
                 parent = graph.raw_parent.get(i, raw.get("parentUuid"))
-                if parent != holder_uuid and not (
-                    len(results) > 1 and _same_group(records, graph, parent, holder_raw)
+                if (
+                    parent != holder_uuid
+                    and not (len(results) > 1 and _same_group(records, graph, parent, holder_raw))
+                    and not (
+                        "sourceToolAssistantUUID" not in raw
+                        and _after_group(records, graph, parent, holder_raw)
+                    )
                 ):
                     yield Finding(
                         line,
@@ -1443,6 +1449,40 @@ def _same_group(
     parent_raw = records[graph.index[parent]].raw
     return parent_raw.get("type") == "assistant" and _message_id(parent_raw) == _message_id(
         holder_raw
+    )
+
+
+def _after_group(
+    records: Sequence[Any], graph: _Graph, parent: Any, holder_raw: Mapping[str, Any]
+) -> bool:
+    """Whether the call's record is reached from `parent` through records of the same
+    `message.id` and runs of tool results: how Claude Code 2.0 chained the results of parallel
+    calls, all after the last call, each after the one before (with no
+    `sourceToolAssistantUUID`)."""
+    holder_uuid, group = holder_raw.get("uuid"), _message_id(holder_raw)
+    seen: set[str] = set()
+    while isinstance(parent, str) and parent in graph.index and parent not in seen:
+        if parent == holder_uuid:
+            return True
+        seen.add(parent)
+        i = graph.index[parent]
+        raw = records[i].raw
+        if raw.get("type") == "assistant":
+            if group is None or _message_id(raw) != group:
+                return False
+        elif raw.get("type") != "user" or not _only_results(raw):
+            return False
+        parent = graph.raw_parent.get(i, raw.get("parentUuid"))
+    return False
+
+
+def _only_results(raw: Mapping[str, Any]) -> bool:
+    message = raw.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
 
 
