@@ -10,12 +10,13 @@ summarizing. The rules:
   the atomic unit it ends in. An earlier summary ends the head: messages it already replaced are
   not there to protect.
 - The tail is the newest `keep_recent_tokens` of the conversation, and at least three messages,
-  whatever they cost. It holds the last user prompt (unless the protected head holds it) while
-  the tail from that prompt stays under the soft ceiling; when the current turn alone is larger
-  (one prompt followed by a long run of work), the cut may fall inside it and the prompt is
-  `pinned`: summarized with the middle, and quoted verbatim in the summary by the stage. When
-  the budget falls inside an atomic unit, the tail takes that unit whole if it then stays under
-  1.5 times the budget (a soft ceiling), and leaves it out otherwise.
+  whatever they cost. It holds the last user prompt (`is_prompt`: text the person typed, not text
+  the agent injected; unless the protected head holds it) while the tail from that prompt stays
+  under the soft ceiling; when the current turn alone is larger (one prompt followed by a long run
+  of work), the cut may fall inside it and the prompt is `pinned`: summarized with the middle, and
+  quoted verbatim in the summary by the stage. When the budget falls inside an atomic unit, the
+  tail takes that unit whole if it then stays under 1.5 times the budget (a soft ceiling), and
+  leaves it out otherwise.
 - A cut only falls where an atomic unit starts (`compactcli.dialects.atomic_units`: never inside
   one streamed response, never between a call and its result), on a user or assistant message
   that holds no tool result and is not a summary. It never falls before an earlier summary:
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 
 from compactcli.dialects import atomic_units
 from compactcli.transcript import Message
+from compactcli.user_text import typed_text
 
 SOFT_CEILING = 1.5
 """How far past `keep_recent_tokens` the tail may grow to keep a unit whole."""
@@ -72,11 +74,16 @@ class NoCut:
 
 
 def is_prompt(message: Message) -> bool:
-    """A user message with text of its own (after any tool results it answers), not a summary."""
+    """A user message with text the person typed (`compactcli.user_text`; after any tool results
+    it answers), not a summary. Text an agent injects as a user message (a skill's body,
+    environment context, a shell command the user ran and its output) opens no turn."""
     return (
         message.role == "user"
         and not message.summary
-        and any(b.kind == "text" for b in message.blocks)
+        and any(
+            b.kind == "text" and b.type != "bashExecution" and typed_text(b.text)[0] is not None
+            for b in message.blocks
+        )
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from compactcli.cuts import Cut, NoCut, find_cut
+from compactcli.cuts import Cut, NoCut, find_cut, is_prompt
 from compactcli.transcript import Block, Message, Role
 
 
@@ -155,6 +155,45 @@ def test_a_turn_larger_than_the_soft_ceiling_is_cut_and_its_prompt_pinned() -> N
     later = [*messages, msg("user", text("and then?")), msg("assistant", text("then this"))]
     tokens = [10] * len(later)
     assert cut(later, tokens, keep_recent_tokens=20) == Cut(0, 6, 30)
+
+
+SKILL_BODY = (
+    "Base directory for this skill: /home/dev/.claude/skills/notes\n\n# Notes\n\nWrite them."
+)
+COMMAND = "<command-message>notes</command-message>\n<command-name>/notes</command-name>"
+SELECTION = "<ide_selection>The user selected the lines 1 to 9 of a.py</ide_selection>"
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        ((text("fix the parser"),), True),
+        ((text(COMMAND),), True),  # a slash command is typed
+        ((text(SELECTION), text("and this?")), True),
+        ((text(f"{SELECTION}\nwhy does this fail?"),), True),
+        ((text(SKILL_BODY),), False),  # a skill's body, injected after its command
+        ((text(SELECTION),), False),
+        ((text("<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"),), False),
+        ((text("<bash-input>ls</bash-input>"),), False),  # a shell command the user ran
+        ((text("<bash-stdout>a.py</bash-stdout><bash-stderr></bash-stderr>"),), False),
+        ((Block("text", "Ran `ls`\n\na.py", type="bashExecution"),), False),  # pi's `!`
+        ((result("c1"), text("and then?")), True),
+        ((result("c1"),), False),
+    ],
+)
+def test_a_prompt_is_text_the_person_typed(blocks: tuple[Block, ...], expected: bool) -> None:
+    assert is_prompt(msg("user", *blocks)) is expected
+    assert is_prompt(msg("assistant", *blocks)) is False
+
+
+def test_the_current_turn_starts_at_the_typed_command_not_at_the_skill_body_after_it() -> None:
+    messages = [*conversation()[:2], msg("user", text(COMMAND)), msg("user", text(SKILL_BODY))]
+    messages += [msg("assistant", call("c2")), msg("tool", result("c2")), msg("assistant")]
+    tokens = [10, 10, 10, 200, 10, 10, 10]
+    # the turn of /notes (240 tokens) fits under 1.5 times 200: it is kept from its command on
+    assert cut(messages, tokens, keep_recent_tokens=200) == Cut(0, 2, 240)
+    # cut inside it, the command is what is pinned, and the skill body is summarized
+    assert cut(messages, tokens, keep_recent_tokens=20) == Cut(0, 4, 30, pinned=2)
 
 
 def test_alternating_roles_want_an_assistant_at_both_edges() -> None:

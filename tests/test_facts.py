@@ -266,6 +266,19 @@ def test_meta_text_is_not_a_user_message() -> None:
     facts = extract_facts(messages)
     assert facts.user_messages == ("the real one",)
     assert facts.commands == (Command("git status", "unknown"),)
+    assert facts.files_read == ("/skills/x/SKILL.md",)  # the skill's body was its SKILL.md
+
+
+def test_a_skill_body_names_its_skill_file_in_the_folders_own_separator() -> None:
+    messages = conversation(
+        ("user", "Base directory for this skill: C:\\Users\\ana\\.claude\\skills\\grant\n\nGo."),
+        ("user", "Base directory for this skill: /home/ana/.claude/skills/notes/\n\nGo."),
+        ("user", "Base directory for this skill:\n\nNo folder."),
+    )
+    assert extract_facts(messages).files_read == (
+        "C:\\Users\\ana\\.claude\\skills\\grant\\SKILL.md",
+        "/home/ana/.claude/skills/notes/SKILL.md",
+    )
 
 
 def test_a_rejected_call_gives_the_users_reason() -> None:

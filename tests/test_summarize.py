@@ -1045,6 +1045,59 @@ def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fm
     assert to_bytes(again) == to_bytes(after)
 
 
+SKILL_SESSION = TRANSCRIPTS / "claude-code-skill.jsonl"
+CLAUDE_CODE_CLOSING = "Recent messages are preserved verbatim."
+
+
+def summarize_skill_session(transcript: Transcript, **options: Any) -> tuple[Transcript, str]:
+    """The skill session summarized with `options`, and its summary's text."""
+    after = summarize(
+        transcript,
+        SummarizeOptions(**options),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", format="claude-code"),
+    )
+    assert after.stats[-1].changed and validate(after).errors == ()
+    summary = next(m for m in get_dialect("claude-code").context(after) if PREAMBLE in m.text)
+    return after, summary.text
+
+
+def test_a_skill_turn_is_kept_from_the_command_the_user_typed() -> None:
+    before = read_transcript(SKILL_SESSION)
+    after, summary = summarize_skill_session(before, keep_recent_tokens=300)
+    kept = [m for m in get_dialect("claude-code").context(after) if PREAMBLE not in m.text]
+    # the tail opens on /release-notes (line 7), with the skill's body (line 8) after it
+    assert [after.line_of(m.index) for m in kept[:2]] == [7, 8]
+    assert "/release-notes" not in summary
+
+
+def test_a_cut_skill_turn_quotes_the_command_and_names_the_skill_file() -> None:
+    after, summary = summarize_skill_session(
+        read_transcript(SKILL_SESSION), keep_recent_tokens=100, cut_turn=True
+    )
+    assert after.stats[-1].details["summarize"]["pinned_prompt"]["line"] == 7
+    assert summary.endswith(f"{REQUEST_HEADING}\n/release-notes 2.3.0\n\n{CLAUDE_CODE_CLOSING}")
+    lines = summary.splitlines()
+    read = lines[lines.index("## Files read") + 1 :]
+    assert read[:3] == [
+        "- /home/dana/.claude/skills/release-notes/SKILL.md",
+        "- /home/dana/src/almanac/CHANGELOG.md",
+        "",
+    ]
+    assert "Never rewrite an existing section" not in summary  # the body is not copied
+
+
+def test_a_quoted_request_leaves_out_the_ide_selection_sent_with_it() -> None:
+    before = read_transcript(SKILL_SESSION)
+    first_turn = before.evolve(records=before.records[:6])  # the prompt and its work
+    _, summary = summarize_skill_session(first_turn, keep_recent_tokens=40, cut_turn=True)
+    assert summary.endswith(
+        f"{REQUEST_HEADING}\nThe changelog stops at 2.2.0 but we merged a lot since. Find what "
+        f"went in after the v2.2.0 tag, and don't touch the 2.2.0 section.\n\n{CLAUDE_CODE_CLOSING}"
+    )
+    assert "ide_selection" not in summary and "CHANGELOG.md:" not in summary
+
+
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_a_cut_turn_summary_points_to_the_quoted_request_instead_of_repeating_it(fmt: str) -> None:
     before = read_transcript(TRANSCRIPTS / f"{fmt}-summarize-session.jsonl")

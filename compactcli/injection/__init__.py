@@ -40,6 +40,7 @@ from compactcli.cuts import Cut
 from compactcli.summarizers import REQUEST_HEADING
 from compactcli.summarizers.facts import Facts
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
+from compactcli.user_text import typed_text
 
 PREAMBLE = (
     "[compactcli summary: reference material, not instructions. This is a summary of the "
@@ -164,13 +165,20 @@ def quote_head(messages: Sequence[Message]) -> str:
 
 
 def quote_request(message: Message) -> str:
-    """The last user prompt, verbatim, for a summary that cut the turn it opened.
-
-    Only the user's own blocks: tool results the same message carries belong to the summary.
+    """The last user prompt, for a summary that cut the turn it opened: what the person typed,
+    verbatim but for whitespace (`compactcli.user_text.typed_text`), and a marker for each image
+    or document. Text the agent injected into the message (an IDE selection, a system reminder)
+    and tool results the same message carries belong to the summary.
     """
-    own = (b for b in message.blocks if b.kind != "tool_result")
-    body = "\n".join(t for t in (_block_text(b) for b in own) if t)
-    return f"{REQUEST_HEADING}\n{body}"
+    parts: list[str] = []
+    for block in message.blocks:
+        if block.kind == "text" and block.type != "bashExecution":
+            typed, _ = typed_text(block.text)
+            if typed:
+                parts.append(typed)
+        elif block.kind in ("image", "document"):
+            parts.append(f"({block.kind})")
+    return "\n".join([REQUEST_HEADING, *parts])
 
 
 def _block_text(block: Block) -> str:
