@@ -33,16 +33,18 @@ COMPACTABLE: frozenset[ToolKind] = frozenset({"read", "shell", "search", "web", 
 _KINDS: dict[str, ToolKind] = {}
 for _kind, _names in {
     "read": "read read_file readfile view view_file cat open open_file notebookread "
-    "read_many_files",
+    "read_many_files read_text_file read_multiple_files",
     "shell": "bash shell exec exec_command local_shell local_shell_call run_shell run_command "
     "run_terminal_cmd terminal bashoutput killshell command execute_command shell_command "
-    "write_stdin",
+    "write_stdin execute_bash run_shell_command run_in_terminal bash_tool run_bash",
     "search": "grep glob ls list list_dir list_files find find_file find_files search "
     "search_files search_dir codebase_search rg ripgrep file_search websearch web_search "
-    "toolsearch",
+    "toolsearch grep_search search_file_content list_directory directory_tree find_by_name "
+    "google_web_search",
     "web": "webfetch web_fetch fetch fetch_url browse open_url http_get curl",
     "edit": "edit multiedit write write_file create create_file edit_file apply_patch "
-    "str_replace_editor str_replace_based_edit_tool notebookedit replace insert patch",
+    "str_replace_editor str_replace_based_edit_tool notebookedit replace insert patch "
+    "write_to_file replace_in_file apply_diff search_replace str_replace edit_block multi_edit",
     "todo": "todowrite todo_write todoread update_plan todo taskcreate taskupdate tasklist",
 }.items():
     for _name in _names.split():
@@ -51,6 +53,8 @@ for _kind, _names in {
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filepath", "filename", "file", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script")
 _QUERY_KEYS = ("pattern", "query", "q", "url", "glob", "regex", "search")
+_READ_ONLY_COMMANDS = frozenset({"view", "search", "find", "read", "list"})
+"""Sub-commands of an edit tool that read and change nothing."""
 _PATCH_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _MOVE_HEADER = re.compile(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
 
@@ -181,7 +185,7 @@ def touched_files(name: str | None, arguments: Any) -> Touched:
     paths = list(_paths(arguments))
     if kind == "edit":
         command = arguments.get("command") if isinstance(arguments, Mapping) else None
-        if command == "view":  # str_replace_editor's read-only sub-command
+        if command in _READ_ONLY_COMMANDS:  # str_replace_editor `view`, search_replace `search`
             return Touched(read=tuple(paths))
         return Touched(modified=tuple(paths))
     if kind == "read":

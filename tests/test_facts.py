@@ -347,6 +347,20 @@ def test_a_rejected_call_gives_the_users_reason() -> None:
             ("failed", "This project is configured to use yarn"),
         ),
         ("12 passed", False, ("ok", "")),
+        # the shell could not run the command: its first line says so, with no exit code
+        (
+            "/bin/bash: line 1: search_replace: command not found",
+            False,
+            ("failed", "/bin/bash: line 1: search_replace: command not found"),
+        ),
+        ("sh: 1: jq: not found", False, ("failed", "sh: 1: jq: not found")),
+        ("zsh: permission denied: ./x.sh", False, ("failed", "zsh: permission denied: ./x.sh")),
+        (
+            "bash: ./run.sh: No such file or directory",
+            False,
+            ("failed", "bash: ./run.sh: No such file or directory"),
+        ),
+        ("a.py\nbash: x: command not found", False, ("ok", "")),  # later: the rest may have run
         # Codex code mode: the script's own status line heads its output
         ("Script completed\nWall time 0.2 seconds\nOutput:\n\n12 passed", False, ("ok", "")),
         (

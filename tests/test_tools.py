@@ -31,6 +31,15 @@ PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File:
         ("apply_patch", "edit"),
         ("str_replace_editor", "edit"),
         ("TodoWrite", "todo"),
+        ("execute_bash", "shell"),  # OpenHands
+        ("run_shell_command", "shell"),  # Gemini CLI
+        ("run_in_terminal", "shell"),
+        ("grep_search", "search"),
+        ("list_directory", "search"),
+        ("write_to_file", "edit"),  # Cline
+        ("replace_in_file", "edit"),
+        ("search_replace", "edit"),
+        ("read_text_file", "read"),
         ("mcp__github__read_file", "read"),
         ("Task", "other"),
         (None, "other"),
@@ -95,6 +104,12 @@ def test_touched_files() -> None:
     assert touched_files(
         "str_replace_editor", {"command": "str_replace", "path": "b.py"}
     ) == Touched(modified=("b.py",))
+    assert touched_files(
+        "search_replace", {"command": "search", "file_path": "c.txt", "pattern": "x"}
+    ) == Touched(read=("c.txt",))
+    assert touched_files("search_replace", {"command": "replace", "file_path": "c.txt"}) == Touched(
+        modified=("c.txt",)
+    )
     assert touched_files("Bash", {"command": "ls"}) == Touched()
 
 

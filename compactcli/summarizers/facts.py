@@ -559,6 +559,11 @@ _EXIT_CODE = re.compile(
 _ABORTED = re.compile(r"^(?:Command aborted|\(command cancelled\)|aborted)\s*$", re.MULTILINE)
 _TRACEBACK = "Traceback (most recent call last):"
 _SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
+_NOT_RUN = re.compile(  # what a shell says first when it cannot run the command
+    r"\A\s*(?:\S*sh: (?:(?:line )?\d+: )?[^\n:]+: "
+    r"(?:(?:command )?not found|No such file or directory|Permission denied)"
+    r"|zsh: (?:command not found|no such file or directory|permission denied): \S+)"
+)
 _NOISE_LINE = re.compile(
     r"^(?:Exit code:?\s*-?\d+|Chunk ID:.*|Wall time:.*|Process exited with code.*|"
     r"Command exited with code.*|Original token count:.*|Output:|Process running with.*|"
@@ -656,7 +661,7 @@ def outcome(block: Block, shell: bool) -> Outcome:
         failed = (code is not None and code != 0) or bool(_ABORTED.search(text[-200:]))
         failed = failed or text.startswith(_SCRIPT_FAILED)
         if code is None and not failed:
-            failed = _TRACEBACK in text
+            failed = _TRACEBACK in text or bool(_NOT_RUN.match(text))
     if not failed:
         return Outcome("ok")
     return Outcome("failed", error=error_line(text) or "failed")
