@@ -27,7 +27,9 @@ from compactcli.compact import (
     over_parts,
     settle,
 )
+from compactcli.cuts import is_prompt
 from compactcli.estimate import EstimateOptions, estimate
+from compactcli.injection import PREAMBLE
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
@@ -796,9 +798,10 @@ def _check_safety(stage: str, fmt: str, plan: Plan, options: Any, tmp_path: Path
     assert _unanswered(after) <= _unanswered(before)
 
     # the last user message survives: as the last user message of the context, unless
-    # --protect-first put it in the protected head (kept, or quoted verbatim in the summary)
+    # --protect-first put it in the protected head (kept, or quoted verbatim in the summary);
+    # a message is what the person typed (a skill's body after it is not)
     def user_texts(t: Transcript) -> list[str]:
-        return [m.text for m in dialect.context(t) if m.role == "user" and m.text]
+        return [m.text for m in dialect.context(t) if is_prompt(m) or PREAMBLE in m.text]
 
     last = user_texts(before)[-1]
     protected = getattr(getattr(options, "summarize", options), "protect_first", 0)

@@ -915,8 +915,9 @@ def _pairs(t: Transcript) -> tuple[set[str], set[str]]:
 
 
 def _prompts(t: Transcript) -> Iterator[str]:
+    """What the person typed (a skill's body after it is not), and the summaries' text."""
     for message in context(t):
-        if message.role == "user":
+        if is_prompt(message) or (message.role == "user" and PREAMBLE in message.text):
             yield from (b.text for b in message.blocks if b.kind == "text")
 
 

@@ -4,7 +4,9 @@ A `Plan` is a format-free conversation: turns of a user prompt followed by assis
 thinking, and batches of parallel tool calls with their results), optionally an earlier
 compaction before some turn, optionally a last call left unanswered (an interrupted turn). Before
 a prompt, and last of all, the user may have run a command (pi writes a `bashExecution` message;
-the other formats have no place for one and leave it out).
+the other formats have no place for one and leave it out). A prompt may load a skill, whose body
+follows it as a user message nobody typed (Claude Code writes an `isMeta` record; the other
+formats leave it out).
 `render(plan, format)` writes it as that format's JSONL bytes, following FORMATS.md; every
 rendering is valid for its format (no validate error).
 """
@@ -59,6 +61,7 @@ class Turn:
     prompt: str
     steps: tuple[Step, ...]
     shell: Call | None = None  # a command the user ran before the prompt (pi's `!cmd`)
+    skill: str | None = None  # a skill's body sent after the prompt (Claude Code `isMeta`)
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,9 @@ steps = st.builds(
 ).filter(lambda s: bool(s.text or s.calls))
 
 
+SKILL_BODY = "Base directory for this skill: /work/.claude/skills/tidy\n\n# Tidy\n\n{}"
+
+
 @st.composite
 def plans(draw: st.DrawFn, max_turns: int = 5) -> Plan:
     turns = tuple(
@@ -124,6 +130,7 @@ def plans(draw: st.DrawFn, max_turns: int = 5) -> Plan:
             prompt=draw(texts),
             steps=tuple(draw(st.lists(steps, min_size=1, max_size=3))),
             shell=draw(st.none() | calls),
+            skill=draw(st.none() | texts.map(SKILL_BODY.format)),
         )
         for _ in range(draw(st.integers(min_value=1, max_value=max_turns)))
     )
@@ -364,6 +371,9 @@ def _claude_code(plan: Plan) -> list[dict[str, Any]]:
                 boundary,
             )
         parent = add("user", {"message": {"role": "user", "content": turn.prompt}}, parent)
+        if turn.skill is not None:
+            body = {"role": "user", "content": [{"type": "text", "text": turn.skill}]}
+            parent = add("user", {"message": body, "isMeta": True}, parent)
         for si, step in enumerate(turn.steps):
             msg_id = f"msg_{ids.call('')}"
             blocks: list[dict[str, Any]] = []
