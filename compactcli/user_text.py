@@ -1,13 +1,13 @@
 """What a person typed in a user message, told apart from the text an agent injects there.
 
-Agents send the model, as user messages, text nobody typed: Claude Code meta text (IDE
-selections, system reminders, command caveats, local command output, skill bodies, interrupt
-markers, task notifications), Codex context (`AGENTS.md` instructions, `<environment_context>`),
-and compaction summaries. `typed_text(text)` reads one user text block: the message the person
-typed (a Claude Code slash command as its name and arguments) and the shell command they ran
-(Claude Code `<bash-input>`), each None where there is none. `skill_file(text)` is the
-instructions file (`SKILL.md`) of a Claude Code skill whose body the text is, so a summary can
-name what the model was following. `squeeze(text)` tidies whitespace.
+Agents send the model, as user messages, text nobody typed: Claude Code meta text (IDE selections,
+system reminders, command caveats, local command output, skill bodies, interrupt markers, task
+notifications, a pasted image's placeholder with nothing typed after it), Codex context
+(`AGENTS.md` instructions, `<environment_context>`), and compaction summaries. `typed_text(text)`
+reads one user text block: the message the person typed (a Claude Code slash command as its name
+and arguments) and the shell command they ran (Claude Code `<bash-input>`), each None where there
+is none. `skill_file(text)` is the instructions file (`SKILL.md`) of a Claude Code skill whose body
+the text is, so a summary can name what the model was following. `squeeze(text)` tidies whitespace.
 
 Both the summary's facts (what the user asked) and the cut (where the current turn starts) read
 user text through here, so they agree on what a prompt is. Pure functions.
@@ -44,9 +44,10 @@ _META_PREFIXES = (
     "The conversation history before this point was compacted",
     "The following is a summary of the branch",
     "Another language model started to solve this problem",  # Codex summary prefix
-    "[Image #",
-    "[Image:",
+    "[Image:",  # Claude Code: where a pasted image was saved
 )
+_IMAGES_ONLY = re.compile(r"(?:\[Image #\d+\]\s*)+")
+"""Placeholders of pasted images and nothing else (with text after them, the text is typed)."""
 _INLINE_META = re.compile(
     r"<(system-reminder|ide_selection|ide_opened_file|local-command-caveat)>.*?</\1>", re.DOTALL
 )
@@ -83,7 +84,7 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
         args = _COMMAND_ARGS.search(stripped)
         typed = name.group(1) + (" " + args.group(1) if args and args.group(1) else "")
         return typed.strip() or None, None
-    if stripped.startswith(_META_PREFIXES):
+    if stripped.startswith(_META_PREFIXES) or _IMAGES_ONLY.fullmatch(stripped):
         return None, None
     return (squeeze(stripped) or None), None
 

@@ -177,6 +177,9 @@ SELECTION = "<ide_selection>The user selected the lines 1 to 9 of a.py</ide_sele
         ((text("<bash-input>ls</bash-input>"),), False),  # a shell command the user ran
         ((text("<bash-stdout>a.py</bash-stdout><bash-stderr></bash-stderr>"),), False),
         ((Block("text", "Ran `ls`\n\na.py", type="bashExecution"),), False),  # pi's `!`
+        ((text("[Image #1] make it blue"), Block("image", "")), True),  # a pasted image
+        ((text("[Image #1]"), Block("image", "")), False),
+        ((text("[Image: source: /home/dev/.claude/image-cache/s/1.png]"),), False),
         ((result("c1"), text("and then?")), True),
         ((result("c1"),), False),
     ],

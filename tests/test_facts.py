@@ -261,10 +261,13 @@ def test_meta_text_is_not_a_user_message() -> None:
         ("user", "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>x</INSTRUCTIONS>"),
         ("user", "<bash-input>git status</bash-input>"),
         ("user", "Base directory for this skill: /skills/x\n\nDo things."),
+        ("user", "[Image: source: /home/dev/.claude/image-cache/s/1.png]"),
+        ("user", "[Image #1] [Image #2]"),
         ("user", "the real one"),
+        ("user", "[Image #3] and make it blue"),  # typed after the pasted image's placeholder
     )
     facts = extract_facts(messages)
-    assert facts.user_messages == ("the real one",)
+    assert facts.user_messages == ("the real one", "[Image #3] and make it blue")
     assert facts.commands == (Command("git status", "unknown"),)
     assert facts.files_read == ("/skills/x/SKILL.md",)  # the skill's body was its SKILL.md
 
