@@ -3,11 +3,12 @@
 Agents send the model, as user messages, text nobody typed: Claude Code meta text (IDE selections,
 system reminders, command caveats, local command output, skill bodies, interrupt markers, task
 notifications, a pasted image's placeholder with nothing typed after it), Codex context
-(`AGENTS.md` instructions, `<environment_context>`), and compaction summaries. `typed_text(text)`
-reads one user text block: the message the person typed (a Claude Code slash command as its name
-and arguments) and the shell command they ran (Claude Code `<bash-input>`), each None where there
-is none. `skill_file(text)` is the instructions file (`SKILL.md`) of a Claude Code skill whose body
-the text is, so a summary can name what the model was following. `squeeze(text)` tidies whitespace.
+(`AGENTS.md` instructions, `<environment_context>`, skill bodies), and compaction summaries.
+`typed_text(text)` reads one user text block: the message the person typed (a Claude Code slash
+command as its name and arguments) and the shell command they ran (Claude Code `<bash-input>`),
+each None where there is none. `skill_file(text)` is the instructions file (`SKILL.md`) of a skill
+whose body the text is (Claude Code's or Codex's), so a summary can name what the model was
+following. `squeeze(text)` tidies whitespace.
 
 Both the summary's facts (what the user asked) and the cut (where the current turn starts) read
 user text through here, so they agree on what a prompt is. Pure functions.
@@ -37,6 +38,8 @@ _META_PREFIXES = (
     "<INSTRUCTIONS>",
     "<turn_aborted>",
     "<user_shell_command>",
+    "<skill>",  # Codex: a skill's body, after the prompt that named it
+    "<subagent_notification>",
     "# AGENTS.md instructions for",
     SKILL_BASE,
     "[Request interrupted by user",
@@ -49,8 +52,11 @@ _META_PREFIXES = (
 _IMAGES_ONLY = re.compile(r"(?:\[Image #\d+\]\s*)+")
 """Placeholders of pasted images and nothing else (with text after them, the text is typed)."""
 _INLINE_META = re.compile(
-    r"<(system-reminder|ide_selection|ide_opened_file|local-command-caveat)>.*?</\1>", re.DOTALL
+    r"<(system-reminder|ide_selection|ide_opened_file|local-command-caveat|in-app-browser-context)>"
+    r".*?</\1>",
+    re.DOTALL,
 )
+_SKILL_PATH = re.compile(r"<path>\s*([^<\n]+?)\s*</path>")
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
@@ -90,11 +96,18 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
 
 
 def skill_file(text: str) -> str | None:
-    """The `SKILL.md` of the Claude Code skill whose body `text` is (it opens with the skill's
-    folder), in that folder's own separator; None for other text."""
-    if not text.startswith(SKILL_BASE):
+    """The `SKILL.md` of the skill whose body `text` is, in its folder's own separator; None for
+    other text. Claude Code opens a skill's body with its folder, Codex wraps it in `<skill>`
+    with a `<path>` (the folder or the file)."""
+    if text.startswith("<skill>"):
+        found = _SKILL_PATH.search(text, 0, 2000)
+        folder = found.group(1) if found else ""
+        if folder.endswith("SKILL.md"):
+            return folder
+    elif text.startswith(SKILL_BASE):
+        folder = text[len(SKILL_BASE) :].partition("\n")[0].strip()
+    else:
         return None
-    folder = text[len(SKILL_BASE) :].partition("\n")[0].strip()
     if not folder:
         return None
     separator = "\\" if "\\" in folder and "/" not in folder else "/"

@@ -172,6 +172,7 @@ SELECTION = "<ide_selection>The user selected the lines 1 to 9 of a.py</ide_sele
         ((text(SELECTION), text("and this?")), True),
         ((text(f"{SELECTION}\nwhy does this fail?"),), True),
         ((text(SKILL_BODY),), False),  # a skill's body, injected after its command
+        ((text("<skill>\n<name>ship</name>\n<path>/s/ship</path>\n</skill>\nShip it."),), False),
         ((text(SELECTION),), False),
         ((text("<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"),), False),
         ((text("<bash-input>ls</bash-input>"),), False),  # a shell command the user ran

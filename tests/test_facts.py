@@ -265,9 +265,11 @@ def test_meta_text_is_not_a_user_message() -> None:
         ("user", "[Image #1] [Image #2]"),
         ("user", "the real one"),
         ("user", "[Image #3] and make it blue"),  # typed after the pasted image's placeholder
+        ("user", "<subagent_notification>{}</subagent_notification>"),
+        ("user", "<in-app-browser-context>a page</in-app-browser-context>\nnow the footer"),
     )
     facts = extract_facts(messages)
-    assert facts.user_messages == ("the real one", "[Image #3] and make it blue")
+    assert facts.user_messages == ("the real one", "[Image #3] and make it blue", "now the footer")
     assert facts.commands == (Command("git status", "unknown"),)
     assert facts.files_read == ("/skills/x/SKILL.md",)  # the skill's body was its SKILL.md
 
@@ -277,11 +279,19 @@ def test_a_skill_body_names_its_skill_file_in_the_folders_own_separator() -> Non
         ("user", "Base directory for this skill: C:\\Users\\ana\\.claude\\skills\\grant\n\nGo."),
         ("user", "Base directory for this skill: /home/ana/.claude/skills/notes/\n\nGo."),
         ("user", "Base directory for this skill:\n\nNo folder."),
+        # Codex wraps a skill's body in <skill>, with its folder or its file as <path>
+        ("user", "<skill>\n<name>ship</name>\n<path>/home/ana/.codex/skills/ship</path>\n</skill>"),
+        ("user", "<skill> <name>r</name> <path>C:\\skills\\r\\SKILL.md</path> </skill>"),
+        ("user", "<skill>publish</skill>"),
     )
-    assert extract_facts(messages).files_read == (
+    facts = extract_facts(messages)
+    assert facts.files_read == (
         "C:\\Users\\ana\\.claude\\skills\\grant\\SKILL.md",
         "/home/ana/.claude/skills/notes/SKILL.md",
+        "/home/ana/.codex/skills/ship/SKILL.md",
+        "C:\\skills\\r\\SKILL.md",
     )
+    assert facts.user_messages == ()
 
 
 def test_a_rejected_call_gives_the_users_reason() -> None:
