@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from compactcli.dialects import atomic_units
 from compactcli.transcript import Message
-from compactcli.user_text import typed_text
+from compactcli.user_text import has_typed_text
 
 SOFT_CEILING = 1.5
 """How far past `keep_recent_tokens` the tail may grow to keep a unit whole."""
@@ -77,14 +77,7 @@ def is_prompt(message: Message) -> bool:
     """A user message with text the person typed (`compactcli.user_text`; after any tool results
     it answers), not a summary. Text an agent injects as a user message (a skill's body,
     environment context, a shell command the user ran and its output) opens no turn."""
-    return (
-        message.role == "user"
-        and not message.summary
-        and any(
-            b.kind == "text" and b.type != "bashExecution" and typed_text(b.text)[0] is not None
-            for b in message.blocks
-        )
-    )
+    return message.role == "user" and not message.summary and has_typed_text(message)
 
 
 def can_start(message: Message) -> bool:

@@ -4,11 +4,11 @@ Agents send the model, as user messages, text nobody typed: Claude Code meta tex
 system reminders, command caveats, local command output, skill bodies, interrupt markers, task
 notifications, a pasted image's placeholder with nothing typed after it), Codex context
 (`AGENTS.md` instructions, `<environment_context>`, skill bodies), and compaction summaries.
-`typed_text(text)` reads one user text block: the message the person typed (a Claude Code slash
-command as its name and arguments) and the shell command they ran (Claude Code `<bash-input>`),
-each None where there is none. `skill_file(text)` is the instructions file (`SKILL.md`) of a skill
-whose body the text is (Claude Code's or Codex's), so a summary can name what the model was
-following. `squeeze(text)` tidies whitespace.
+`typed_text(text)` reads one user text block (`has_typed_text(message)` says whether any does): the
+message the person typed (a Claude Code slash command as its name and arguments) and the shell
+command they ran (Claude Code `<bash-input>`), each None where there is none. `skill_file(text)` is
+the instructions file (`SKILL.md`) of a skill whose body the text is (Claude Code's or Codex's), so
+a summary can name what the model was following. `squeeze(text)` tidies whitespace.
 
 Both the summary's facts (what the user asked) and the cut (where the current turn starts) read
 user text through here, so they agree on what a prompt is. Pure functions.
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["skill_file", "squeeze", "typed_text"]
+from compactcli.transcript import Message
+
+__all__ = ["has_typed_text", "skill_file", "squeeze", "typed_text"]
 
 SKILL_BASE = "Base directory for this skill:"
 _META_PREFIXES = (
@@ -112,3 +114,11 @@ def skill_file(text: str) -> str | None:
         return None
     separator = "\\" if "\\" in folder and "/" not in folder else "/"
     return f"{folder.rstrip(separator)}{separator}SKILL.md"
+
+
+def has_typed_text(message: Message) -> bool:
+    """Whether the message holds text the person typed (pi's `!` commands are not typed text)."""
+    return any(
+        block.kind == "text" and block.type != "bashExecution" and typed_text(block.text)[0]
+        for block in message.blocks
+    )

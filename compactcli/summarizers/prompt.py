@@ -4,9 +4,10 @@ Building the prompt:
 
 - `HEADINGS`: the fixed headings every LLM summary must have, in order (Progress with the
   sub-headings Done, In progress, Blocked); `template()` is the skeleton the model fills in.
-- `render_message(message)` is one message as plain text for the model (role, text, tool calls
-  with their arguments, tool results; thinking left out); `cut_middle(text, keep)` keeps a
-  text's head and tail around an `omitted_marker` that says how much was left out.
+- `render_message(message)` is one message as plain text for the model (role, text, tool calls with
+  their arguments, tool results; thinking left out; a user message nobody typed is labelled as
+  added by the agent); `cut_middle(text, keep)` keeps a text's head and tail around an
+  `omitted_marker` that says how much was left out.
 - `render_facts(facts)` is the extractive facts, given to the model as ground truth. A
   constraint or decision that a later one superseded is shown only after it, as "(replaces
   earlier: ...)", so the model never reads an old value as current.
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 
 from compactcli.summarizers.facts import Facts, fold_superseded, folded, named
 from compactcli.transcript import Block, Message
+from compactcli.user_text import typed_text
 
 __all__ = [
     "FACTS_HEADING",
@@ -163,12 +165,29 @@ def _block_text(block: Block) -> str | None:
     return None  # thinking and unknown blocks are left out
 
 
+INJECTED_ROLE = "user (added by the agent, not typed by the user)"
+
+
 def render_message(message: Message) -> str:
-    """One message as the model reads it: a role line, then its blocks, one per paragraph."""
-    role = "summary of earlier turns" if message.summary else message.role
+    """One message as the model reads it: a role line, then its blocks, one per paragraph. A
+    user message of text nobody typed (a skill's body, an IDE selection, environment context) is
+    labelled `INJECTED_ROLE`, so its rules are not read as the user's."""
+    role: str = "summary of earlier turns" if message.summary else message.role
+    if role == "user" and _added_by_agent(message):
+        role = INJECTED_ROLE
     parts = [text for block in message.blocks if (text := _block_text(block)) is not None]
     body = "\n".join(parts)
     return f"### {role}\n{body}".rstrip()
+
+
+def _added_by_agent(message: Message) -> bool:
+    """Only text, none of it typed: no tool result, image, or shell command the user ran."""
+    texts = [block for block in message.blocks if block.kind == "text"]
+    return (
+        bool(texts)
+        and all(block.kind in ("text", "thinking") for block in message.blocks)
+        and all(b.type != "bashExecution" and typed_text(b.text) == (None, None) for b in texts)
+    )
 
 
 def focus_terms(focus: str | None) -> tuple[str, ...]:
