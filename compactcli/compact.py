@@ -56,6 +56,7 @@ from compactcli import batch
 from compactcli.dialects import get_dialect
 from compactcli.errors import OutputError, UsageError
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
+from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes
 from compactcli.loading import collector_paused, read_transcript, to_chunks
 from compactcli.policy import Policy, resolve
@@ -640,6 +641,10 @@ def compact_file(
     notes = []
     if check.not_summarized:
         notes.append(f"{transcript.source}: not summarized: {check.not_summarized}")
+        if check.over:
+            standing = standing_over(result, counter, min(limit for _, limit, _ in check.over))
+            if standing:
+                notes.append(f"{transcript.source}: {standing}")
     if check.kept_input is not None:
         warnings.append(f"{transcript.source}: input kept: {check.kept_input}")
     elif check.over and check.summarized:
@@ -687,6 +692,22 @@ def compact_file(
         warnings=tuple(warnings),
         notes=tuple(notes),
         details=details,
+    )
+
+
+def standing_over(result: Transcript, counter: TokenCounter, limit: int) -> str | None:
+    """What the standing context (the leading messages the format always keeps: system and
+    developer prompts, injected instructions) takes, when that alone is over `limit`; None
+    otherwise. No summary can bring such a result under its limit."""
+    context = get_dialect(result.format).context(result)
+    head = get_writer(result.format).initial(context)
+    taken = sum(counter.message_tokens(m) for m in context[:head])
+    if not head or taken <= limit:
+        return None
+    what = "message" if head == 1 else f"{head} messages"
+    return (
+        f"the standing context (the first {what}: system and developer prompts, injected "
+        f"instructions) alone takes {taken:,} tokens, over {limit:,}"
     )
 
 

@@ -650,6 +650,22 @@ def test_a_result_still_over_its_budget_says_where_its_tokens_are() -> None:
     assert json.loads(listed.stdout)["notes"] == [result.stderr.splitlines()[1]]
 
 
+def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
+    codex = TRANSCRIPTS / "codex-interrupted.jsonl"
+    result = run("compact", str(codex), "--max-tokens", "50", "-o", "o.jsonl")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"{codex}: unchanged; over --max-tokens (50) by 232\n"
+        f"{codex}: not summarized: nothing to summarize: the whole conversation fits in the kept "
+        "tail\n"
+        f"{codex}: the standing context (the first 2 messages: system and developer prompts, "
+        "injected instructions) alone takes 92 tokens, over 50\n"
+    )
+    # a budget the standing context fits adds no such line
+    fits = run("compact", str(codex), "--max-tokens", "100", "-o", "o.jsonl")
+    assert "standing context" not in fits.stderr
+
+
 def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() -> None:
     path = FIXTURES / "eval" / "anthropic-20k-s4.jsonl"
     result = run("compact", str(path), "--max-tokens", "4000", "-o", "o.jsonl", "--json")
