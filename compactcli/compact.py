@@ -36,7 +36,9 @@ The result carries the stages' `StageStats` and one more, stage `compact`, whose
 the settings (options over environment over the policy file, `compactcli.policy`), compact,
 write the output (standard output, a file, or in place with a backup) and return a
 `compactcli.batch.FileResult`. Outputs are written atomically and only through
-`compactcli.batch.WRITES`, so an interrupt never leaves a partial file.
+`compactcli.batch.WRITES`, so an interrupt never leaves a partial file. In place, a file that
+changed since it was read (`file_identity`: an agent still writing to its session) is left as
+it is (`OutputError`).
 """
 
 from __future__ import annotations
@@ -621,6 +623,8 @@ def compact_file(
 ) -> batch.FileResult:
     """Compact one file and write its result (see the module docstring)."""
     bad = BadLines()
+    destination = plan.destinations.get(path, Destination("stdout"))
+    seen = file_identity(path) if destination.mode == "in_place" else None
     transcript = read_transcript(path, plan.format, on_bad_line=plan.on_bad_line, bad=bad)
     verb = "skipped" if plan.on_bad_line == "skip" else "kept unparsed"
     warnings = [f"{transcript.source}:{line}: {verb}: {reason}" for line, reason in bad.lines]
@@ -652,8 +656,7 @@ def compact_file(
         parts = over_parts(result, counter, limit, smaller_total=check.smaller_summary_total)
         if parts:
             notes.append(f"{transcript.source}: still over: {parts}")
-    destination = plan.destinations.get(path, Destination("stdout"))
-    output, backup = _write(transcript, result, destination, changed=check.changed)
+    output, backup = _write(transcript, result, destination, changed=check.changed, seen=seen)
     status = "compacted" if check.changed else ("kept" if check.kept_input else "unchanged")
     fail_on = bool(settings["fail_on_threshold"])
     failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
@@ -772,16 +775,38 @@ def _summary_details(result: Transcript) -> Mapping[str, Any]:
     return {"warnings": warnings, "asked_a_model": model}
 
 
+def file_identity(path: str) -> tuple[int, int, int, int] | None:
+    """What tells a file's content changed: its device, inode, size and modification time; None
+    when it cannot be read (reading it then says why)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
 def _write(
-    before: Transcript, after: Transcript, destination: Destination, *, changed: bool
+    before: Transcript,
+    after: Transcript,
+    destination: Destination,
+    *,
+    changed: bool,
+    seen: tuple[int, int, int, int] | None,
 ) -> tuple[str | None, str | None]:
-    """Write `after` where `destination` says; (output path, backup path)."""
+    """Write `after` where `destination` says; (output path, backup path). In place, `seen` is
+    the input's `file_identity` when it was read: a file that changed since (an agent still
+    writing to its session) is left as it is, and `OutputError` says why."""
     if destination.mode == "none":
         return None, None
     if destination.mode == "in_place":
         if not changed:
             return None, None  # nothing to replace: no write, no backup
         source = before.source
+        if file_identity(source) != seen:
+            raise OutputError(
+                f"{source}: changed while it was being compacted (is an agent still writing to "
+                "it?); left as it is"
+            )
         with batch.WRITES.writing():
             backup = make_backup(source)
             try:

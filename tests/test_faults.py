@@ -135,6 +135,47 @@ def test_ctrl_c_during_slow_llm_calls_in_place_does_not_wait_for_them(tmp_path: 
         assert (tmp_path / f"{name}.jsonl").read_bytes() == PI.read_bytes()
 
 
+def test_a_session_written_to_while_it_is_compacted_in_place_is_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "s.jsonl"
+    shutil.copy(PI, target)
+    appended = PI.read_bytes().splitlines(keepends=True)[-1]  # the agent writes one more line
+    with serve(Reply(200, completion(ANSWER), delay=1.0)) as server:
+        process = subprocess.Popen(
+            [
+                *COMMAND,
+                "compact",
+                str(target),
+                "--in-place",
+                "--force",
+                "--keep-recent-tokens",
+                "2000",
+                "--summarizer",
+                "llm",
+                "--model",
+                MODEL,
+                "--api-base",
+                server.url,
+                "--no-cache",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+        _wait_for(lambda: len(server.requests) == 1)  # read, and waiting for the summary
+        with open(target, "ab") as session:
+            session.write(appended)
+        out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (5, b"")
+    assert err.decode() == (
+        f"error: {target}: changed while it was being compacted (is an agent still writing to "
+        "it?); left as it is\n"
+    )
+    assert target.read_bytes() == PI.read_bytes() + appended
+    assert os.listdir(tmp_path) == ["s.jsonl"]  # no backup
+
+
 def test_ctrl_c_in_a_process_batch_leaves_only_whole_files(tmp_path: Path) -> None:
     source = tmp_path / "in"
     source.mkdir()
