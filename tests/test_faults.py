@@ -97,29 +97,20 @@ def test_ctrl_c_while_reading_standard_input(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == []
 
 
+def _llm_in_place(path: Path, api_base: str, *extra: str) -> list[str]:
+    """`compact PATH --in-place --force --keep-recent-tokens 2000` with the LLM summarizer
+    asking `api_base`."""
+    llm = ["--summarizer", "llm", "--model", MODEL, "--api-base", api_base, "--no-cache"]
+    compact = ["compact", str(path), "--in-place", "--force", "--keep-recent-tokens", "2000"]
+    return [*COMMAND, *compact, *llm, *extra]
+
+
 def test_ctrl_c_during_slow_llm_calls_in_place_does_not_wait_for_them(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         shutil.copy(PI, tmp_path / f"{name}.jsonl")
     with serve(Reply(200, completion(ANSWER), delay=60)) as server:
         process = subprocess.Popen(
-            [
-                *COMMAND,
-                "compact",
-                str(tmp_path),
-                "--in-place",
-                "--force",
-                "--keep-recent-tokens",
-                "2000",
-                "--summarizer",
-                "llm",
-                "--model",
-                MODEL,
-                "--api-base",
-                server.url,
-                "--no-cache",
-                "--jobs",
-                "3",
-            ],
+            _llm_in_place(tmp_path, server.url, "--jobs", "3"),
             stderr=subprocess.PIPE,
             env=_env(),
         )
@@ -143,22 +134,7 @@ def test_a_session_written_to_while_it_is_compacted_in_place_is_left_as_it_is(
     appended = PI.read_bytes().splitlines(keepends=True)[-1]  # the agent writes one more line
     with serve(Reply(200, completion(ANSWER), delay=1.0)) as server:
         process = subprocess.Popen(
-            [
-                *COMMAND,
-                "compact",
-                str(target),
-                "--in-place",
-                "--force",
-                "--keep-recent-tokens",
-                "2000",
-                "--summarizer",
-                "llm",
-                "--model",
-                MODEL,
-                "--api-base",
-                server.url,
-                "--no-cache",
-            ],
+            _llm_in_place(target, server.url),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=_env(),
