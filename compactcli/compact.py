@@ -398,7 +398,8 @@ def _summarize_to_fit(
     it brings the result within its limits or nearer to them; when the result is still over and
     no summary budget was given, once more with the summary's size lowered by the excess (to
     `MIN_SUMMARY_TOKENS` at least), kept only when that brings the result within its limits: a
-    summary is never made poorer for nothing (the count it gave is returned, to say so).
+    summary is never made poorer for nothing (the count it gave is returned, to say so). When
+    nothing was summarized, the result carries the reason of the last attempt.
     """
     result, report, keep, attempts = _fit_tail(
         pruned, options, options.summarize, summarizer, counter, measure, after_prune
@@ -411,6 +412,8 @@ def _summarize_to_fit(
         if other[0].records is not pruned.records and _closer(other[1], report):
             result, report, keep, _ = other
             cut_turn = True
+        elif result.records is pruned.records and other[0].records is pruned.records:
+            result = other[0]  # nothing summarized either way: why the last resort failed
     summary_tokens: int | None = None
     smaller_total: int | None = None
     used = _summary_size(result) if result.records is not pruned.records else None
@@ -446,7 +449,9 @@ def _fit_tail(
     measure: _Measure,
     after_prune: Callable[[], EstimateReport],
 ) -> tuple[Transcript, EstimateReport, int, int]:
-    """The summary made with smaller kept tails while it is over (with `fit`): the smallest."""
+    """The summary made with smaller kept tails while it is over (with `fit`): the smallest; when
+    no tail summarized anything, the refusal of the smallest tail tried (its reason is the one
+    reported)."""
     keep = summary_options.keep_recent_tokens
     result = summarize(pruned, summary_options, summarizer=summarizer, counter=counter)
     report = measure(result) if result.records is not pruned.records else after_prune()
@@ -466,6 +471,8 @@ def _fit_tail(
         )
         attempts += 1
         if candidate.records is pruned.records:
+            if best[0].records is pruned.records:  # nothing summarized yet: keep the smallest
+                best = (candidate, best[1], keep)  # tail's reason, with the count unchanged
             continue
         result, report = candidate, measure(candidate)
         if report.tokens < best[1].tokens:

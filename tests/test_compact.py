@@ -656,8 +656,8 @@ def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
     assert result.exit_code == 1
     assert result.stderr == (
         f"{codex}: unchanged; over --max-tokens (50) by 232\n"
-        f"{codex}: not summarized: nothing to summarize: the whole conversation fits in the kept "
-        "tail\n"
+        f"{codex}: not summarized: the summary would not make the context smaller (433 tokens, "
+        "313 before)\n"
         f"{codex}: the standing context (the first 2 messages: system and developer prompts, "
         "injected instructions) alone takes 92 tokens, over 50\n"
     )
