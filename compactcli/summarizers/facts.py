@@ -23,19 +23,19 @@ File lists are cumulative across compactions (`merge`).
   **Decisions**: assistant text sentences (decided, we'll use, instead of, going with, switch
   (X) to, let's use...). Thinking is never read.
 - **Files**: from tool call arguments (`compactcli.tools.touched_files`) and, for agents that
-  read through the shell, `cat`/`sed -n`/`nl`/`head`/`tail` of a path; a Claude Code skill's
-  body counts as a read of its `SKILL.md`. A file counts as modified unless its call failed or
-  was rejected (the failure is then an error naming the file).
+  read through the shell, `cat`/`sed -n`/`nl`/`head`/`tail` of a path; a skill's body (Claude
+  Code's, or Codex's `<skill>`) counts as a read of its `SKILL.md`. A file counts as modified
+  unless its call failed or was rejected (the failure is then an error naming the file).
 - **Commands**: shell tool calls (the commands a Codex code-mode script runs, see
   `compactcli.tools.shell_command`) with their outcome from the result: `failed` for an error
   result, a non-zero exit code ("Exit code 1", "Process exited with code 2", "Command exited with
-  code 1", `"exit_code": 1`), an aborted run, a traceback, or a Codex code-mode script that
-  reports "Script failed"; `ok` for a zero exit code or a
-  result without any of those; `rejected` when the user refused the call; `unknown` without a
-  result. A Codex command still running when its result came (a code-mode script's cell, a
-  unified-exec session) takes its outcome from the result of the later `wait` or `write_stdin`
-  call that polls it. A command run several times is listed once, at its last run, with its
-  last outcome.
+  code 1", `"exit_code": 1`), an aborted run, a traceback, a shell's first line saying it could
+  not run the command ("bash: line 1: jq: command not found"), or a Codex code-mode script that
+  reports "Script failed"; `ok` for a zero exit code or a result without any of those;
+  `rejected` when the user refused the call; `unknown` without a result. A Codex command still
+  running when its result came (a code-mode script's cell, a unified-exec session) takes its
+  outcome from the result of the later `wait` or `write_stdin` call that polls it. A command run
+  several times is listed once, at its last run, with its last outcome.
 - **Errors**: the distinctive line of every failed result (a line that starts as an error
   does: an exception class and message, `Error:`, `error[...]:`, FAIL, a panic; then other error
   words, never on a passing test's line), with the tool and the path or command it came from;
