@@ -835,8 +835,9 @@ def _kind_at(skeletons: Skeletons, i: int) -> Any:
     return skeleton[_SK_KIND] if skeleton is not None else None
 
 
-def _build_chain(skeletons: Skeletons) -> _Chain:
-    graph = _graph(skeletons)
+def _build_chain(skeletons: Skeletons, graph: _Graph | None = None) -> _Chain:
+    """The context chain of `skeletons`; `graph` is their `_graph` when already made."""
+    graph = graph if graph is not None else _graph(skeletons)
     index = dict(graph.index)
     parent = dict(graph.parent)
     preserved = _relink_preserved(skeletons, index, parent)
@@ -867,7 +868,8 @@ _USAGE_VIEW = "claude-code.usage"
 _COMPACTIONS = "claude-code.compactions"
 _FINDINGS = "claude-code.validate"
 _RECENT_CHAINS = 4
-"""How many chains (with their skeletons) a lineage of edited transcripts remembers."""
+"""How many chains (with their skeletons and uuid maps) a lineage of edited transcripts
+remembers."""
 
 
 @dataclass(slots=True)
@@ -883,8 +885,15 @@ class _State:
     errors: dict[int, str]
     skeletons: tuple[Skeleton | None, ...]
     names: dict[str, str]  # tool name by call id, after every record
-    recent: list[tuple[tuple[tuple[Any, ...] | None, ...], _Chain]]
+    recent: list[tuple[tuple[tuple[Any, ...] | None, ...], _Chain, _Graph]]
     chain: _Chain | None = None
+    graph: _Graph | None = None  # the uuid map of `skeletons`, once made
+
+    def uuid_graph(self) -> _Graph:
+        """The uuid map of `skeletons`, made once (the chain and the checks share it)."""
+        if self.graph is None:
+            self.graph = _graph(self.skeletons)
+        return self.graph
 
 
 def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
@@ -966,13 +975,18 @@ def _chain_of(transcript: Transcript, state: _State) -> _Chain:
     """The context chain, reused from a transcript of the same lineage with equal skeletons, or
     with skeletons that this one's extend quietly (`_appended_quietly`)."""
     if state.chain is None:
-        for skeletons, chain in reversed(state.recent):
-            if skeletons == state.skeletons or _appended_quietly(skeletons, chain, state.skeletons):
+        for skeletons, chain, graph in reversed(state.recent):
+            if skeletons == state.skeletons:
+                state.chain = chain
+                state.graph = state.graph or graph  # the same skeletons: the same uuid map
+                break
+            if _appended_quietly(skeletons, chain, state.skeletons):
                 state.chain = chain
                 break
         else:
-            state.chain = _build_chain(state.skeletons)
-            state.recent.append((state.skeletons, state.chain))
+            graph = state.uuid_graph()
+            state.chain = _build_chain(state.skeletons, graph)
+            state.recent.append((state.skeletons, state.chain, graph))
             del state.recent[:-_RECENT_CHAINS]
     return state.chain
 
@@ -1280,7 +1294,7 @@ class ClaudeCodeDialect(Dialect):
                     parsed[i] = message
         findings.extend(check_unique(uuid_items, "duplicate-id", "uuid"))
         duplicate_records = {f.line for f in findings if f.code == "duplicate-id"}
-        graph = _graph(skeletons)
+        graph = state.uuid_graph() if state is not None else _graph(skeletons)
         findings.extend(self._chain_findings(transcript, skeletons, all_uuids, graph))
         findings.extend(self._pairing(transcript, parsed, graph, duplicate_records))
         return sorted(findings, key=lambda f: (f.line, f.code))
