@@ -171,9 +171,12 @@ def settle(transcript: Transcript) -> Transcript:
         for i, r in enumerate(records)
     ):
         return transcript
-    digest = hashlib.sha256()
-    settled: list[Record] = []
-    for i, record in enumerate(records):
+    # the records it starts with as they were read are the bytes read: hash from the last mark
+    start, resumed = transcript.hash_marks.resume(records) if transcript.hash_marks else (0, None)
+    digest = resumed or hashlib.sha256()
+    settled: list[Record] = list(records[:start])
+    for i in range(start, len(records)):
+        record = records[i]
         if record.line is None:
             line = orjson.dumps(record.raw)
             raw = orjson.loads(line)

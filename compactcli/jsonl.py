@@ -9,6 +9,9 @@ that is what it says.
 `on_bad_line="skip"` leaves such lines out and counts them in a `BadLines` tally instead;
 `"keep"` carries them through unparsed, to be written back verbatim.
 
+`HashMarks` keep where the sha256 of the bytes read stood at some line ends, so that the bytes
+of a transcript that starts with the same records need to be hashed only from there on.
+
 Writing: `render` turns records back into bytes (original bytes where unchanged, orjson where
 edited); `write_bytes` writes them to standard output, or to a temporary file in the target's
 folder that is fsynced and renamed over the target, so a reader never sees a partial file.
@@ -17,10 +20,11 @@ folder that is fsynced and renamed over the target, so a reader never sees a par
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
@@ -56,16 +60,58 @@ def _sha256() -> hashlib._Hash:
 
 @dataclass(slots=True)
 class SourceInfo:
-    """Facts about the bytes read: their sha256 and size, filled in as the stream is read."""
+    """Facts about the bytes read: their sha256 and size, filled in as the stream is read.
+
+    `marks` are (lines, sha256 state after those first lines), taken at the last line end of
+    each block read; `skipped` is the first line left out (`on_bad_line="skip"`), 0 for none.
+    """
 
     path: str
     size: int = 0
     records: int = 0
     _hash: hashlib._Hash = field(default_factory=_sha256)
+    marks: list[tuple[int, hashlib._Hash]] = field(default_factory=list)
+    skipped: int = 0
 
     @property
     def sha256(self) -> str:
         return self._hash.hexdigest()
+
+    def hash_marks(self, records: tuple[Record, ...]) -> HashMarks:
+        """The marks of these bytes for `records` (what was read from them), as far as lines
+        and records still match one to one (up to the first line left out)."""
+        limit = self.skipped - 1 if self.skipped else len(records)
+        return HashMarks(records, tuple(m for m in self.marks if m[0] <= limit))
+
+
+class HashMarks:
+    """Where the sha256 of a file's bytes stood after some of its first records were read.
+
+    `resume(records)` lets a transcript whose first records are those same record objects, as
+    read, be hashed from the last mark inside that shared start instead of from the beginning:
+    the bytes up to there are the file's own. Only a speed-up: a copy made by pickling holds no
+    marks (a hash state cannot be pickled).
+    """
+
+    __slots__ = ("_marks", "_records")
+
+    def __init__(
+        self, records: tuple[Record, ...], marks: Sequence[tuple[int, hashlib._Hash]]
+    ) -> None:
+        self._records = records
+        self._marks = tuple(marks)
+
+    def __reduce__(self) -> tuple[type[HashMarks], tuple[tuple[Record, ...], tuple[()]]]:
+        return (HashMarks, ((), ()))
+
+    def resume(self, records: Sequence[Record]) -> tuple[int, hashlib._Hash | None]:
+        """(n, the sha256 state after the bytes of `records[:n]`) for the largest mark whose
+        records `records` starts with (the same objects); (0, None) when there is none."""
+        source = self._records
+        for count, state in reversed(self._marks):
+            if count <= len(records) and all(map(operator.is_, records[:count], source[:count])):
+                return count, state.copy()
+        return 0, None
 
 
 def display_name(path: str) -> str:
@@ -225,13 +271,13 @@ def iter_records(
                 reason = first_line_reason(
                     path, lineno, _describe_bad(line, body, error, last=eol == b"")
                 )
-                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
+                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad, info)
                 continue
             if not isinstance(raw, dict):
                 reason = first_line_reason(
                     path, lineno, f"expected a JSON object, found {_kind(raw)}"
                 )
-                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
+                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad, info)
                 continue
             seen_object = True
             info.records += 1
@@ -249,24 +295,34 @@ _BLOCK = 1 << 20
 
 
 def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
-    """(line, line ending) for every line read from `handle`, counted and hashed into `info`.
+    """(line, line ending) for every line read from `handle`, counted and hashed into `info`,
+    with a mark (`SourceInfo.marks`) at the last line end of each block.
 
     The ending is `\r\n`, `\n`, or empty for a last line without one. Lines are cut out of
     large blocks (one copy each); a line that runs across blocks is joined first.
     """
     read = handle.read
+    digest = info._hash
+    marks = info.marks
+    lines = 0
     pending: list[bytes] = []  # the start of a line that runs on into the next block
     while True:
         block = read(_BLOCK)
         if not block:
             break
         info.size += len(block)
-        info._hash.update(block)
         start = 0
         end = block.find(b"\n")
         if end < 0:
+            digest.update(block)
             pending.append(block)
             continue
+        last = block.rfind(b"\n") + 1
+        view = memoryview(block)
+        digest.update(view[:last])
+        state = digest.copy()  # after every line that ends in this block
+        digest.update(view[last:])
+        view.release()
         if pending:
             pending.append(block[: end + 1])
             joined = b"".join(pending)
@@ -275,6 +331,7 @@ def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
                 yield joined[:-2], b"\r\n"
             else:
                 yield joined[:-1], b"\n"
+            lines += 1
             start = end + 1
             end = block.find(b"\n", start)
         while end >= 0:
@@ -282,8 +339,10 @@ def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
                 yield block[start : end - 1], b"\r\n"
             else:
                 yield block[start:end], b"\n"
+            lines += 1
             start = end + 1
             end = block.find(b"\n", start)
+        marks.append((lines, state))
         if start < len(block):
             pending.append(block[start:])
     if pending:
@@ -298,10 +357,13 @@ def _bad(
     reason: str,
     on_bad_line: OnBadLine,
     bad: BadLines,
+    info: SourceInfo,
 ) -> Iterator[Record]:
     if on_bad_line == "error":
         raise InputError(name, lineno, reason)
     bad.lines.append((lineno, reason))
+    if on_bad_line == "skip" and not info.skipped:
+        info.skipped = lineno
     if on_bad_line == "keep":
         yield Record(raw=None, line=line, lineno=lineno, eol=eol)
 

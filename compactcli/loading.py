@@ -49,7 +49,13 @@ def read_transcript(
     if format is None:
         objects = list(islice((r.raw for r in records if isinstance(r.raw, dict)), SNIFF_RECORDS))
         format = detect_format(objects, display_name(path))
-    return Transcript(records=records, format=format, source=display_name(path), sha256=info.sha256)
+    return Transcript(
+        records=records,
+        format=format,
+        source=display_name(path),
+        sha256=info.sha256,
+        hash_marks=info.hash_marks(records),
+    )
 
 
 def write_transcript(transcript: Transcript, path: str, *, mode_from: str | None = None) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
+    from compactcli.jsonl import HashMarks
     from compactcli.stats import StageStats
 
 BlockKind = Literal["text", "thinking", "tool_call", "tool_result", "image", "document", "other"]
@@ -158,13 +159,18 @@ class Compaction:
 
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """A transcript: its records in file order, its format, and the stats of stages run on it."""
+    """A transcript: its records in file order, its format, and the stats of stages run on it.
+
+    `hash_marks`, from reading, lets the sha256 of a transcript that starts with the records read
+    be computed from the last mark inside that start (`compactcli.jsonl.HashMarks`).
+    """
 
     records: tuple[Record, ...]
     format: str
     source: str = "-"
     sha256: str = ""
     stats: tuple[StageStats, ...] = field(default=())
+    hash_marks: HashMarks | None = field(default=None, compare=False, repr=False)
     _views: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def evolve(self, **changes: Any) -> Transcript:
