@@ -75,6 +75,7 @@ class _Result:
     tokens: int
     error: str  # the distinctive error line when the result failed, else ""
     user: bool = False  # the output of a command the user ran (`Dialect.user_shell`)
+    lines: dict[bool, str] = field(default_factory=dict)  # placeholders made (`_line`)
 
 
 @dataclass(slots=True)
@@ -345,10 +346,16 @@ def duplicate_placeholder(result_tool: str, text: str, digest: str) -> str:
 
 
 def _line(result: _Result, *, duplicate: bool) -> str:
-    text = result.text
-    if duplicate:
-        return duplicate_placeholder(result.tool, text, result.digest)
-    return placeholder(result.tool, result.argument, text, result.digest, result.error)
+    """The line that replaces `result` (made once per result and kind, then remembered)."""
+    found = result.lines.get(duplicate)
+    if found is None:
+        text = result.text
+        if duplicate:
+            found = duplicate_placeholder(result.tool, text, result.digest)
+        else:
+            found = placeholder(result.tool, result.argument, text, result.digest, result.error)
+        result.lines[duplicate] = found
+    return found
 
 
 def _fits(result: _Result, counter: TokenCounter, *, duplicate: bool) -> bool:

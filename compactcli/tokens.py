@@ -229,6 +229,7 @@ class _Costing:
 
     costs: Costs
     _memo: dict[int, tuple[Block, tuple[int, int]]] | None = None
+    _message_memo: dict[int, tuple[Message, int]] | None = None
 
     def _prose(self, text: str) -> int:
         raise NotImplementedError
@@ -284,8 +285,17 @@ class _Costing:
         return fixed + text
 
     def message_tokens(self, message: Message) -> int:
-        """A message's tokens: its framing plus each of its blocks."""
-        return self.costs.framing(message) + sum(self.block_tokens(b) for b in message.blocks)
+        """A message's tokens: its framing plus each of its blocks. Remembered per message
+        object, as `block_parts` is per block: the stages count the same messages again."""
+        memo = self._message_memo
+        if memo is None:
+            memo = self._message_memo = {}
+        found = memo.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        tokens = self.costs.framing(message) + sum(self.block_tokens(b) for b in message.blocks)
+        memo[id(message)] = (message, tokens)  # holding the message keeps its id unique
+        return tokens
 
 
 class HeuristicCounter(_Costing):
