@@ -211,7 +211,9 @@ class _Measure:
 
     def __call__(self, transcript: Transcript) -> EstimateReport:
         counter = cast(HeuristicCounter | TiktokenCounter, self.counter)
-        return estimate(transcript, self.options, counter=counter, whole_file=False)
+        return estimate(
+            transcript, self.options, counter=counter, whole_file=False, breakdown=False
+        )
 
 
 def _over(report: EstimateReport) -> list[tuple[str, int, int]]:

@@ -332,6 +332,21 @@ class _Ledger:
         self.text.append(count)
         self.frame.append(frame)
 
+    def add_total(self, record: int, role: str, unit: str | None, tokens: int) -> None:
+        """Add one message by its whole cost, as `message_tokens` gives it: no split into
+        framing, blocks and text, so the breakdowns and a calibration cannot be made."""
+        if record < self.last:
+            raise ValueError("messages must be added in file order")
+        self.last = record
+        self._key(-1)
+        self.multi[len(self.record)] = []
+        self._record(record)
+        self._role(_ROLE_ID.get(role, 2))
+        self._unit(hash(unit) if unit is not None else _NO_UNIT)
+        self._fixed(tokens)
+        self._text(0)
+        self._frame(0)
+
     def add_one(
         self,
         record: int,
@@ -745,6 +760,7 @@ def estimate(
     *,
     counter: HeuristicCounter | TiktokenCounter | None = None,
     whole_file: bool = True,
+    breakdown: bool = True,
 ) -> EstimateReport:
     """Count `transcript` (already read) under `options`.
 
@@ -758,6 +774,10 @@ def estimate(
     read nothing else) counts the context view only: `tokens`, the breakdowns and
     `context_messages` are the same, while `file_tokens` and `messages` then cover the context
     view and not the whole file. Compaction decides on the context alone.
+
+    `breakdown=False` (with `whole_file=False`) counts each message whole with the counter's
+    `message_tokens`, which the stages share, and leaves the breakdowns by role, block and tool
+    empty; every other figure is the same.
     """
     records = transcript.records
     view = streamed_view(get_dialect(transcript.format), transcript)
@@ -772,13 +792,19 @@ def estimate(
         note(index, record.lineno)
     add = ledger.add
     if whole_file or options.method not in ("heuristic", "exact"):
+        breakdown = True
         for message in view.messages:
             add(message)
     else:
         wanted = set(view.context)
+        tokens = content.message_tokens
+        total = ledger.add_total
         for message in view.messages:
             if message.index in wanted:
-                add(message)
+                if breakdown:
+                    add(message)
+                else:
+                    total(message.index, message.role, message.unit, tokens(message))
     return _report(
         ledger,
         view,
@@ -786,6 +812,7 @@ def estimate(
         format=transcript.format,
         source=transcript.source,
         records=len(records),
+        breakdown=breakdown,
     )
 
 
@@ -1099,6 +1126,7 @@ def _report(
     format: str,
     source: str,
     records: int,
+    breakdown: bool = True,
 ) -> EstimateReport:
     analysis = _Analysis(ledger, view)
     content_method = ledger.counter.method
@@ -1147,7 +1175,7 @@ def _report(
         tokens, resolved = content + calibration.overhead, "calibrated"
     else:
         tokens, resolved = content, content_method
-    by_role, by_block, by_tool = analysis.breakdown(factor)
+    by_role, by_block, by_tool = analysis.breakdown(factor) if breakdown else ({}, {}, {})
     model = options.model or view.model
     window_override = options.context_window
     limits = model_limits(model, context_window=window_override)

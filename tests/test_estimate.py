@@ -31,7 +31,7 @@ from compactcli.limits import (
     parse_threshold,
     threshold,
 )
-from compactcli.tokens import bundled_encoding_dir, load_encoding
+from compactcli.tokens import bundled_encoding_dir, get_counter, load_encoding
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.transcript_strategies import plans, render
@@ -725,3 +725,23 @@ def test_results_of_the_plain_formats_count_under_their_calls_tool(
 def test_readme_python_example() -> None:
     report = estimate_file(CC, EstimateOptions(method="auto", max_tokens=15_000))
     assert (report.tokens, report.method, report.status) == (19491, "usage", "over_budget")
+
+
+@pytest.mark.parametrize("method", ["heuristic", "exact"])
+@pytest.mark.parametrize("path", TRANSCRIPTS + CORPUS_FILES, ids=lambda p: p.name)
+def test_counting_messages_whole_gives_every_figure_but_the_breakdowns(
+    path: Path, method: str
+) -> None:
+    """`breakdown=False` (what compaction counts with) sums each message's `message_tokens`."""
+    transcript = read_transcript(str(path))
+    dialect = get_dialect(transcript.format)
+    counter = get_counter(method, model=dialect.model(transcript), format=transcript.format)
+    options = EstimateOptions(method=method)
+    full = estimate(transcript, options, counter=counter, whole_file=False).to_dict()
+    whole = estimate(
+        transcript, options, counter=counter, whole_file=False, breakdown=False
+    ).to_dict()
+    for report in (full, whole):
+        for key in ("by_role", "by_block", "by_tool"):
+            report.pop(key)
+    assert whole == full
