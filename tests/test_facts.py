@@ -4,14 +4,21 @@ decisions, pending asks and todos, carried on across compactions."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
 from compactcli.summarizers.facts import (
+    _CONSTRAINT,
+    _DECISION,
+    _SHOULD,
+    _STRONG,
     Command,
     ErrorFact,
     Facts,
@@ -988,3 +995,48 @@ def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_sessi
         ("FAILED tests/test_a.py::test_port", "pytest -q"),
         ("Process exited with code 1", ""),  # the process of session 1, started earlier
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(
+            [
+                "We'll",
+                "USE",
+                "use",
+                "Decided",
+                "instead",
+                "OF",
+                "I'll",
+                "switch",
+                "Switched",
+                "from",
+                "x.py",
+                "to",
+                "Rather",
+                "than",
+                "never",
+                "Don't",
+                "MUST",
+                "should",
+                "Ensure",
+                "ok",
+                "ſhould",
+                "İnstead",
+                "—",
+                ",",
+                "\n",
+                "  ",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_cues_find_in_ascii_text_what_a_case_blind_search_finds(words: list[str]) -> None:
+    """A cue searches lowercased ASCII text case-sensitively: the same span as case-blind."""
+    text = " ".join(words)
+    for cue in (_CONSTRAINT, _DECISION, _SHOULD, _STRONG):
+        blind = re.compile(cue._lower.pattern, re.IGNORECASE).search(text)
+        found = cue.search(text)
+        assert (found.span() if found else None) == (blind.span() if blind else None)
