@@ -8,8 +8,18 @@ import time
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from compactcli.redact import SECRET_KINDS, redact, redact_count
+from compactcli.redact import (
+    _ASSIGNMENT,
+    _RULES,
+    SECRET_KINDS,
+    _assignment,
+    _assignments,
+    redact,
+    redact_count,
+)
 from tests.conftest import CORPUS
 
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -144,3 +154,53 @@ def test_the_corpus_holds_no_secret_and_is_scanned_quickly() -> None:
     elapsed = time.perf_counter() - started
     assert (count, result == text) == (0, True)
     assert elapsed < 2.0  # about 0.5 s for these 3 MB
+
+
+_PIECES = st.sampled_from(
+    [
+        "API_KEY",
+        "Api-Key",
+        "apikey",
+        "SECRET",
+        "client_Secret",
+        "Token",
+        "PASSWORD",
+        "pwd",
+        "Credentials",
+        "Private_Key",
+        "auth-KEY",
+        "=",
+        "==",
+        ": ",
+        ":",
+        '"',
+        "'",
+        "`",
+        " ",
+        "\n",
+        "(",
+        "[",
+        "abc123XYZ",
+        "S3cr3tValue",
+        "$VAR",
+        "${HOME}",
+        "<placeholder>",
+        "os.environ",
+        "null",
+        "4096",
+        "/etc/path",
+        "é",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(_PIECES, max_size=14).map("".join))
+def test_the_secret_rule_replaces_what_the_case_blind_pattern_replaces(text: str) -> None:
+    """ASCII text takes a faster way (the pattern on its lowercased copy): same output."""
+    replaced = _ASSIGNMENT.sub(_assignment, text)
+    expected = (replaced, replaced.count("[REDACTED:") - text.count("[REDACTED:"))
+    if text.isascii():
+        assert _assignments(text) == expected
+    if not any(hint in text for rule in _RULES for hint in rule.hints):
+        assert redact_count(text) == expected
