@@ -245,6 +245,59 @@ def test_records_appended_after_every_record_reuse_the_state(
     assert views(after) == views(fresh(after))
 
 
+def test_records_replaced_in_place_reuse_the_state_of_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prune's edit: tool results cleared in place. Only the replaced records are parsed, and
+    their results keep the names of the calls they answer."""
+    before = _fixture("claude-code-session")
+    dialect = get_dialect("claude-code")
+    dialect.context(before)
+    cleared = [m for m in dialect.messages(before) if m.tool_results][:2]
+    records = list(before.records)
+    for message in cleared:
+        block = message.tool_results[0]
+        records[message.index] = dialect.clear_result(records[message.index], block, "[gone]")
+    parsed = _count_calls(monkeypatch, "_record_message")
+    replayed = _count_calls(monkeypatch, "_replay")
+    after = before.evolve(records=tuple(records))
+    edited = [m for m in dialect.messages(after) if m.index in {c.index for c in cleared}]
+    assert [m.tool_results[0].text for m in edited] == ["[gone]", "[gone]"]
+    assert (
+        [m.tool_results[0].name for m in edited]
+        == [m.tool_results[0].name for m in cleared]
+        != [None, None]
+    )
+    assert parsed == [m.index for m in cleared]
+    assert replayed == []
+    assert views(after) == views(fresh(after))
+
+
+def test_a_replaced_record_that_answers_another_call_is_parsed_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replaced record whose results answer a call the old one did not answer reads the tool
+    names as they stand at its place: every record is parsed again, in order."""
+    before = _fixture("claude-code-session")
+    dialect = get_dialect("claude-code")
+    dialect.context(before)
+    results = [m for m in dialect.messages(before) if m.tool_results]
+    calls = [b for m in dialect.messages(before) for b in m.tool_calls]
+    target = results[-1]
+    other = next(c for c in calls if c.call_id != target.tool_results[0].call_id)
+    raw = set_in(
+        before.records[target.index].raw,
+        (*target.tool_results[0].path, "tool_use_id"),
+        other.call_id,
+    )
+    parsed = _count_calls(monkeypatch, "_record_message")
+    after = _replace(before, target.index, raw)
+    [edited] = [m for m in dialect.messages(after) if m.index == target.index]
+    assert edited.tool_results[0].name == other.name
+    assert set(parsed) == {target.index}  # the others are replayed in order, not parsed
+    assert views(after) == views(fresh(after))
+
+
 def test_views_of_a_settled_copy_match() -> None:
     before = _fixture("claude-code-summarize-session")
     dialect = get_dialect("claude-code")

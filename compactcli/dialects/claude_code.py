@@ -56,6 +56,7 @@ cleared tool output, hung off the current leaf, with our details under `compactc
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 import uuid as uuidlib
@@ -919,14 +920,79 @@ def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
 _RAW = operator.attrgetter("raw")
 
 
+def _calls(message: Message | None) -> list[tuple[str | None, str | None]]:
+    """The tool calls of `message`, as (id, name), in order."""
+    if message is None:
+        return []
+    return [(b.call_id, b.name) for b in message.blocks if b.kind == "tool_call"]
+
+
+def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
+    """The state of `records` when they are the parent's records with some replaced in place
+    (what prune makes), made from the parent's by parsing only the replaced ones; None when that
+    does not hold, and the records are parsed as usual.
+
+    It holds when every replaced record is an object under a JSON object of its own (found
+    nowhere else), parses, calls the same tools as the one it replaces, and answers only calls
+    that one answered: then every other record's message, skeleton and tool names stay as they
+    were, and the tool names a replaced record's results read are those the old one's read.
+    """
+    before = parent.records
+    if parent.errors or len(records) != len(before):
+        return None
+    changed = list(
+        itertools.compress(
+            range(len(records)), map(operator.is_not, map(_RAW, records), map(_RAW, before))
+        )
+    )
+    where = dict(parent.where)
+    messages = dict(parent.messages)
+    skeletons = list(parent.skeletons)
+    for i in changed:
+        old, new = before[i].raw, records[i].raw
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            return None
+        if where.get(id(old)) != i or id(new) in where:
+            return None
+        old_message = parent.messages.get(i)
+        answered = {
+            b.call_id: b.name
+            for b in (old_message.blocks if old_message is not None else ())
+            if b.kind == "tool_result" and b.call_id is not None
+        }
+        try:
+            message = _record_message(i, new, {k: v for k, v in answered.items() if v})
+        except _ShapeError:
+            return None
+        if _calls(message) != _calls(old_message) or (message is None) != (old_message is None):
+            return None  # (a message where there was none would upset the order of `messages`)
+        if message is not None and any(
+            b.call_id not in answered for b in message.blocks if b.kind == "tool_result"
+        ):
+            return None
+        del where[id(old)]
+        where[id(new)] = i
+        if message is None:
+            messages.pop(i, None)
+        else:
+            messages[i] = message
+        skeletons[i] = _skeleton(new)
+    return _State(records, where, messages, {}, tuple(skeletons), dict(parent.names), parent.recent)
+
+
 def _build_state(transcript: Transcript) -> _State:
     """Parse every record, reusing what the transcript this one was made from parsed for the
     same JSON objects (their messages and skeletons depend on nothing else but their place and
     the tool names before them, which `_replay` settles). When this transcript only adds
     records after all of that one's (the same JSON objects in the same places), its state is
-    carried over whole and only the new records are parsed."""
+    carried over whole and only the new records are parsed; when it replaces some of that one's
+    records in place, only those are (`_patched`)."""
     parent: _State | None = transcript.inherited(_STATE)
     records = transcript.records
+    if parent is not None:
+        patched = _patched(parent, records)
+        if patched is not None:
+            return patched
     earlier = parent or _State((), {}, {}, {}, (), {}, [])
     before, before_where, before_errors = earlier.records, earlier.where, earlier.errors
     before_messages, before_skeletons = earlier.messages, earlier.skeletons
@@ -1128,9 +1194,14 @@ class ClaudeCodeDialect(Dialect):
                 summaries.setdefault(skeleton[_SK_PARENT], i)
         summary_records = set(summaries.values())
         out: list[Compaction] = []
-        for i, skeleton in enumerate(skeletons):
-            if skeleton is None:
-                continue
+        # the records that can be one: boundaries, and records holding our details
+        for i in [
+            i
+            for i, skeleton in enumerate(skeletons)
+            if skeleton is not None and (skeleton[_SK_BOUNDARY] or "compactcli" in records[i].raw)
+        ]:
+            skeleton = skeletons[i]
+            assert skeleton is not None
             raw = records[i].raw
             ours = "compactcli" in raw
             if skeleton[_SK_BOUNDARY]:
@@ -1253,25 +1324,28 @@ class ClaudeCodeDialect(Dialect):
         if state is not None:
             skeletons: Skeletons = state.skeletons
             messages, errors = state.messages, state.errors
+            records = transcript.records
+            as_list, as_dict = _UNHASHABLE["list"], _UNHASHABLE["dict"]
             for i, skeleton in enumerate(skeletons):
                 if skeleton is None:
                     continue
-                record = transcript.records[i]
                 kind = skeleton[_SK_KIND]
-                if kind in _UNHASHABLE.values():
-                    kind = record.raw.get("type") in _DAG_TYPES  # fails as the loop below does
+                if kind is as_list or kind is as_dict:
+                    kind = records[i].raw.get("type") in _DAG_TYPES  # fails as the loop below does
                 if kind in _DAG_TYPES:
                     uuid = skeleton[_SK_UUID]
-                    raw = record.raw
-                    if uuid is None or next(iter(raw)) != "parentUuid":
-                        findings.extend(self._shape(raw, record.lineno))
+                    record = records[i]
+                    if uuid is None or next(iter(record.raw)) != "parentUuid":
+                        findings.extend(self._shape(record.raw, record.lineno))
                     if uuid is not None:
                         all_uuids.add(uuid)
                         uuid_items.append((uuid, record.lineno))
-                if i in errors:
-                    findings.append(Finding(record.lineno, "bad-shape", errors[i]))
-                elif i in messages:
-                    parsed[i] = messages[i]
+            if errors:
+                for i, problem in errors.items():
+                    findings.append(Finding(records[i].lineno, "bad-shape", problem))
+                parsed = {i: m for i, m in messages.items() if i not in errors}
+            else:
+                parsed = messages  # read only below
         else:
             skeletons = _skeletons(transcript)
             names: dict[str, str] = {}
@@ -1329,42 +1403,42 @@ class ClaudeCodeDialect(Dialect):
             if skeleton is not None and skeleton[_SK_BOUNDARY] and skeleton[_SK_UUID] is not None:
                 boundaries[skeleton[_SK_UUID]] = records[i].lineno
         for i, skeleton in enumerate(skeletons):
+            # the skeleton holds the type and the parent (when a string) as the record does
             if skeleton is None or skeleton[_SK_KIND] not in _DAG_TYPES:
                 continue
-            record = records[i]
-            raw = record.raw
-            kind = raw.get("type")
-            uuid = raw.get("uuid")
-            line = record.lineno
-            parent = raw.get("parentUuid")
-            if isinstance(parent, str) and parent not in all_uuids:
+            raw = records[i].raw
+            kind = skeleton[_SK_KIND]
+            parent = skeleton[_SK_PARENT]
+            if parent is not None and parent not in all_uuids:
                 yield Finding(
-                    line,
+                    records[i].lineno,
                     "broken-chain",
-                    f"parentUuid {parent} of {kind} record {uuid} is not in the file",
+                    f"parentUuid {parent} of {kind} record {raw.get('uuid')} is not in the file",
                 )
             logical = raw.get("logicalParentUuid")
             if isinstance(logical, str) and logical not in all_uuids:
                 yield Finding(
-                    line,
+                    records[i].lineno,
                     "broken-chain",
-                    f"logicalParentUuid {logical} of {kind} record {uuid} is not in the file",
+                    f"logicalParentUuid {logical} of {kind} record {raw.get('uuid')} is not in "
+                    "the file",
                 )
-            if _is_boundary(raw) and parent is not None:
+            if skeleton[_SK_BOUNDARY] and raw.get("parentUuid") is not None:
                 yield Finding(
-                    line,
+                    records[i].lineno,
                     "broken-chain",
-                    f"compact_boundary {uuid} has parentUuid {parent}; it must be null "
-                    "(the old parent goes in logicalParentUuid)",
+                    f"compact_boundary {raw.get('uuid')} has parentUuid {raw.get('parentUuid')}; "
+                    "it must be null (the old parent goes in logicalParentUuid)",
                 )
             if kind == "user" and raw.get("isCompactSummary") is True:
-                if isinstance(parent, str) and parent in boundaries:
+                if parent is not None and parent in boundaries:
                     summary_children.add(parent)
                 else:
                     yield Finding(
-                        line,
+                        records[i].lineno,
                         "summary-parent",
-                        f"compact summary {uuid} has parent {parent}, not a compact_boundary",
+                        f"compact summary {raw.get('uuid')} has parent {raw.get('parentUuid')}, "
+                        "not a compact_boundary",
                     )
         for uuid, line in boundaries.items():
             if uuid not in summary_children:
@@ -1388,7 +1462,9 @@ class ClaudeCodeDialect(Dialect):
         call_items: list[tuple[str | None, int]] = []
         answered: dict[str, int] = {}
         for i, message in parsed.items():
-            if message.role != "assistant" or records[i].lineno in duplicate_lines:
+            if message.role != "assistant":
+                continue
+            if duplicate_lines and records[i].lineno in duplicate_lines:
                 continue
             for block in message.blocks:
                 if block.kind == "tool_call" and block.call_id is not None:
@@ -1396,14 +1472,16 @@ class ClaudeCodeDialect(Dialect):
                     calls.setdefault(block.call_id, (i, block.name or "?"))
         yield from check_unique(call_items, "duplicate-id", "tool_use id")
         for i, message in parsed.items():
-            if message.role != "user" or records[i].raw.get("type") != "user":
+            if message.role != "user":
                 continue
-            if records[i].lineno in duplicate_lines:
-                continue
-            results = message.tool_results
+            results = [b for b in message.blocks if b.kind == "tool_result"]
             if not results:
                 continue
             raw = records[i].raw
+            if raw.get("type") != "user":
+                continue
+            if duplicate_lines and records[i].lineno in duplicate_lines:
+                continue
             line = records[i].lineno
             for block in results:
                 call_id = block.call_id or ""
