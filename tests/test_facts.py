@@ -22,11 +22,13 @@ from compactcli.summarizers.facts import (
     Command,
     ErrorFact,
     Facts,
+    _code_like,
     changes_setting,
     cleared_error,
     command_key,
     decision_sentences,
     error_line,
+    exit_code,
     extract_facts,
     identifiers,
     outcome,
@@ -1040,3 +1042,54 @@ def test_cues_find_in_ascii_text_what_a_case_blind_search_finds(words: list[str]
         blind = re.compile(cue._lower.pattern, re.IGNORECASE).search(text)
         found = cue.search(text)
         assert (found.span() if found else None) == (blind.span() if blind else None)
+
+
+_CODE_LIKE = re.compile(r'^[\[{<(]|\{"|":\s*["\[{\d]|\\n|^\w+\s*[=(]\S|;\s*$')
+"""What `_code_like` decides, as one regular expression."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    line=st.lists(
+        st.sampled_from(
+            [
+                '{"',
+                '"',
+                ":",
+                ": ",
+                "1",
+                "[",
+                "{",
+                "(",
+                "<",
+                "x",
+                "x=",
+                "f(",
+                " = ",
+                "=",
+                "\\n",
+                "\\",
+                "n",
+                ";",
+                " ",
+                "\t",
+                "\u00a0",
+                "é",
+                "word",
+                ".",
+            ]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_code_like_lines_are_what_the_regular_expression_finds(line: str) -> None:
+    assert _code_like(line) == bool(_CODE_LIKE.search(line))
+
+
+@pytest.mark.parametrize(
+    "text", ["Process exited with code 2", "tail\nExit code: 0", '{"exit_code": 3}', "no code"]
+)
+def test_exit_codes_are_found_near_either_end(text: str) -> None:
+    expected = {"Process exited with code 2": 2, "tail\nExit code: 0": 0, '{"exit_code": 3}': 3}
+    assert exit_code("x" * 1000 + text) == expected.get(text)
+    assert exit_code(text + "x" * 1000) == expected.get(text)

@@ -265,7 +265,24 @@ def _logical_lines(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-_CODE_LIKE = re.compile(r'^[\[{<(]|\{"|":\s*["\[{\d]|\\n|^\w+\s*[=(]\S|;\s*$')
+_JSON_VALUE = re.compile(r'":\s*["\[{\d]')
+_CALL_OR_ASSIGNMENT = re.compile(r"\w+\s*[=(]\S")
+
+
+def _code_like(line: str) -> bool:
+    """Whether `line` is code or pasted JSON, not prose: it opens with a bracket, holds `{"`, a
+    JSON key and its value (`": "`, `": [`, `": 1`) or an escaped newline, opens with a call or
+    an assignment (`x = 1`, `f(x)`), or ends with `;`. Literal parts are tested as substrings
+    first, which on a long line is several times faster than one regular expression."""
+    return (
+        line.startswith(("[", "{", "<", "("))
+        or '{"' in line
+        or "\\n" in line
+        or line.rstrip().endswith(";")
+        or ('":' in line and _JSON_VALUE.search(line) is not None)
+        or _CALL_OR_ASSIGNMENT.match(line) is not None
+    )
+
 
 LEAD_IN_ITEMS = 6
 """How many list items a sentence that introduces them (ending with `:`) is read with."""
@@ -286,14 +303,14 @@ def sentences(text: str, *, lists: bool = False) -> list[str]:
     while at < len(lines):
         line = lines[at][0]
         at += 1
-        if _CODE_LIKE.search(line):
+        if _code_like(line):
             continue
         parts = [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
         if lists and parts and parts[-1].endswith(":"):
             items: list[str] = []
             while at < len(lines) and len(items) < LEAD_IN_ITEMS:
                 item, bullet = lines[at]
-                if not bullet or len(item) > LEAD_IN_ITEM_CHARS or _CODE_LIKE.search(item):
+                if not bullet or len(item) > LEAD_IN_ITEM_CHARS or _code_like(item):
                     break
                 items.append(item.rstrip(".;"))
                 at += 1
@@ -632,7 +649,7 @@ class Outcome:
 def exit_code(text: str) -> int | None:
     """The exit code a shell result reports near its start or end, if any."""
     for part in (text[:400], text[-300:]):
-        match = _EXIT_CODE.search(part)
+        match = _EXIT_CODE.search(part) if "xit" in part else None  # in every form it takes
         if match:
             return int(match.group(1) or match.group(2))
     return None
@@ -1008,7 +1025,7 @@ _STILL_RUNNING = re.compile(
 def _running(text: str) -> tuple[str, str] | None:
     """What a later call names a command by, when its result says it is still running: a Codex
     code-mode script's cell, or a unified-exec process's session."""
-    match = _STILL_RUNNING.search(text, 0, 400)
+    match = _STILL_RUNNING.search(text, 0, 400) if "running with" in text[:400] else None
     if match is None:
         return None
     return ("cell", match.group(1)) if match.group(1) else ("session", match.group(2))
