@@ -430,10 +430,13 @@ def chain_edit(transcript: Transcript, rng: random.Random) -> Transcript:
                 if key in record.raw:
                     values.setdefault(key, []).append(record.raw[key])
     segment = get_in(raw, ("compactMetadata",)) if "compactMetadata" in raw else None
-    if isinstance(segment, dict) and "preservedSegment" in segment and rng.random() < 0.5:
+    found = segment.get("preservedSegment") if isinstance(segment, dict) else None
+    if isinstance(segment, dict) and isinstance(found, dict) and rng.random() < 0.5:
+        # one end of the segment, set or added (an earlier edit may have dropped it)
         key = rng.choice(["headUuid", "anchorUuid", "tailUuid"])
-        path: tuple[str | int, ...] = ("compactMetadata", "preservedSegment", key)
-        pool = [*values.get("uuid", []), None, 7]
+        value = rng.choice([*values.get("uuid", []), None, 7])
+        metadata = {**segment, "preservedSegment": {**found, key: value}}
+        return _replace(transcript, index, {**raw, "compactMetadata": metadata})
     elif isinstance(raw.get("message"), dict) and rng.random() < 0.2:
         message = {**raw["message"], "id": rng.choice(["msg_a", "msg_b", None])}
         return _replace(transcript, index, {**raw, "message": message})
@@ -441,7 +444,6 @@ def chain_edit(transcript: Transcript, rng: random.Random) -> Transcript:
         key = rng.choice(CHAIN_KEYS)
         pool = [*values.get(key, []), None, True, 3, "2030-01-01T00:00:00.000Z", "user"]
         return _replace(transcript, index, {**raw, key: rng.choice(pool)})
-    return _replace(transcript, index, set_in(raw, path, rng.choice(pool)))
 
 
 @pytest.mark.parametrize("name", CLAUDE_CODE_FIXTURES)
