@@ -525,16 +525,19 @@ Skeletons = Sequence["Skeleton | None"]
 # positions in a skeleton
 _SK_KIND, _SK_UUID, _SK_PARENT, _SK_BOUNDARY, _SK_SEGMENT = 0, 1, 2, 3, 4
 _SK_SIDECHAIN, _SK_STAMP, _SK_MESSAGE_ID, _SK_RESULTS, _SK_REACHES = 5, 6, 7, 8, 9
+_SK_SUMMARY, _SK_OURS = 10, 11
 
 _ALIKE: Any = object()  # a value of a type the chain rules treat alike (not a string, not null)
 _UNHASHABLE = {"list": object(), "dict": object()}  # a record type that is an array or object
 
 
 def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
-    """Everything of a record that the chain rules and `_reaches_model` read, as plain values.
+    """Everything of a record that the chain rules and `_reaches_model` read, as plain values,
+    and what tells a compaction's records (so that finding them reads no record again).
 
     (type, uuid, parentUuid, is a compact_boundary, its preservedSegment (head, anchor, tail),
-    isSidechain, timestamp, message.id, is a user record with tool results, reaches the model.)
+    isSidechain, timestamp, message.id, is a user record with tool results, reaches the model,
+    isCompactSummary is set (truthy), holds our details (a `compactcli` key).)
     Values the rules treat alike are folded together: a type, a uuid or a parent that is not a
     string reads as any other such value (except a type that is an array or object, which the
     uuid map cannot hash), a timestamp that is not a string as none.
@@ -587,6 +590,8 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
         message_id,
         results,
         reaches,
+        bool(get("isCompactSummary")),
+        "compactcli" in raw,
     )
 
 
@@ -1187,23 +1192,19 @@ class ClaudeCodeDialect(Dialect):
         for i, skeleton in enumerate(skeletons):
             if (
                 skeleton is not None
+                and skeleton[_SK_SUMMARY]
                 and skeleton[_SK_KIND] == "user"
                 and skeleton[_SK_PARENT] is not None
-                and records[i].raw.get("isCompactSummary")
             ):
                 summaries.setdefault(skeleton[_SK_PARENT], i)
         summary_records = set(summaries.values())
         out: list[Compaction] = []
         # the records that can be one: boundaries, and records holding our details
-        for i in [
-            i
-            for i, skeleton in enumerate(skeletons)
-            if skeleton is not None and (skeleton[_SK_BOUNDARY] or "compactcli" in records[i].raw)
-        ]:
-            skeleton = skeletons[i]
-            assert skeleton is not None
+        for i, skeleton in enumerate(skeletons):
+            if skeleton is None or not (skeleton[_SK_BOUNDARY] or skeleton[_SK_OURS]):
+                continue
             raw = records[i].raw
-            ours = "compactcli" in raw
+            ours = skeleton[_SK_OURS]
             if skeleton[_SK_BOUNDARY]:
                 uuid = raw.get("uuid")
                 child = summaries.get(uuid) if isinstance(uuid, str) else None
@@ -1430,7 +1431,7 @@ class ClaudeCodeDialect(Dialect):
                     f"compact_boundary {raw.get('uuid')} has parentUuid {raw.get('parentUuid')}; "
                     "it must be null (the old parent goes in logicalParentUuid)",
                 )
-            if kind == "user" and raw.get("isCompactSummary") is True:
+            if skeleton[_SK_SUMMARY] and kind == "user" and raw.get("isCompactSummary") is True:
                 if parent is not None and parent in boundaries:
                     summary_children.add(parent)
                 else:
