@@ -45,16 +45,15 @@ from __future__ import annotations
 
 import itertools
 import uuid as uuidlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from compactcli.dialects.claude_code import ENVELOPE_KEYS
+from compactcli.dialects.claude_code import ENVELOPE_KEYS, chain_parents
 from compactcli.injection import Injection, seed
 from compactcli.transcript import Message, Record, Transcript
 
 _NAMESPACE = uuidlib.UUID("0b6f6f2a-52c4-4d0e-9a3c-61d1c6a4e7b5")
-_CHAIN = frozenset({"user", "assistant", "system", "attachment"})
 SUMMARY_SUFFIX = "Recent messages are preserved verbatim."
 
 
@@ -152,30 +151,6 @@ def _earlier(stamp: Any) -> str:
     return "1970-01-01T00:00:00.000Z"
 
 
-def _parents(transcript: Transcript) -> dict[str, str | None]:
-    """Each chain uuid's parent as Claude Code's loader sees it (progress records bridged over;
-    a later record with the same uuid replaces an earlier one). Remembered per transcript:
-    the caller must not change it."""
-    return transcript.view("claude-code.parents", lambda: _find_parents(transcript))
-
-
-def _find_parents(transcript: Transcript) -> dict[str, str | None]:
-    parent: dict[str, str | None] = {}
-    bridge: dict[str, str | None] = {}
-    for _, record in transcript.objects():
-        raw: Mapping[str, Any] = record.raw
-        uuid = raw.get("uuid")
-        if not isinstance(uuid, str):
-            continue
-        value = raw.get("parentUuid")
-        value = value if isinstance(value, str) else None
-        if raw.get("type") == "progress":
-            bridge[uuid] = bridge.get(value) if value is not None and value in bridge else value
-        elif raw.get("type") in _CHAIN:
-            parent[uuid] = bridge[value] if value is not None and value in bridge else value
-    return parent
-
-
 def _order(tail: Sequence[Message]) -> list[Message]:
     """The kept messages in the order one run of the chain must hold them: context order, with
     each tool result record right after the last call it answers."""
@@ -208,8 +183,8 @@ def _relinks(
 ) -> tuple[list[Message], dict[int, str]]:
     """The kept messages in run order, and the new `parentUuid` of each record that needs one."""
     records = transcript.records
-    parent = _parents(transcript)
-    messages = {str(records[m.index].raw.get("uuid")) for m in context}
+    parent = chain_parents(transcript)
+    messages = {str(m.id) for m in context}  # a message's id is its record's uuid
     order = _order(tail)
     relinks: dict[int, str] = {}
     for previous, message in itertools.pairwise(order):
@@ -226,7 +201,7 @@ def _relinks(
 
 def _walk(transcript: Transcript, leaf: str, head: str) -> list[str]:
     """The uuids from `head` to `leaf` along the chain, head first."""
-    parent = _parents(transcript)
+    parent = chain_parents(transcript)
     out: list[str] = []
     current: str | None = leaf
     while current is not None and current in parent and current not in out:
