@@ -525,7 +525,7 @@ Skeletons = Sequence["Skeleton | None"]
 # positions in a skeleton
 _SK_KIND, _SK_UUID, _SK_PARENT, _SK_BOUNDARY, _SK_SEGMENT = 0, 1, 2, 3, 4
 _SK_SIDECHAIN, _SK_STAMP, _SK_MESSAGE_ID, _SK_RESULTS, _SK_REACHES = 5, 6, 7, 8, 9
-_SK_SUMMARY, _SK_OURS = 10, 11
+_SK_SUMMARY, _SK_OURS, _SK_FIRST, _SK_LOGICAL = 10, 11, 12, 13
 
 _ALIKE: Any = object()  # a value of a type the chain rules treat alike (not a string, not null)
 _UNHASHABLE = {"list": object(), "dict": object()}  # a record type that is an array or object
@@ -537,7 +537,8 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
 
     (type, uuid, parentUuid, is a compact_boundary, its preservedSegment (head, anchor, tail),
     isSidechain, timestamp, message.id, is a user record with tool results, reaches the model,
-    isCompactSummary is set (truthy), holds our details (a `compactcli` key).)
+    isCompactSummary is set (truthy), holds our details (a `compactcli` key), parentUuid is its
+    first key, logicalParentUuid when a string; the last four for the checks of `validate`.)
     Values the rules treat alike are folded together: a type, a uuid or a parent that is not a
     string reads as any other such value (except a type that is an array or object, which the
     uuid map cannot hash), a timestamp that is not a string as none.
@@ -592,6 +593,8 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
         reaches,
         bool(get("isCompactSummary")),
         "compactcli" in raw,
+        next(iter(raw), None) == "parentUuid",
+        logical if isinstance(logical := get("logicalParentUuid"), str) else None,
     )
 
 
@@ -1062,6 +1065,17 @@ def _chain_of(transcript: Transcript, state: _State) -> _Chain:
     return state.chain
 
 
+def chain_parents(transcript: Transcript) -> Mapping[str, str | None]:
+    """Each chain uuid's parent as Claude Code's loader sees it: progress records bridged over,
+    a later record with the same uuid replacing an earlier one (the uuid map the chain is built
+    from). Made once per transcript; the caller must not change it."""
+    try:
+        state = ClaudeCodeDialect()._state(transcript)
+    except Exception:  # a record that breaks the parser: the map does not need it
+        return _graph(_skeletons(transcript)).parent
+    return state.uuid_graph().parent
+
+
 def _scan_messages(transcript: Transcript) -> None:
     """Parse every record as `_build_state` does, raising what it raises (the first record
     with an impossible shape as an `InputError`)."""
@@ -1336,7 +1350,7 @@ class ClaudeCodeDialect(Dialect):
                 if kind in _DAG_TYPES:
                     uuid = skeleton[_SK_UUID]
                     record = records[i]
-                    if uuid is None or next(iter(record.raw)) != "parentUuid":
+                    if uuid is None or not skeleton[_SK_FIRST]:
                         findings.extend(self._shape(record.raw, record.lineno))
                     if uuid is not None:
                         all_uuids.add(uuid)
@@ -1407,34 +1421,40 @@ class ClaudeCodeDialect(Dialect):
             # the skeleton holds the type and the parent (when a string) as the record does
             if skeleton is None or skeleton[_SK_KIND] not in _DAG_TYPES:
                 continue
-            raw = records[i].raw
             kind = skeleton[_SK_KIND]
             parent = skeleton[_SK_PARENT]
+            logical = skeleton[_SK_LOGICAL]
             if parent is not None and parent not in all_uuids:
                 yield Finding(
                     records[i].lineno,
                     "broken-chain",
-                    f"parentUuid {parent} of {kind} record {raw.get('uuid')} is not in the file",
+                    f"parentUuid {parent} of {kind} record {records[i].raw.get('uuid')} is not "
+                    "in the file",
                 )
-            logical = raw.get("logicalParentUuid")
-            if isinstance(logical, str) and logical not in all_uuids:
+            if logical is not None and logical not in all_uuids:
                 yield Finding(
                     records[i].lineno,
                     "broken-chain",
-                    f"logicalParentUuid {logical} of {kind} record {raw.get('uuid')} is not in "
-                    "the file",
+                    f"logicalParentUuid {logical} of {kind} record {records[i].raw.get('uuid')} "
+                    "is not in the file",
                 )
-            if skeleton[_SK_BOUNDARY] and raw.get("parentUuid") is not None:
+            if skeleton[_SK_BOUNDARY] and records[i].raw.get("parentUuid") is not None:
+                raw = records[i].raw
                 yield Finding(
                     records[i].lineno,
                     "broken-chain",
                     f"compact_boundary {raw.get('uuid')} has parentUuid {raw.get('parentUuid')}; "
                     "it must be null (the old parent goes in logicalParentUuid)",
                 )
-            if skeleton[_SK_SUMMARY] and kind == "user" and raw.get("isCompactSummary") is True:
+            if (
+                skeleton[_SK_SUMMARY]
+                and kind == "user"
+                and records[i].raw.get("isCompactSummary") is True
+            ):
                 if parent is not None and parent in boundaries:
                     summary_children.add(parent)
                 else:
+                    raw = records[i].raw
                     yield Finding(
                         records[i].lineno,
                         "summary-parent",
