@@ -20,6 +20,7 @@ folder that is fsynced and renamed over the target, so a reader never sees a par
 from __future__ import annotations
 
 import contextlib
+import itertools
 import operator
 import os
 import re
@@ -107,9 +108,13 @@ class HashMarks:
     def resume(self, records: Sequence[Record]) -> tuple[int, hashlib._Hash | None]:
         """(n, the sha256 state after the bytes of `records[:n]`) for the largest mark whose
         records `records` starts with (the same objects); (0, None) when there is none."""
-        source = self._records
+        # how many records `records` starts with that are those read (the same objects)
+        shared = next(
+            itertools.compress(itertools.count(), map(operator.is_not, records, self._records)),
+            min(len(records), len(self._records)),
+        )
         for count, state in reversed(self._marks):
-            if count <= len(records) and all(map(operator.is_, records[:count], source[:count])):
+            if count <= shared:
                 return count, state.copy()
         return 0, None
 
