@@ -463,6 +463,17 @@ class _Lines:
         return index + (self.offsets[at] if at >= 0 else 1)
 
 
+class _RecordLines(_Lines):
+    """`_Lines` of records held in memory: each record's line is read from the record."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        super().__init__()
+        self.records = records
+
+    def get(self, index: int, default: int = 0) -> int:
+        return self.records[index].lineno
+
+
 @dataclass(slots=True)
 class _Anchor:
     usage: Usage
@@ -787,9 +798,7 @@ def estimate(
         format=transcript.format,
     )
     ledger = _Ledger(content)
-    note = ledger.lines.note
-    for index, record in enumerate(records):
-        note(index, record.lineno)
+    ledger.lines = _RecordLines(records)
     add = ledger.add
     if whole_file or options.method not in ("heuristic", "exact"):
         breakdown = True
