@@ -298,6 +298,28 @@ def test_a_replaced_record_that_answers_another_call_is_parsed_in_order(
     assert views(after) == views(fresh(after))
 
 
+@pytest.mark.parametrize("name", ["claude-code-compacted", "claude-code-preserved-segment"])
+def test_the_uuid_map_of_appended_records_extends_the_one_before(name: str) -> None:
+    """A transcript that adds records after another's extends that one's uuid map: the same map,
+    in the same order, as one made from scratch."""
+    before = _fixture(name)
+    dialect = get_dialect("claude-code")
+    leaf = dialect.context(before)[-1]  # the chain, and so the uuid map, is made
+    leaf_raw = before.records[leaf.index].raw
+    added = [
+        {**leaf_raw, "type": "progress", "uuid": "p-1", "parentUuid": leaf_raw["uuid"]},
+        {**leaf_raw, "uuid": "u-1", "parentUuid": "p-1"},
+    ]
+    after = before.evolve(records=(*before.records, *(Record(raw=r) for r in added)))
+    state = claude_code.ClaudeCodeDialect()._state(after)
+    assert state.base is not None and state.graph is None
+    made, scratch = state.uuid_graph(), claude_code._graph(state.skeletons)
+    for part in ("index", "parent", "raw_parent", "bridge"):
+        assert list(getattr(made, part).items()) == list(getattr(scratch, part).items())
+    assert made.parent["u-1"] == leaf_raw["uuid"]  # bridged over the progress record
+    assert views(after) == views(fresh(after))
+
+
 def test_views_of_a_settled_copy_match() -> None:
     before = _fixture("claude-code-summarize-session")
     dialect = get_dialect("claude-code")

@@ -609,13 +609,22 @@ class _Graph:
     index: dict[str, int] = field(default_factory=dict)  # uuid -> record index (last wins)
     parent: dict[str, str | None] = field(default_factory=dict)  # effective parent
     raw_parent: dict[int, Any] = field(default_factory=dict)  # record index -> bridged parent
+    bridge: dict[str, str | None] = field(default_factory=dict)  # progress uuid -> its parent
+    count: int = 0  # how many skeletons it maps
 
 
-def _graph(skeletons: Skeletons) -> _Graph:
-    graph = _Graph()
-    bridge: dict[str, str | None] = {}
+def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
+    """The uuid map of `skeletons`. `base`, the map of the first `base.count` of them, is
+    copied and extended with the rest: the map is made in order, so that is the same map."""
+    if base is None:
+        graph, start = _Graph(), 0
+    else:
+        graph = _Graph(dict(base.index), dict(base.parent), dict(base.raw_parent))
+        graph.bridge, start = dict(base.bridge), base.count
+    bridge = graph.bridge
     index, parents, raw_parent = graph.index, graph.parent, graph.raw_parent
-    for i, skeleton in enumerate(skeletons):
+    for i in range(start, len(skeletons)):
+        skeleton = skeletons[i]
         if skeleton is None:
             continue
         uuid = skeleton[_SK_UUID]
@@ -637,6 +646,7 @@ def _graph(skeletons: Skeletons) -> _Graph:
         index[uuid] = i
         parents[uuid] = parent
         raw_parent[i] = parent
+    graph.count = len(skeletons)
     return graph
 
 
@@ -897,12 +907,19 @@ class _State:
     recent: list[tuple[tuple[tuple[Any, ...] | None, ...], _Chain, _Graph]]
     chain: _Chain | None = None
     graph: _Graph | None = None  # the uuid map of `skeletons`, once made
+    base: _Graph | None = None  # the uuid map of the skeletons these start with, if known
 
     def uuid_graph(self) -> _Graph:
-        """The uuid map of `skeletons`, made once (the chain and the checks share it)."""
+        """The uuid map of `skeletons`, made once (the chain and the checks share it), by
+        extending `base` when there is one."""
         if self.graph is None:
-            self.graph = _graph(self.skeletons)
+            self.graph = _graph(self.skeletons, self.base)
+            self.base = None
         return self.graph
+
+    def known_graph(self) -> _Graph | None:
+        """The uuid map of these skeletons or of the ones they start with, if made."""
+        return self.graph if self.graph is not None else self.base
 
 
 def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
@@ -956,6 +973,7 @@ def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
     where = dict(parent.where)
     messages = dict(parent.messages)
     skeletons = list(parent.skeletons)
+    same_skeletons = True
     for i in changed:
         old, new = before[i].raw, records[i].raw
         if not isinstance(old, dict) or not isinstance(new, dict):
@@ -985,7 +1003,13 @@ def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
         else:
             messages[i] = message
         skeletons[i] = _skeleton(new)
-    return _State(records, where, messages, {}, tuple(skeletons), dict(parent.names), parent.recent)
+        same_skeletons = same_skeletons and skeletons[i] == parent.skeletons[i]
+    state = _State(
+        records, where, messages, {}, tuple(skeletons), dict(parent.names), parent.recent
+    )
+    if same_skeletons:  # the uuid map is made of the skeletons alone: it is the parent's
+        state.graph, state.base = parent.graph, parent.base
+    return state
 
 
 def _build_state(transcript: Transcript) -> _State:
@@ -1042,7 +1066,10 @@ def _build_state(transcript: Transcript) -> _State:
         if message is not None:
             messages[i] = message
         skeletons.append(skeleton)
-    return _State(records, where, messages, errors, tuple(skeletons), names, earlier.recent)
+    state = _State(records, where, messages, errors, tuple(skeletons), names, earlier.recent)
+    if start and parent is not None:  # these skeletons start with the parent's
+        state.base = parent.known_graph()
+    return state
 
 
 def _chain_of(transcript: Transcript, state: _State) -> _Chain:
