@@ -794,7 +794,7 @@ def _recover_orphans(
             anchors[skeleton[_SK_MESSAGE_ID]] = uuid
     if not anchors:
         return chain
-    siblings: dict[str, list[str]] = {}
+    siblings: dict[str, list[str]] = {}  # of the responses on the chain, by message.id
     results: dict[str, list[str]] = {}
     for uuid, i in index.items():
         found = skeletons[i]
@@ -802,9 +802,9 @@ def _recover_orphans(
         kind = found[_SK_KIND]
         if kind == "assistant":
             message_id = found[_SK_MESSAGE_ID]
-            if message_id:
+            if message_id in anchors:
                 siblings.setdefault(message_id, []).append(uuid)
-        elif kind == "user" and parent[uuid] is not None and found[_SK_RESULTS]:
+        elif kind == "user" and found[_SK_RESULTS] and parent[uuid] is not None:
             results.setdefault(str(parent[uuid]), []).append(uuid)
     inserts: dict[str, list[str]] = {}
     done: set[str] = set()
@@ -1190,8 +1190,16 @@ class ClaudeCodeDialect(Dialect):
 
     def _usage(self, transcript: Transcript) -> list[Usage]:
         chain = self._context_chain(transcript)
-        found: dict[str, Usage] = {}
+        try:
+            skeletons: Skeletons | None = self._state(transcript).skeletons
+        except Exception:  # a record that breaks the parser: read the records themselves
+            skeletons = None
+        found: dict[str, tuple[int, int, Mapping[str, Any]]] = {}
         for i in chain.records:
+            if skeletons is not None:
+                skeleton = skeletons[i]  # its type, as the record's (read once, not again)
+                if skeleton is None or skeleton[_SK_KIND] != "assistant":
+                    continue
             raw = transcript.records[i].raw
             if raw.get("type") != "assistant" or i in chain.zeroed:
                 continue
@@ -1206,7 +1214,9 @@ class ClaudeCodeDialect(Dialect):
                 continue
             key = _message_id(raw) or raw.get("requestId") or raw.get("uuid")
             key = key if isinstance(key, str) else f"#{i}"
-            found[key] = Usage(
+            found[key] = (i, total, usage)  # the last record of a request counts
+        return [
+            Usage(
                 index=i,
                 context=total,
                 input=_int(usage, "input_tokens"),
@@ -1214,7 +1224,8 @@ class ClaudeCodeDialect(Dialect):
                 cached=_int(usage, "cache_read_input_tokens"),
                 key=key,
             )
-        return list(found.values())
+            for key, (i, total, usage) in found.items()
+        ]
 
     def streamer(self, source: str = "-") -> ClaudeCodeStreamer:
         """The views of `context`, `usage`, `messages` and `model`, fed record by record."""
