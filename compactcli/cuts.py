@@ -125,13 +125,14 @@ def find_cut(
     for i in range(count - 1, -1, -1):
         suffix[i] = suffix[i + 1] + tokens[i]
 
-    prompts = [i for i, m in enumerate(context) if i >= head and is_prompt(m)]
-    limit = min(count - MIN_TAIL_MESSAGES, prompts[-1] if prompts else count)
-    split = pin and bool(prompts) and suffix[prompts[-1]] > keep_recent_tokens * SOFT_CEILING
+    # the last user prompt at or after the head (the only one the rules look at)
+    prompt = next((i for i in range(count - 1, head - 1, -1) if is_prompt(context[i])), None)
+    limit = min(count - MIN_TAIL_MESSAGES, prompt if prompt is not None else count)
+    split = pin and prompt is not None and suffix[prompt] > keep_recent_tokens * SOFT_CEILING
     if split:
         limit = count - MIN_TAIL_MESSAGES
     if limit < floor:
-        return _nothing(context, head, floor, prompts, limit)
+        return _nothing(context, head, floor, prompt, limit)
 
     def valid(position: int, check: bool) -> bool:
         return (
@@ -140,45 +141,53 @@ def find_cut(
             and (accept is None or not check or accept(position))
         )
 
-    pinnable = prompts[-1] if split else None
+    pinnable = prompt if split else None
 
     def summarizes(start: int) -> bool:
         return any(not context[i].summary and i != pinnable for i in range(head, start))
 
     for check in (False, True):
-        positions = [p for p in range(floor, limit + 1) if valid(p, check)]
-        if not positions:
+
+        def ok(position: int, check: bool = check) -> bool:
+            return valid(position, check)
+
+        def turn(position: int, check: bool = check) -> bool:
+            return valid(position, check) and context[position].role == "assistant"
+
+        chosen = _choose(ok, floor, limit, suffix, keep_recent_tokens)
+        if chosen is None:
             if check:
                 return NoCut(refusal)
             return NoCut("no place to cut that keeps every tool call with its result")
-        start = _choose(positions, suffix, keep_recent_tokens)
+        start = chosen
         if not summarizes(start):
-            return _nothing(context, head, start, prompts, limit)
+            return _nothing(context, head, start, prompt, limit)
         if alternating and context[start].role != "assistant":
-            turns = [p for p in positions if context[p].role == "assistant"]
-            if turns:
-                start = _choose(turns, suffix, keep_recent_tokens)
+            other = _choose(turn, floor, limit, suffix, keep_recent_tokens)
+            if other is not None:
+                start = other
                 if not summarizes(start):
-                    return _nothing(context, head, start, prompts, limit)
+                    return _nothing(context, head, start, prompt, limit)
         if accept is None:
             break
-    pinned = prompts[-1] if split and start > prompts[-1] else None
+    pinned = prompt if split and prompt is not None and start > prompt else None
     return Cut(head=head, start=start, tail_tokens=suffix[start], pinned=pinned)
 
 
 def _nothing(
-    context: Sequence[Message], head: int, start: int, prompts: Sequence[int], limit: int
+    context: Sequence[Message], head: int, start: int, prompt: int | None, limit: int
 ) -> NoCut:
-    """Why the middle `context[head:start]` holds nothing to summarize."""
+    """Why the middle `context[head:start]` holds nothing to summarize (`prompt`: the last user
+    prompt from the head on)."""
     count = len(context)
-    if prompts and limit > prompts[-1] and start > prompts[-1]:
+    if prompt is not None and limit > prompt and start > prompt:
         return NoCut(
-            f"nothing to summarize but the last user prompt (message {prompts[-1] + 1} of "
+            f"nothing to summarize but the last user prompt (message {prompt + 1} of "
             f"{count}): what follows it is kept"
         )
-    if prompts and limit == prompts[-1] and start >= limit:
+    if prompt is not None and limit == prompt and start >= limit:
         return NoCut(
-            f"nothing to summarize before the last user prompt (message {prompts[-1] + 1} of "
+            f"nothing to summarize before the last user prompt (message {prompt + 1} of "
             f"{count}), which is kept with everything after it"
         )
     if limit < start or count <= MIN_TAIL_MESSAGES:
@@ -194,12 +203,22 @@ def _unit_end(ends: Sequence[int], position: int) -> int:
     return next((e for e in ends if e >= position), ends[-1])
 
 
-def _choose(positions: Sequence[int], suffix: Sequence[int], budget: int) -> int:
-    """The start whose tail best fits `budget` (positions ascending, all valid)."""
-    fit = [p for p in positions if suffix[p] <= budget]
-    over = [p for p in positions if suffix[p] > budget]
-    if over and suffix[over[-1]] <= budget * SOFT_CEILING:
-        return over[-1]
-    if fit:
-        return fit[0]
-    return positions[-1]
+def _choose(
+    ok: Callable[[int], bool], low: int, high: int, suffix: Sequence[int], budget: int
+) -> int | None:
+    """The start whose tail best fits `budget`, among the positions `low..high` that are `ok`;
+    None when none is. The tail just over the budget when it stays under the soft ceiling, else
+    the largest that fits, else the smallest there is.
+
+    `suffix` (the tail's tokens from each position) never grows with the position, so the
+    positions over the budget come first: only those next to the budget's edge are tested, from
+    it outwards, not every position (the tail is short, the conversation long).
+    """
+    edge = high + 1  # the first position whose tail fits the budget
+    while edge > low and suffix[edge - 1] <= budget:
+        edge -= 1
+    over = next((p for p in range(edge - 1, low - 1, -1) if ok(p)), None)
+    if over is not None and suffix[over] <= budget * SOFT_CEILING:
+        return over
+    fit = next((p for p in range(edge, high + 1) if ok(p)), None)
+    return fit if fit is not None else over

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from compactcli.cuts import Cut, NoCut, find_cut, is_prompt
+from compactcli.cuts import SOFT_CEILING, Cut, NoCut, _choose, find_cut, is_prompt
 from compactcli.transcript import Block, Message, Role
 
 
@@ -238,3 +240,33 @@ def test_a_format_veto_moves_the_cut_or_says_why(accepted: set[int]) -> None:
         refusal="cannot keep that tail",
     )
     assert found == (Cut(0, 2, 60) if accepted else NoCut("cannot keep that tail"))
+
+
+def _every_position(positions: list[int], suffix: list[int], budget: int) -> int:
+    """The rule `_choose` follows, applied to every valid position."""
+    fit = [p for p in positions if suffix[p] <= budget]
+    over = [p for p in positions if suffix[p] > budget]
+    if over and suffix[over[-1]] <= budget * SOFT_CEILING:
+        return over[-1]
+    if fit:
+        return fit[0]
+    return positions[-1]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    tokens=st.lists(st.integers(0, 400), min_size=1, max_size=40),
+    valid=st.lists(st.booleans(), min_size=40, max_size=40),
+    budget=st.integers(0, 3000),
+    low=st.integers(0, 39),
+    span=st.integers(-2, 40),
+)
+def test_the_start_is_chosen_from_the_positions_next_to_the_budget(
+    tokens: list[int], valid: list[bool], budget: int, low: int, span: int
+) -> None:
+    """Testing only the positions next to the budget's edge chooses what testing all would."""
+    suffix = [sum(tokens[i:]) for i in range(len(tokens) + 1)]
+    high = min(low + span, len(tokens) - 1)
+    positions = [p for p in range(low, high + 1) if valid[p]]
+    expected = _every_position(positions, suffix, budget) if positions else None
+    assert _choose(valid.__getitem__, low, high, suffix, budget) == expected
