@@ -9,6 +9,8 @@ re-serialises that record alone.
 Messages and blocks (`Message`, `Block`) are typed views that a format's dialect derives from the
 raw records (see `compactcli.dialects`); they point back at their record by index and at the
 JSON object they were read from by a path, so a stage can edit exactly that object.
+`new_block` and `new_message` make them as their constructors do, faster, for the loops that make
+one per record of a large file.
 
 Views are memoized per transcript (`Transcript.view`): records are immutable and their `raw` is
 never mutated, so a transcript's views never change; an edit makes a new transcript (`evolve`),
@@ -129,6 +131,79 @@ class Message:
     def text(self) -> str:
         """The message's plain text blocks joined by newlines."""
         return "\n".join(b.text for b in self.blocks if b.kind == "text")
+
+
+_NEW = object.__new__
+
+
+def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot setters of `names` on `cls`, which `__init__` would set one by one."""
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+_BLOCK_SET = _setters(
+    Block,
+    ("kind", "text", "json", "call_id", "name", "arguments", "is_error", "type", "path", "images"),
+)
+_MESSAGE_SET = _setters(
+    Message, ("index", "role", "blocks", "id", "unit", "model", "summary", "synthetic", "path")
+)
+
+
+def new_block(
+    kind: BlockKind,
+    text: str = "",
+    json: bool = False,
+    call_id: str | None = None,
+    name: str | None = None,
+    arguments: Any = None,
+    is_error: bool = False,
+    type: str = "",
+    path: JsonPath = (),
+    images: int = 0,
+) -> Block:
+    """`Block(...)` with the same fields, made about twice as fast: the slots are set directly
+    (a frozen dataclass's `__init__` sets each through `object.__setattr__`). For the loops
+    that make a block per content item of a large file."""
+    block: Block = _NEW(Block)
+    kind_, text_, json_, call_id_, name_, arguments_, error_, type_, path_, images_ = _BLOCK_SET
+    kind_(block, kind)
+    text_(block, text)
+    json_(block, json)
+    call_id_(block, call_id)
+    name_(block, name)
+    arguments_(block, arguments)
+    error_(block, is_error)
+    type_(block, type)
+    path_(block, path)
+    images_(block, images)
+    return block
+
+
+def new_message(
+    index: int,
+    role: Role,
+    blocks: tuple[Block, ...],
+    id: str | None = None,
+    unit: str | None = None,
+    model: str | None = None,
+    summary: bool = False,
+    synthetic: bool = False,
+    path: JsonPath = (),
+) -> Message:
+    """`Message(...)`, made as `new_block` makes a block."""
+    message: Message = _NEW(Message)
+    index_, role_, blocks_, id_, unit_, model_, summary_, synthetic_, path_ = _MESSAGE_SET
+    index_(message, index)
+    role_(message, role)
+    blocks_(message, blocks)
+    id_(message, id)
+    unit_(message, unit)
+    model_(message, model)
+    summary_(message, summary)
+    synthetic_(message, synthetic)
+    path_(message, path)
+    return message
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ with those of the same records read from scratch.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +23,16 @@ from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
 from compactcli.dialects import claude_code
-from compactcli.transcript import Record, Transcript, get_in, set_in
+from compactcli.transcript import (
+    Block,
+    Message,
+    Record,
+    Transcript,
+    get_in,
+    new_block,
+    new_message,
+    set_in,
+)
 from tests.conftest import FIXTURES
 from tests.transcript_strategies import FORMAT_NAMES, Plan, plans, render
 
@@ -473,3 +484,42 @@ def chain_edit(transcript: Transcript, rng: random.Random) -> Transcript:
 @given(seed=st.integers(0, 2**32 - 1))
 def test_claude_code_chain_edits_have_the_views_of_a_fresh_read(name: str, seed: int) -> None:
     _edits_match_fresh_reads(_fixture(name), chain_edit, random.Random(seed), rounds=6)
+
+
+def test_fast_constructors_make_the_same_blocks_and_messages() -> None:
+    """`new_block` and `new_message` set every field the dataclasses have, as they set them."""
+    assert [f.name for f in dataclasses.fields(Block)] == list(
+        inspect.signature(new_block).parameters
+    )
+    assert [f.name for f in dataclasses.fields(Message)] == list(
+        inspect.signature(new_message).parameters
+    )
+    values: dict[str, Any] = {
+        "kind": "tool_call",
+        "text": "{}",
+        "json": True,
+        "call_id": "c1",
+        "name": "Read",
+        "arguments": {"a": 1},
+        "is_error": True,
+        "type": "tool_use",
+        "path": ("message", "content", 0),
+        "images": 2,
+    }
+    block = new_block(**values)
+    assert block == Block(**values) and new_block("text") == Block(kind="text")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        block.text = "changed"  # type: ignore[misc]
+    fields = {
+        "index": 3,
+        "role": "assistant",
+        "blocks": (block,),
+        "id": "u1",
+        "unit": "m1",
+        "model": "claude",
+        "summary": True,
+        "synthetic": True,
+        "path": ("message",),
+    }
+    assert new_message(**fields) == Message(**fields)
+    assert new_message(0, "user", ()) == Message(index=0, role="user", blocks=())

@@ -88,6 +88,8 @@ from compactcli.transcript import (
     Record,
     Transcript,
     Usage,
+    new_block,
+    new_message,
     set_in,
 )
 
@@ -365,7 +367,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
         is_json = _looks_json(text)
     else:
         raise _ShapeError(f"tool_result content at {_where(path)} is {_kind_of(content)}")
-    return Block(
+    return new_block(
         kind="tool_result",
         text=text,
         json=is_json,
@@ -380,7 +382,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
 
 def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
     if isinstance(item, str):
-        return Block(kind="text", text=item, type="text", path=path)
+        return new_block(kind="text", text=item, type="text", path=path)
     if not isinstance(item, dict):
         raise _ShapeError(f"content block {_where(path)} is {_kind_of(item)}")
     kind = item.get("type")
@@ -388,10 +390,10 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         text = item.get("text", "")
         if not isinstance(text, str):
             raise _ShapeError(f"text block {_where(path)} has text that is {_kind_of(text)}")
-        return Block(kind="text", text=text, type="text", path=path)
+        return new_block(kind="text", text=text, type="text", path=path)
     if kind == "thinking":
         thinking = item.get("thinking", "")
-        return Block(
+        return new_block(
             kind="thinking",
             text=thinking if isinstance(thinking, str) else "",
             type="thinking",
@@ -399,7 +401,7 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         )
     if kind == "redacted_thinking":
         data = item.get("data", "")
-        return Block(
+        return new_block(
             kind="thinking",
             text=data if isinstance(data, str) else "",
             type="redacted_thinking",
@@ -412,7 +414,7 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
             raise _ShapeError(f"tool_use {_where(path)} needs a string id and name")
         arguments = item.get("input")
         names[call_id] = name
-        return Block(
+        return new_block(
             kind="tool_call",
             text=_dump(arguments if arguments is not None else {}),
             json=True,
@@ -426,9 +428,9 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         return _tool_result_block(item, path, names)
     if kind in ("image", "document"):
         block_kind: BlockKind = "image" if kind == "image" else "document"
-        return Block(kind=block_kind, type=kind, path=path)
+        return new_block(kind=block_kind, type=kind, path=path)
     # server_tool_use, web_search_tool_result, tool_reference, unknown: opaque, counted as JSON
-    return Block(
+    return new_block(
         kind="other",
         text=_dump(item),
         json=True,
@@ -443,7 +445,7 @@ def _where(path: JsonPath) -> str:
 
 def _blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[Block, ...]:
     if isinstance(content, str):
-        return (Block(kind="text", text=content, type="text", path=base),)
+        return (new_block(kind="text", text=content, type="text", path=base),)
     if isinstance(content, list):
         return tuple(_block(item, (*base, i), names) for i, item in enumerate(content))
     raise _ShapeError(f"{_where(base)} is {_kind_of(content)}, not a string or an array")
@@ -461,7 +463,7 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
             raise _ShapeError(f"{kind} record: message has no content")
         blocks = _blocks(message["content"], ("message", "content"), names)
         if kind == "user":
-            return Message(
+            return new_message(
                 index=index,
                 role="user",
                 blocks=blocks,
@@ -471,7 +473,7 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
             )
         model = message.get("model")
         unit = message.get("id") or raw.get("requestId") or uuid
-        return Message(
+        return new_message(
             index=index,
             role="assistant",
             blocks=blocks,
@@ -487,18 +489,18 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
         if not _attachment_reaches_model(attachment):
             return None
         subtype = attachment.get("type")
-        block = Block(
+        block = new_block(
             kind="other",
             text="\n".join(_strings(attachment)),
             type="attachment",
             name=subtype if isinstance(subtype, str) else None,
             path=("attachment",),
         )
-        return Message(index=index, role="user", blocks=(block,), id=uuid, path=())
+        return new_message(index=index, role="user", blocks=(block,), id=uuid, path=())
     if kind == "system" and raw.get("subtype") == "local_command":
         content = raw.get("content", "")
         blocks = _blocks(content, ("content",), names)
-        return Message(index=index, role="user", blocks=blocks, id=uuid, path=())
+        return new_message(index=index, role="user", blocks=blocks, id=uuid, path=())
     return None
 
 
