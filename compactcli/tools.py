@@ -18,6 +18,7 @@ those its patch text names.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ _PATCH_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTIL
 _MOVE_HEADER = re.compile(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
 
 
+@functools.lru_cache(maxsize=4096)  # a session calls few tools, each many times
 def base_name(name: str | None) -> str:
     """A tool's name without its MCP or namespace prefix (`mcp__github__read_file` ->
     `read_file`), lower-cased; empty for no name."""
