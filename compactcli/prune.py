@@ -68,14 +68,28 @@ class _Result:
     block: Block
     tool: str
     kind: ToolKind  # of the call (`compactcli.tools.call_kind`)
-    argument: str
+    call: Block | None  # the call it answers, when found
     text: str  # what a placeholder replaces: the result's text, a user command's output
     content: bytes
     digest: str
     tokens: int
-    error: str  # the distinctive error line when the result failed, else ""
     user: bool = False  # the output of a command the user ran (`Dialect.user_shell`)
     lines: dict[bool, str] = field(default_factory=dict)  # placeholders made (`_line`)
+    # what a placeholder says, found when one is made (most results keep their content)
+    argument: str | None = None  # the call's main argument
+    error: str | None = None  # the distinctive error line when the result failed, else ""
+
+    def main_argument(self) -> str:
+        if self.argument is None:
+            call = self.call
+            self.argument = main_argument(self.tool, call.arguments) if call else ""
+        return self.argument
+
+    def failure(self) -> str:
+        if self.error is None:
+            result = outcome(self.block, shell=self.kind == "shell")
+            self.error = result.error if result.status == "failed" else ""
+        return self.error
 
 
 @dataclass(slots=True)
@@ -220,7 +234,6 @@ def _results(
                 continue
             call = calls.get(block.call_id or "")
             tool = block.name or (call.name if call else None) or "tool"
-            argument = main_argument(tool, call.arguments) if call else ""
             kind = call_kind(tool, call.arguments if call else None)
             raw = transcript.records[message.index].raw
             try:
@@ -228,7 +241,6 @@ def _results(
             except (KeyError, IndexError, TypeError):
                 value = block.text
             data = content_bytes(value)
-            result = outcome(block, shell=kind == "shell")
             found.append(
                 _Result(
                     position,
@@ -236,12 +248,11 @@ def _results(
                     block,
                     tool,
                     kind,
-                    argument,
+                    call,
                     block.text,
                     data,
                     sha256(data),
                     counter.block_tokens(block),
-                    result.error if result.status == "failed" else "",
                 )
             )
     return found
@@ -261,13 +272,14 @@ def _user_result(
         block,
         USER_SHELL_TOOL,
         "shell",
-        shell.command,
+        None,
         shell.output,
         data,
         sha256(data),
         counter.text_tokens(shell.output),
-        (error_line(shell.output) or "failed") if shell.failed else "",
         user=True,
+        argument=shell.command,
+        error=(error_line(shell.output) or "failed") if shell.failed else "",
     )
 
 
@@ -353,7 +365,9 @@ def _line(result: _Result, *, duplicate: bool) -> str:
         if duplicate:
             found = duplicate_placeholder(result.tool, text, result.digest)
         else:
-            found = placeholder(result.tool, result.argument, text, result.digest, result.error)
+            found = placeholder(
+                result.tool, result.main_argument(), text, result.digest, result.failure()
+            )
         result.lines[duplicate] = found
     return found
 
