@@ -228,8 +228,7 @@ class _Costing:
     """Block and message costs on top of a text count; shared by every counter."""
 
     costs: Costs
-    _memo: dict[int, tuple[Block, tuple[int, int]]] | None = None
-    _message_memo: dict[int, tuple[Message, int]] | None = None
+    _memo: dict[int, tuple[Any, Any]] | None = None  # blocks' parts and messages' tokens
 
     def _prose(self, text: str) -> int:
         raise NotImplementedError
@@ -247,15 +246,23 @@ class _Costing:
         block object for the counter's lifetime: blocks are immutable and shared by the
         transcripts that one run's stages make, so each is counted once.
         """
+        parts: tuple[int, int] | None = self._recall(block)
+        if parts is None:
+            parts = self.parts(block.kind, block.text, block.json, block.name, block.images)
+            self._keep(block, parts)
+        return parts
+
+    def _recall(self, item: Block | Message) -> Any:
+        """What was counted for `item` itself (None when it was not), by identity."""
         memo = self._memo
         if memo is None:
             memo = self._memo = {}
-        found = memo.get(id(block))
-        if found is not None and found[0] is block:
-            return found[1]
-        parts = self.parts(block.kind, block.text, block.json, block.name, block.images)
-        memo[id(block)] = (block, parts)  # holding the block keeps its id from being reused
-        return parts
+        found = memo.get(id(item))
+        return found[1] if found is not None and found[0] is item else None
+
+    def _keep(self, item: Block | Message, value: Any) -> None:
+        assert self._memo is not None  # made by `_recall`, asked first
+        self._memo[id(item)] = (item, value)  # holding the item keeps its id from being reused
 
     def parts(
         self, kind: str, text: str, is_json: bool, name: str | None, images: int
@@ -287,14 +294,10 @@ class _Costing:
     def message_tokens(self, message: Message) -> int:
         """A message's tokens: its framing plus each of its blocks. Remembered per message
         object, as `block_parts` is per block: the stages count the same messages again."""
-        memo = self._message_memo
-        if memo is None:
-            memo = self._message_memo = {}
-        found = memo.get(id(message))
-        if found is not None and found[0] is message:
-            return found[1]
-        tokens = self.costs.framing(message) + sum(self.block_tokens(b) for b in message.blocks)
-        memo[id(message)] = (message, tokens)  # holding the message keeps its id unique
+        tokens: int | None = self._recall(message)
+        if tokens is None:
+            tokens = self.costs.framing(message) + sum(self.block_tokens(b) for b in message.blocks)
+            self._keep(message, tokens)
         return tokens
 
 

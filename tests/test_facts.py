@@ -999,42 +999,39 @@ def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_sessi
     ]
 
 
+_CUE_WORDS = [
+    "We'll",
+    "USE",
+    "use",
+    "Decided",
+    "instead",
+    "OF",
+    "I'll",
+    "switch",
+    "Switched",
+    "from",
+    "x.py",
+    "to",
+    "Rather",
+    "than",
+    "never",
+    "Don't",
+    "MUST",
+    "should",
+    "Ensure",
+    "ok",
+    "ſhould",
+    "İnstead",
+    "—",
+    ",",
+    "\n",
+    "  ",
+]
+"""Words that are cues or not, in both cases, with look-alike non-ASCII letters."""
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    words=st.lists(
-        st.sampled_from(
-            [
-                "We'll",
-                "USE",
-                "use",
-                "Decided",
-                "instead",
-                "OF",
-                "I'll",
-                "switch",
-                "Switched",
-                "from",
-                "x.py",
-                "to",
-                "Rather",
-                "than",
-                "never",
-                "Don't",
-                "MUST",
-                "should",
-                "Ensure",
-                "ok",
-                "ſhould",
-                "İnstead",
-                "—",
-                ",",
-                "\n",
-                "  ",
-            ]
-        ),
-        max_size=12,
-    )
-)
+@given(words=st.lists(st.sampled_from(_CUE_WORDS), max_size=12))
 def test_cues_find_in_ascii_text_what_a_case_blind_search_finds(words: list[str]) -> None:
     """A cue searches lowercased ASCII text case-sensitively: the same span as case-blind."""
     text = " ".join(words)
@@ -1048,40 +1045,37 @@ _CODE_LIKE = re.compile(r'^[\[{<(]|\{"|":\s*["\[{\d]|\\n|^\w+\s*[=(]\S|;\s*$')
 """What `_code_like` decides, as one regular expression."""
 
 
+_LINE_PIECES = [
+    '{"',
+    '"',
+    ":",
+    ": ",
+    "1",
+    "[",
+    "{",
+    "(",
+    "<",
+    "x",
+    "x=",
+    "f(",
+    " = ",
+    "=",
+    "\\n",
+    "\\",
+    "n",
+    ";",
+    " ",
+    "\t",
+    "\u00a0",
+    "é",
+    "word",
+    ".",
+]
+"""Pieces of code, JSON and prose that `_code_like` tells apart."""
+
+
 @settings(max_examples=400, deadline=None)
-@given(
-    line=st.lists(
-        st.sampled_from(
-            [
-                '{"',
-                '"',
-                ":",
-                ": ",
-                "1",
-                "[",
-                "{",
-                "(",
-                "<",
-                "x",
-                "x=",
-                "f(",
-                " = ",
-                "=",
-                "\\n",
-                "\\",
-                "n",
-                ";",
-                " ",
-                "\t",
-                "\u00a0",
-                "é",
-                "word",
-                ".",
-            ]
-        ),
-        max_size=10,
-    ).map("".join)
-)
+@given(line=st.lists(st.sampled_from(_LINE_PIECES), max_size=10).map("".join))
 def test_code_like_lines_are_what_the_regular_expression_finds(line: str) -> None:
     assert _code_like(line) == bool(_CODE_LIKE.search(line))
 
