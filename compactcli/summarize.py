@@ -38,6 +38,8 @@ Guarantees:
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,7 +66,7 @@ from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import Facts
 from compactcli.tokens import TokenCounter
-from compactcli.transcript import Message, Transcript
+from compactcli.transcript import Message, Record, Transcript
 from compactcli.validation import validate
 
 MIN_SUMMARY_TOKENS = 400
@@ -187,8 +189,7 @@ def _summarize_at(
         info["pinned_prompt"] = stage.where(context[cut.pinned])
     draft = Injection(context, cut, text, {}, facts, before, 0)
     measured = transcript.evolve(records=writer.write(transcript, draft))
-    kept_as_read = {id(r) for r in transcript.records}
-    rewritten = [r.lineno for r in measured.records if id(r) not in kept_as_read and r.lineno]
+    rewritten = _rewritten(transcript.records, measured.records)
     if rewritten:
         info["rewritten"] = rewritten
     after_context = dialect.context(measured)
@@ -303,6 +304,21 @@ class _Stage:
             changed=result.records is not self.transcript.records,
             details=details,
         )
+
+
+def _rewritten(before: Sequence[Record], after: Sequence[Record]) -> list[int]:
+    """The input lines of the records of `after` that are not records of `before` (as read)
+    but carry a line of it: the kept records a format made us rewrite. Records in the same
+    place are compared first, so that a long transcript is not searched record by record."""
+    moved = [
+        after[i] for i in itertools.compress(range(len(after)), map(operator.is_not, after, before))
+    ]
+    moved.extend(after[len(before) :])
+    candidates = [r for r in moved if r.lineno]
+    if not candidates:
+        return []
+    kept_as_read = {id(r) for r in before}
+    return [r.lineno for r in candidates if id(r) not in kept_as_read]
 
 
 def summary_body(message: Message) -> str | None:
