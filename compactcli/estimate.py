@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -745,6 +746,9 @@ class _Analysis:
                 by_tool[tool] = by_tool.get(tool, 0) + value
 
 
+_INDEX = operator.attrgetter("index")
+
+
 def failures(
     report: EstimateReport, *, fail_on_threshold: bool = False
 ) -> list[tuple[str, int, int]]:
@@ -791,7 +795,8 @@ def estimate(
     empty; every other figure is the same.
     """
     records = transcript.records
-    view = streamed_view(get_dialect(transcript.format), transcript)
+    dialect = get_dialect(transcript.format)
+    view = streamed_view(dialect, transcript)
     content = counter or get_counter(
         "heuristic" if options.method in ("auto", "usage") else options.method,
         model=options.model or _peek_model(records[:SNIFF_RECORDS], transcript.format),
@@ -804,6 +809,15 @@ def estimate(
         breakdown = True
         for message in view.messages:
             add(message)
+    elif not breakdown and dialect.one_message_per_record:
+        # the context view holds every message of its records: count those, in file order
+        tokens = content.message_tokens
+        total = ledger.add_total
+        last = -1
+        for message in sorted(dialect.context(transcript), key=_INDEX):
+            if message.index != last:  # each record once, as `view.messages` has it
+                total(message.index, message.role, message.unit, tokens(message))
+                last = message.index
     else:
         wanted = set(view.context)
         tokens = content.message_tokens

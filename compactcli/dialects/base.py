@@ -123,6 +123,9 @@ class Dialect(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    one_message_per_record: ClassVar[bool] = False
+    """Whether a record holds at most one message (then the context view holds every message of
+    the records it shows)."""
 
     @classmethod
     @abstractmethod

@@ -1123,6 +1123,7 @@ def _scan_messages(transcript: Transcript) -> None:
 class ClaudeCodeDialect(Dialect):
     name = "claude-code"
     summary = "Claude Code session transcript (~/.claude/projects/<project>/<session>.jsonl)"
+    one_message_per_record = True
 
     # ---- detection
 
