@@ -23,7 +23,7 @@ No I/O here: reading and writing live in `compactcli.jsonl`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
@@ -136,18 +136,14 @@ class Message:
 _NEW = object.__new__
 
 
-def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
-    """The slot setters of `names` on `cls`, which `__init__` would set one by one."""
-    return tuple(cls.__dict__[name].__set__ for name in names)
+def _setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot setters of the dataclass `cls`'s fields, in their order (as `__init__` sets
+    them one by one)."""
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
 
 
-_BLOCK_SET = _setters(
-    Block,
-    ("kind", "text", "json", "call_id", "name", "arguments", "is_error", "type", "path", "images"),
-)
-_MESSAGE_SET = _setters(
-    Message, ("index", "role", "blocks", "id", "unit", "model", "summary", "synthetic", "path")
-)
+_BLOCK_SET = _setters(Block)
+_MESSAGE_SET = _setters(Message)
 
 
 def new_block(

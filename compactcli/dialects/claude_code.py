@@ -621,8 +621,10 @@ def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
     if base is None:
         graph, start = _Graph(), 0
     else:
-        graph = _Graph(dict(base.index), dict(base.parent), dict(base.raw_parent))
-        graph.bridge, start = dict(base.bridge), base.count
+        graph = _Graph(
+            dict(base.index), dict(base.parent), dict(base.raw_parent), dict(base.bridge)
+        )
+        start = base.count
     bridge = graph.bridge
     index, parents, raw_parent = graph.index, graph.parent, graph.raw_parent
     for i in range(start, len(skeletons)):
@@ -1074,6 +1076,11 @@ def _build_state(transcript: Transcript) -> _State:
     return state
 
 
+def _state_of(transcript: Transcript) -> _State:
+    """The transcript's parsed records, made once (`_build_state`)."""
+    return transcript.view(_STATE, lambda: _build_state(transcript))
+
+
 def _chain_of(transcript: Transcript, state: _State) -> _Chain:
     """The context chain, reused from a transcript of the same lineage with equal skeletons, or
     with skeletons that this one's extend quietly (`_appended_quietly`)."""
@@ -1099,7 +1106,7 @@ def chain_parents(transcript: Transcript) -> Mapping[str, str | None]:
     a later record with the same uuid replacing an earlier one (the uuid map the chain is built
     from). Made once per transcript; the caller must not change it."""
     try:
-        state = ClaudeCodeDialect()._state(transcript)
+        state = _state_of(transcript)
     except Exception:  # a record that breaks the parser: the map does not need it
         return _graph(_skeletons(transcript)).parent
     return state.uuid_graph().parent
@@ -1151,7 +1158,7 @@ class ClaudeCodeDialect(Dialect):
     # ---- views
 
     def _state(self, transcript: Transcript) -> _State:
-        return transcript.view(_STATE, lambda: _build_state(transcript))
+        return _state_of(transcript)
 
     def _by_record(self, transcript: Transcript) -> dict[int, Message]:
         try:
@@ -1193,16 +1200,8 @@ class ClaudeCodeDialect(Dialect):
 
     def _usage(self, transcript: Transcript) -> list[Usage]:
         chain = self._context_chain(transcript)
-        try:
-            skeletons: Skeletons | None = self._state(transcript).skeletons
-        except Exception:  # a record that breaks the parser: read the records themselves
-            skeletons = None
         found: dict[str, tuple[int, int, Mapping[str, Any]]] = {}
         for i in chain.records:
-            if skeletons is not None:
-                skeleton = skeletons[i]  # its type, as the record's (read once, not again)
-                if skeleton is None or skeleton[_SK_KIND] != "assistant":
-                    continue
             raw = transcript.records[i].raw
             if raw.get("type") != "assistant" or i in chain.zeroed:
                 continue
