@@ -68,7 +68,7 @@ from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer
 from compactcli.summarizers.calls import counting_calls
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
-from compactcli.transcript import Message, Record, Transcript
+from compactcli.transcript import Message, Record, Transcript, new_record
 from compactcli.validation import validate
 
 __all__ = [
@@ -191,7 +191,7 @@ def settle(transcript: Transcript) -> Transcript:
         if record.line is not None and record.lineno == i + 1 and eol == record.eol:
             settled.append(record)  # already as read back
         else:
-            settled.append(Record(raw=raw, line=line, lineno=i + 1, eol=eol))
+            settled.append(new_record(raw, line, i + 1, eol))
     return transcript.evolve(records=tuple(settled), sha256=digest.hexdigest())
 
 

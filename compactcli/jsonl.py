@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 import orjson
 
 from compactcli.errors import InputError, OutputError
-from compactcli.transcript import Record
+from compactcli.transcript import Record, new_record
 
 if TYPE_CHECKING:
     import hashlib
@@ -286,7 +286,7 @@ def iter_records(
                 continue
             seen_object = True
             info.records += 1
-            yield Record(raw=raw, line=line, lineno=lineno, eol=eol)
+            yield new_record(raw, line, lineno, eol)
     if not seen_object:
         if lineno == 0:
             raise InputError(name, None, "empty file: no records")

@@ -9,8 +9,8 @@ re-serialises that record alone.
 Messages and blocks (`Message`, `Block`) are typed views that a format's dialect derives from the
 raw records (see `compactcli.dialects`); they point back at their record by index and at the
 JSON object they were read from by a path, so a stage can edit exactly that object.
-`new_block` and `new_message` make them as their constructors do, faster, for the loops that make
-one per record of a large file.
+`new_record`, `new_block` and `new_message` make them as their constructors do, faster, for the
+loops that make one per record of a large file.
 
 Views are memoized per transcript (`Transcript.view`): records are immutable and their `raw` is
 never mutated, so a transcript's views never change; an edit makes a new transcript (`evolve`),
@@ -74,7 +74,7 @@ class Record:
 
     def with_raw(self, raw: Any) -> Record:
         """A copy holding new JSON; its bytes are re-serialised when written."""
-        return Record(raw=raw, line=None, lineno=self.lineno, eol=self.eol or b"\n")
+        return new_record(raw, None, self.lineno, self.eol or b"\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +142,21 @@ def _setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
     return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
 
 
+_RECORD_SET = _setters(Record)
 _BLOCK_SET = _setters(Block)
 _MESSAGE_SET = _setters(Message)
+
+
+def new_record(raw: Any, line: bytes | None = None, lineno: int = 0, eol: bytes = b"\n") -> Record:
+    """`Record(...)` with the same fields, made as `new_block` makes a block (for the readers,
+    which make one per line)."""
+    record: Record = _NEW(Record)
+    raw_, line_, lineno_, eol_ = _RECORD_SET
+    raw_(record, raw)
+    line_(record, line)
+    lineno_(record, lineno)
+    eol_(record, eol)
+    return record
 
 
 def new_block(

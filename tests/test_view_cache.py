@@ -31,6 +31,7 @@ from compactcli.transcript import (
     get_in,
     new_block,
     new_message,
+    new_record,
     set_in,
 )
 from tests.conftest import FIXTURES
@@ -487,7 +488,8 @@ def test_claude_code_chain_edits_have_the_views_of_a_fresh_read(name: str, seed:
 
 
 def test_fast_constructors_make_the_same_blocks_and_messages() -> None:
-    """`new_block` and `new_message` set every field the dataclasses have, as they set them."""
+    """`new_record`, `new_block` and `new_message` set every field the dataclasses have, as they
+    set them."""
     assert [f.name for f in dataclasses.fields(Block)] == list(
         inspect.signature(new_block).parameters
     )
@@ -523,3 +525,11 @@ def test_fast_constructors_make_the_same_blocks_and_messages() -> None:
     }
     assert new_message(**fields) == Message(**fields)
     assert new_message(0, "user", ()) == Message(index=0, role="user", blocks=())
+    assert [f.name for f in dataclasses.fields(Record)] == list(
+        inspect.signature(new_record).parameters
+    )
+    record = new_record({"a": 1}, b'{"a":1}', 7, b"\r\n")
+    assert record == Record(raw={"a": 1}, line=b'{"a":1}', lineno=7, eol=b"\r\n")
+    assert new_record(None) == Record(raw=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.lineno = 8  # type: ignore[misc]
