@@ -54,7 +54,7 @@ from typing import Any, Literal, cast
 
 import orjson
 
-from compactcli import batch
+from compactcli import batch, lifetime
 from compactcli.dialects import get_dialect
 from compactcli.errors import OutputError, UsageError
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
@@ -689,6 +689,7 @@ def compact_file(
         found = [s.details["boundary"] for s in result.stats if "boundary" in s.details]
         details["boundary"] = found[-1] if found else None
     over_what = check.over[-1] if check.over else None
+    lifetime.keep(transcript, result)  # a process about to exit need not free them
     return batch.FileResult(
         path=transcript.source,
         status=status,

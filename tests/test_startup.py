@@ -1,7 +1,8 @@
 """Start-up stays light: `--help` and `estimate` on a small file import neither litellm (seconds
-to import) nor tiktoken (only `--method exact` needs it); `--help` imports no library module and
-no rich, `estimate` none of the other commands' modules (and in a pipe no rich), and no
-command imports pydantic.
+to import) nor tiktoken (only `--method exact` needs it); `--help` imports no library module (but
+the errors, the input list and `compactcli.lifetime`, which the entry point ends with) and no
+rich, `estimate` none of the other commands' modules (and in a pipe no rich), and no command
+imports pydantic.
 Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from tests.conftest import FIXTURES, ROOT
 
 RUN = """
 import sys
-from compactcli.cli import main
+from compactcli.cli import app
 sys.argv = ["compactcli", *sys.argv[1:]]
 try:
-    main()
+    app(prog_name="compactcli")
 except SystemExit as done:
     code = done.code
 else:
     code = 0
 """
-"""Runs the command line in the driver's interpreter, its exit code in `code`."""
+"""Runs the command line in the driver's interpreter, its exit code in `code` (as `main()` does,
+without ending the process there: the driver reports after it)."""
 
 DRIVER = (
     RUN
@@ -36,10 +38,10 @@ print("exit", code, "heavy", heavy, file=sys.stderr)
 
 MODULES = """
 import sys
-from compactcli.cli import main
+from compactcli.cli import app
 sys.argv = ["compactcli", *sys.argv[1:]]
 try:
-    main()
+    app(prog_name="compactcli")
 except SystemExit:
     pass
 ours = sorted(m for m in sys.modules if m.startswith("compactcli") and not m.startswith("compactcli.cli"))
@@ -88,7 +90,8 @@ def test_exact_method_imports_tiktoken_but_not_litellm() -> None:
 )
 def test_help_imports_no_library_module_and_no_rich(args: tuple[str, ...]) -> None:
     assert (
-        _run(*args, driver=MODULES) == "['compactcli', 'compactcli.errors', 'compactcli.inputs'] []"
+        _run(*args, driver=MODULES)
+        == "['compactcli', 'compactcli.errors', 'compactcli.inputs', 'compactcli.lifetime'] []"
     )
 
 

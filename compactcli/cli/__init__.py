@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 from typer.main import get_command_from_info
 from typer.models import CommandInfo
 
-from compactcli import __version__
+from compactcli import __version__, lifetime
 
 COMMANDS = {
     "prune": "compactcli.cli.prune:prune_command",
@@ -113,5 +113,13 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="compactcli")
+    """Console-script entry point. The process ends without freeing what the command leaves
+    behind when it safely can (`compactcli.lifetime`)."""
+    lifetime.enable()
+    try:
+        app(prog_name="compactcli")
+    except SystemExit as done:
+        if done.code is not None and not isinstance(done.code, int):
+            raise  # a message for the interpreter to print
+        lifetime.exit_now(done.code or 0)
+    lifetime.exit_now(0)
