@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compactcli.dialects import detect_format, get_dialect
@@ -16,6 +16,7 @@ from compactcli.dialects.claude_code import (
     ClaudeCodeDialect,
     _build_chain,
     _chain_of,
+    _recover_orphans,
     _skeletons,
 )
 from compactcli.errors import InputError
@@ -855,3 +856,96 @@ def test_a_subagent_transcript_is_compacted_as_a_sidechain(tmp_path: Path) -> No
     assert validate(after).ok
     context = DIALECT.context(after)
     assert context[0].summary and len(context) < len(DIALECT.context(agent))
+
+
+# ---- orphan recovery against the rule it implements
+
+
+def _reference_recover_orphans(
+    skeletons: list[Any], index: dict[str, int], parent: dict[str, str | None], chain: list[str]
+) -> list[str]:
+    """`recoverOrphanedParallelToolResults` as Claude Code states it: for each response on the
+    chain (first seen), every record of the map with its message.id and every tool result whose
+    parent is one of those (each in map order), less what is already placed, sorted by
+    timestamp and inserted after the response's last record on the chain."""
+
+    def at(uuid: str) -> Any:
+        return skeletons[index[uuid]]
+
+    def stamp(uuid: str) -> str:
+        value = at(uuid)[6]
+        return value if isinstance(value, str) else ""
+
+    seen = set(chain)
+    anchors = {at(u)[7]: u for u in chain if at(u)[0] == "assistant" and at(u)[7]}
+    inserts: dict[str, list[str]] = {}
+    done: set[str] = set()
+    for uuid in chain:
+        message_id = at(uuid)[7]
+        if at(uuid)[0] != "assistant" or not message_id or message_id in done:
+            continue
+        done.add(message_id)
+        group = [u for u in index if at(u)[0] == "assistant" and at(u)[7] == message_id]
+        siblings = [s for s in group if s not in seen]
+        results = [
+            r
+            for member in group
+            for r in index
+            if at(r)[0] == "user" and at(r)[8] and parent[r] == member and r not in seen
+        ]
+        if siblings or results:
+            recovered = sorted(siblings, key=stamp) + sorted(results, key=stamp)
+            seen.update(recovered)
+            inserts[anchors[message_id]] = recovered
+    return [u for uuid in chain for u in (uuid, *inserts.get(uuid, ()))]
+
+
+@st.composite
+def _orphan_cases(draw: st.DrawFn) -> tuple[list[Any], dict[str, int], dict[str, Any], list[str]]:
+    """A uuid map of assistant, user (with and without results) and system records, message
+    ids and timestamps from small pools (so responses span records and stamps tie), parents
+    among the records, and a chain of some of them in any order."""
+    count = draw(st.integers(1, 24))
+    skeletons: list[Any] = []
+    for i in range(count):
+        kind = draw(st.sampled_from(["assistant", "assistant", "user", "user", "system"]))
+        message_id = draw(st.sampled_from([None, "", "m1", "m2", "m3"]))
+        stamp = draw(st.sampled_from([None, 3, "t1", "t2", "t3"]))
+        results = kind == "user" and draw(st.booleans())
+        skeletons.append((kind, f"u{i}", None, False, None, False, stamp, message_id, results))
+    index = {f"u{i}": i for i in range(count)}
+    uuids = list(index)
+    parent = {u: draw(st.sampled_from([None, *uuids])) for u in uuids}
+    chain = draw(st.permutations(uuids).map(lambda p: p[: draw(st.integers(0, len(p)))]))
+    return skeletons, index, parent, list(chain)
+
+
+def _skeleton_of(kind: str, uuid: str, message_id: str | None, stamp: str | None) -> Any:
+    return (kind, uuid, None, False, None, False, stamp, message_id, kind == "user")
+
+
+# two records of one response, each answered off the chain, the later one's answer first in
+# the file: the answers keep their parents' order when their timestamps tie
+_PARENTS_ORDER = (
+    [
+        _skeleton_of("assistant", "a0", "m1", "t1"),
+        _skeleton_of("assistant", "a1", "m1", "t1"),
+        _skeleton_of("user", "r1", None, "t2"),
+        _skeleton_of("user", "r0", None, "t2"),
+    ],
+    {"a0": 0, "a1": 1, "r1": 2, "r0": 3},
+    {"a0": None, "a1": "a0", "r1": "a1", "r0": "a0"},
+    ["a0", "a1"],
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(case=_orphan_cases())
+@example(case=_PARENTS_ORDER)
+def test_orphan_recovery_follows_the_rule(
+    case: tuple[list[Any], dict[str, int], dict[str, Any], list[str]],
+) -> None:
+    skeletons, index, parent, chain = case
+    assert _recover_orphans(skeletons, index, parent, chain) == _reference_recover_orphans(
+        skeletons, index, parent, chain
+    )

@@ -783,60 +783,70 @@ def _recover_orphans(
     parent: dict[str, str | None],
     chain: list[str],
 ) -> list[str]:
-    """`recoverOrphanedParallelToolResults`: put back siblings and results the walk missed."""
+    """`recoverOrphanedParallelToolResults`: put back siblings and results the walk missed.
 
-    def at(uuid: str) -> Skeleton:
-        skeleton = skeletons[index[uuid]]
-        assert skeleton is not None
-        return skeleton
-
+    For each response on the chain (a `message.id`; its anchor is its last record there), the
+    records the walk did not reach that belong to it are inserted after the anchor: its other
+    records (siblings), then the tool results answering any of its records, each list in
+    timestamp order, ties in map order (results by their parent's place, then their own).
+    """
     seen = set(chain)
     anchors: dict[str, str] = {}
     for uuid in chain:
-        skeleton = at(uuid)
+        skeleton = skeletons[index[uuid]]
+        assert skeleton is not None
         if skeleton[_SK_KIND] == "assistant" and skeleton[_SK_MESSAGE_ID]:
             anchors[skeleton[_SK_MESSAGE_ID]] = uuid
     if not anchors:
         return chain
-    siblings: dict[str, list[str]] = {}  # of the responses on the chain, by message.id
-    results: dict[str, list[str]] = {}
-    for uuid, i in index.items():
-        found = skeletons[i]
+    # only records off the chain can be lost: siblings by message.id, and results by their
+    # parent when that is a record of a response on the chain
+    lost_siblings: dict[str, list[str]] = {}
+    lost_results: dict[str, list[str]] = {}
+    holders: dict[str, str] = {}  # parent -> its message.id
+    for uuid in index:
+        if uuid in seen:
+            continue
+        found = skeletons[index[uuid]]
         assert found is not None
         kind = found[_SK_KIND]
         if kind == "assistant":
             message_id = found[_SK_MESSAGE_ID]
             if message_id in anchors:
-                siblings.setdefault(message_id, []).append(uuid)
+                lost_siblings.setdefault(message_id, []).append(uuid)
         elif kind == "user" and found[_SK_RESULTS] and parent[uuid] is not None:
-            results.setdefault(str(parent[uuid]), []).append(uuid)
-    inserts: dict[str, list[str]] = {}
-    done: set[str] = set()
+            holder = str(parent[uuid])
+            position = index.get(holder)
+            skeleton = skeletons[position] if position is not None else None
+            if (
+                skeleton is not None
+                and skeleton[_SK_KIND] == "assistant"
+                and skeleton[_SK_MESSAGE_ID] in anchors
+            ):
+                holders[holder] = skeleton[_SK_MESSAGE_ID]
+                lost_results.setdefault(holder, []).append(uuid)
+    if not lost_siblings and not lost_results:
+        return chain
+    # each response's lost results, by their parents' places in the map
+    answers: dict[str, list[tuple[int, list[str]]]] = {}
+    if lost_results:
+        place = {uuid: n for n, uuid in enumerate(index)}
+        for holder, found_results in lost_results.items():
+            answers.setdefault(holders[holder], []).append((place[holder], found_results))
 
     def stamp(uuid: str) -> str:
-        value = at(uuid)[_SK_STAMP]
+        skeleton = skeletons[index[uuid]]
+        assert skeleton is not None
+        value = skeleton[_SK_STAMP]
         return value if isinstance(value, str) else ""
 
-    for uuid in chain:
-        skeleton = at(uuid)
-        if skeleton[_SK_KIND] != "assistant":
-            continue
-        message_id = skeleton[_SK_MESSAGE_ID]
-        if not message_id or message_id in done:
-            continue
-        done.add(message_id)
-        group = siblings.get(message_id, [uuid])
-        lost_siblings = [s for s in group if s not in seen]
-        lost_results = [r for member in group for r in results.get(member, []) if r not in seen]
-        if not lost_siblings and not lost_results:
-            continue
-        lost_siblings.sort(key=stamp)
-        lost_results.sort(key=stamp)
-        recovered = lost_siblings + lost_results
-        seen.update(recovered)
-        inserts[anchors[message_id]] = recovered
-    if not inserts:
-        return chain
+    inserts: dict[str, list[str]] = {}
+    for message_id, anchor in anchors.items():
+        siblings = sorted(lost_siblings.get(message_id, ()), key=stamp)
+        results = [r for _, rs in sorted(answers.get(message_id, ())) for r in rs]
+        results.sort(key=stamp)
+        if siblings or results:
+            inserts[anchor] = siblings + results
     out: list[str] = []
     for uuid in chain:
         out.append(uuid)
