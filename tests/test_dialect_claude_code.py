@@ -449,6 +449,42 @@ def test_results_chained_after_their_parallel_calls_are_valid_without_a_source(
     assert findings(t) == [(5, "result-not-adjacent", message, "error")]
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("a1", []),
+        (
+            "zz",
+            [
+                (
+                    3,
+                    "result-not-adjacent",
+                    "tool_result for toolu_A has sourceToolAssistantUUID zz, not a1 "
+                    "(the assistant record holding the tool_use)",
+                    "error",
+                )
+            ],
+        ),
+        (5, []),  # not a string: not a uuid to compare
+        (None, []),
+    ],
+    ids=["its-call", "another-record", "a-number", "null"],
+)
+def test_a_result_naming_another_record_as_its_source_is_reported(
+    tmp_path: Path, source: Any, expected: list[tuple[int, str, str, str]]
+) -> None:
+    call_a = {"type": "tool_use", "id": "toolu_A", "name": "Read", "input": {"file_path": "a"}}
+    prompt = {"role": "user", "content": "read a"}
+    result = _result("r1", "a1", "toolu_A", "2026-01-01T00:00:03.000Z")
+    records = [
+        _envelope("u1", None, "user", "2026-01-01T00:00:01.000Z", message=prompt),
+        _assistant("a1", "u1", "msg_1", call_a, "2026-01-01T00:00:02.000Z"),
+        {**result, "sourceToolAssistantUUID": source},
+    ]
+    t = read(write_jsonl(tmp_path, records))
+    assert findings(t) == expected
+
+
 def test_local_command_and_attachments_that_reach_the_model(tmp_path: Path) -> None:
     records = [
         _envelope(

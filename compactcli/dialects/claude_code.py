@@ -527,9 +527,10 @@ Skeletons = Sequence["Skeleton | None"]
 # positions in a skeleton
 _SK_KIND, _SK_UUID, _SK_PARENT, _SK_BOUNDARY, _SK_SEGMENT = 0, 1, 2, 3, 4
 _SK_SIDECHAIN, _SK_STAMP, _SK_MESSAGE_ID, _SK_RESULTS, _SK_REACHES = 5, 6, 7, 8, 9
-_SK_SUMMARY, _SK_OURS, _SK_FIRST, _SK_LOGICAL = 10, 11, 12, 13
+_SK_SUMMARY, _SK_OURS, _SK_FIRST, _SK_LOGICAL, _SK_SOURCE = 10, 11, 12, 13, 14
 
 _ALIKE: Any = object()  # a value of a type the chain rules treat alike (not a string, not null)
+_ABSENT: Any = object()  # a key the record does not have
 _UNHASHABLE = {"list": object(), "dict": object()}  # a record type that is an array or object
 
 
@@ -540,7 +541,8 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
     (type, uuid, parentUuid, is a compact_boundary, its preservedSegment (head, anchor, tail),
     isSidechain, timestamp, message.id, is a user record with tool results, reaches the model,
     isCompactSummary is set (truthy), holds our details (a `compactcli` key), parentUuid is its
-    first key, logicalParentUuid when a string; the last four for the checks of `validate`.)
+    first key, logicalParentUuid when a string, sourceToolAssistantUUID (when a string; None
+    when absent, `_ALIKE` otherwise); the last five for the checks of `validate`.)
     Values the rules treat alike are folded together: a type, a uuid or a parent that is not a
     string reads as any other such value (except a type that is an array or object, which the
     uuid map cannot hash), a timestamp that is not a string as none.
@@ -576,6 +578,7 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
                         results = True
                         break
+    source = get("sourceToolAssistantUUID", _ABSENT)
     if get("isVirtual") is True:
         reaches = False
     elif kind == "assistant" and get("isApiErrorMessage") is True:
@@ -597,6 +600,7 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
         "compactcli" in raw,
         next(iter(raw), None) == "parentUuid",
         logical if isinstance(logical := get("logicalParentUuid"), str) else None,
+        source if isinstance(source, str) else None if source is _ABSENT else _ALIKE,
     )
 
 
@@ -1385,11 +1389,11 @@ class ClaudeCodeDialect(Dialect):
         findings: list[Finding] = []
         parsed: dict[int, Message] = {}
         all_uuids: set[str] = set()
-        uuid_items: list[tuple[str | None, int]] = []
+        uuid_at: list[tuple[str, int]] = []  # (uuid, record index): lines only for duplicates
+        records = transcript.records
         if state is not None:
             skeletons: Skeletons = state.skeletons
             messages, errors = state.messages, state.errors
-            records = transcript.records
             as_list, as_dict = _UNHASHABLE["list"], _UNHASHABLE["dict"]
             for i, skeleton in enumerate(skeletons):
                 if skeleton is None:
@@ -1399,12 +1403,12 @@ class ClaudeCodeDialect(Dialect):
                     kind = records[i].raw.get("type") in _DAG_TYPES  # fails as the loop below does
                 if kind in _DAG_TYPES:
                     uuid = skeleton[_SK_UUID]
-                    record = records[i]
                     if uuid is None or not skeleton[_SK_FIRST]:
+                        record = records[i]
                         findings.extend(self._shape(record.raw, record.lineno))
                     if uuid is not None:
                         all_uuids.add(uuid)
-                        uuid_items.append((uuid, record.lineno))
+                        uuid_at.append((uuid, i))
             if errors:
                 for i, problem in errors.items():
                     findings.append(Finding(records[i].lineno, "bad-shape", problem))
@@ -1423,7 +1427,7 @@ class ClaudeCodeDialect(Dialect):
                 if kind in _DAG_TYPES:
                     findings.extend(self._shape(raw, record.lineno))
                     if isinstance(uuid, str):
-                        uuid_items.append((uuid, record.lineno))
+                        uuid_at.append((uuid, i))
                 try:
                     message = _record_message(i, raw, names)
                 except _ShapeError as error:
@@ -1431,11 +1435,13 @@ class ClaudeCodeDialect(Dialect):
                     continue
                 if message is not None:
                     parsed[i] = message
-        findings.extend(check_unique(uuid_items, "duplicate-id", "uuid"))
+        if len(all_uuids) < len(uuid_at):  # some uuid is there twice
+            uuid_items = [(uuid, records[i].lineno) for uuid, i in uuid_at]
+            findings.extend(check_unique(uuid_items, "duplicate-id", "uuid"))
         duplicate_records = {f.line for f in findings if f.code == "duplicate-id"}
         graph = state.uuid_graph() if state is not None else _graph(skeletons)
         findings.extend(self._chain_findings(transcript, skeletons, all_uuids, graph))
-        findings.extend(self._pairing(transcript, parsed, graph, duplicate_records))
+        findings.extend(self._pairing(transcript, parsed, graph, duplicate_records, skeletons))
         return sorted(findings, key=lambda f: (f.line, f.code))
 
     @staticmethod
@@ -1526,75 +1532,82 @@ class ClaudeCodeDialect(Dialect):
         parsed: Mapping[int, Message],
         graph: _Graph,
         duplicate_lines: set[int],
+        skeletons: Skeletons,
     ) -> Iterator[Finding]:
         records = transcript.records
         # where each call lives: call id -> (record index, name)
         calls: dict[str, tuple[int, str]] = {}
-        call_items: list[tuple[str | None, int]] = []
-        answered: dict[str, int] = {}
+        call_at: list[tuple[str, int]] = []  # (call id, record index): lines only for duplicates
+        answering: list[tuple[int, list[Block]]] = []  # user messages with results, in order
         for i, message in parsed.items():
-            if message.role != "assistant":
+            role = message.role
+            if role == "assistant":
+                if duplicate_lines and records[i].lineno in duplicate_lines:
+                    continue
+                for block in message.blocks:
+                    if block.kind == "tool_call" and block.call_id is not None:
+                        call_at.append((block.call_id, i))
+                        calls.setdefault(block.call_id, (i, block.name or "?"))
+            elif role == "user":
+                results = [b for b in message.blocks if b.kind == "tool_result"]
+                if results:
+                    answering.append((i, results))
+        if len(calls) < len(call_at):  # some call id is there twice
+            call_items = [(call_id, records[i].lineno) for call_id, i in call_at]
+            yield from check_unique(call_items, "duplicate-id", "tool_use id")
+        raw_parent = graph.raw_parent
+        answered: dict[str, int] = {}  # call id -> the record index of its first result
+        for i, results in answering:
+            skeleton = skeletons[i]
+            assert skeleton is not None
+            if skeleton[_SK_KIND] != "user":
                 continue
             if duplicate_lines and records[i].lineno in duplicate_lines:
                 continue
-            for block in message.blocks:
-                if block.kind == "tool_call" and block.call_id is not None:
-                    call_items.append((block.call_id, records[i].lineno))
-                    calls.setdefault(block.call_id, (i, block.name or "?"))
-        yield from check_unique(call_items, "duplicate-id", "tool_use id")
-        for i, message in parsed.items():
-            if message.role != "user":
-                continue
-            results = [b for b in message.blocks if b.kind == "tool_result"]
-            if not results:
-                continue
-            raw = records[i].raw
-            if raw.get("type") != "user":
-                continue
-            if duplicate_lines and records[i].lineno in duplicate_lines:
-                continue
-            line = records[i].lineno
             for block in results:
                 call_id = block.call_id or ""
                 if call_id in answered:
                     yield Finding(
-                        line,
+                        records[i].lineno,
                         "duplicate-id",
                         f"tool_use {call_id} is answered twice "
-                        f"(first tool_result on line {answered[call_id]})",
+                        f"(first tool_result on line {records[answered[call_id]].lineno})",
                     )
                     continue
-                answered[call_id] = line
+                answered[call_id] = i
                 holder = calls.get(call_id)
                 if holder is None:
                     yield Finding(
-                        line,
+                        records[i].lineno,
                         "orphan-result",
                         f"tool_result for {call_id} has no tool_use in the file",
                     )
                     continue
-                holder_raw = records[holder[0]].raw
-                holder_uuid = holder_raw.get("uuid")
-                parent = graph.raw_parent.get(i, raw.get("parentUuid"))
-                if (
-                    parent != holder_uuid
-                    and not (len(results) > 1 and _same_group(records, graph, parent, holder_raw))
-                    and not (
+                holder_skeleton = skeletons[holder[0]]
+                assert holder_skeleton is not None
+                holder_uuid = holder_skeleton[_SK_UUID]
+                if holder_uuid is None:  # not a string: as the record has it
+                    holder_uuid = records[holder[0]].raw.get("uuid")
+                parent = raw_parent[i] if i in raw_parent else records[i].raw.get("parentUuid")
+                if parent != holder_uuid:
+                    raw, holder_raw = records[i].raw, records[holder[0]].raw
+                    if not (
+                        len(results) > 1 and _same_group(records, graph, parent, holder_raw)
+                    ) and not (
                         "sourceToolAssistantUUID" not in raw
                         and _after_group(records, graph, parent, holder_raw)
-                    )
-                ):
-                    yield Finding(
-                        line,
-                        "result-not-adjacent",
-                        f"tool_result for {call_id} has parentUuid {parent}, not {holder_uuid} "
-                        "(the assistant record holding the tool_use)",
-                    )
-                    continue
-                source = raw.get("sourceToolAssistantUUID")
+                    ):
+                        yield Finding(
+                            records[i].lineno,
+                            "result-not-adjacent",
+                            f"tool_result for {call_id} has parentUuid {parent}, not "
+                            f"{holder_uuid} (the assistant record holding the tool_use)",
+                        )
+                        continue
+                source = skeleton[_SK_SOURCE]  # the record's when a string
                 if isinstance(source, str) and source != holder_uuid and len(results) == 1:
                     yield Finding(
-                        line,
+                        records[i].lineno,
                         "result-not-adjacent",
                         f"tool_result for {call_id} has sourceToolAssistantUUID {source}, "
                         f"not {holder_uuid} (the assistant record holding the tool_use)",
