@@ -1033,13 +1033,29 @@ def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
 def _build_state(transcript: Transcript) -> _State:
     """Parse every record, reusing what the transcript this one was made from parsed for the
     same JSON objects (their messages and skeletons depend on nothing else but their place and
-    the tool names before them, which `_replay` settles). When this transcript only adds
-    records after all of that one's (the same JSON objects in the same places), its state is
-    carried over whole and only the new records are parsed; when it replaces some of that one's
-    records in place, only those are (`_patched`)."""
+    the tool names before them, which `_replay` settles). When this transcript holds that one's
+    JSON objects in the same places, its state is that one's; when it only adds records after
+    all of them, its state is carried over whole and only the new records are parsed; when it
+    replaces some of that one's records in place, only those are (`_patched`)."""
     parent: _State | None = transcript.inherited(_STATE)
     records = transcript.records
     if parent is not None:
+        before = parent.records
+        if len(records) == len(before) and all(
+            map(operator.is_, map(_RAW, records), map(_RAW, before))
+        ):  # the same JSON objects in the same places (records read back, renumbered)
+            return _State(
+                records,
+                parent.where,  # shared: a state's maps are never changed once made
+                parent.messages,
+                parent.errors,
+                parent.skeletons,
+                parent.names,
+                parent.recent,
+                parent.chain,
+                parent.graph,
+                parent.base,
+            )
         patched = _patched(parent, records)
         if patched is not None:
             return patched
