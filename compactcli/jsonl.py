@@ -399,11 +399,29 @@ def _bytes(record: Record, *, last: bool) -> bytes:
     return record.line + (record.eol if record.eol or last else b"\n")
 
 
+_WRITEV = hasattr(os, "writev")
+_IOV_MAX = 1024
+"""Pieces handed to one `os.writev` (the least limit POSIX systems have)."""
+
+
+def write_all(fd: int, chunks: Sequence[bytes]) -> None:
+    """Write every one of `chunks` to file descriptor `fd`, in order, `_IOV_MAX` at a time with
+    `os.writev` (no copy joins them; a short write goes on where it stopped)."""
+    for start in range(0, len(chunks), _IOV_MAX):
+        batch = chunks[start : start + _IOV_MAX]
+        written = os.writev(fd, batch)
+        if written < sum(map(len, batch)):  # a short write: the rest of this batch, in order
+            rest = memoryview(b"".join(batch))[written:]
+            while rest:
+                rest = rest[os.write(fd, rest) :]
+
+
 def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = None) -> None:
     """Write `chunks` to `path` atomically (temporary file in the same folder, then rename).
 
     `-` writes to standard output. `mode_from` copies that file's permission bits. Any OSError
-    becomes an `OutputError`, and the temporary file is removed.
+    becomes an `OutputError`, and the temporary file is removed. A list of chunks is written as
+    it is, without copying it into a buffer first (`write_all`), where the system can.
     """
     if path == STDIN:
         out = sys.stdout.buffer
@@ -420,10 +438,13 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
             prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder
         )
         with os.fdopen(fd, "wb", buffering=_BLOCK) as handle:  # few large writes
-            for chunk in chunks:
-                handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if _WRITEV and isinstance(chunks, list):
+                write_all(fd, chunks)
+            else:
+                for chunk in chunks:
+                    handle.write(chunk)
+                handle.flush()
+            os.fsync(fd)
         if mode_from is not None:
             os.chmod(tmp_name, os.stat(mode_from).st_mode & 0o7777)
         else:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from compactcli import InputError, read_transcript, to_bytes, write_transcript
 from compactcli.errors import OutputError
-from compactcli.jsonl import BadLines, iter_records, render
+from compactcli.jsonl import BadLines, iter_records, render, write_bytes
 from compactcli.transcript import Record
 from tests.cli_runner import run
 from tests.conftest import FIXTURES
@@ -267,6 +267,30 @@ def test_atomic_write_replaces_and_keeps_mode(tmp_path: Path) -> None:
     assert source.read_bytes() == b'{"role":"user","content":"hi"}\n'
     assert source.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
+
+
+@pytest.mark.parametrize("short", [0, 1, 5, 1023, 1024, 1025, 2100], ids=lambda n: f"short-{n}")
+def test_vectored_writes_go_on_after_a_short_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short: int
+) -> None:
+    """`write_all` writes the pieces in batches with `os.writev`; when the system writes only
+    part of a batch (as a signal or a full pipe may make it), the rest follows in order."""
+    chunks = [f"{i:04d}".encode() * (i % 3) + b"\n" for i in range(2600)]
+    expected = b"".join(chunks)
+    real = os.writev
+    calls = []
+
+    def writev(fd: int, buffers: list[bytes]) -> int:
+        calls.append(len(buffers))
+        if len(calls) == 2:  # the second batch: only its first `short` bytes get written
+            return os.write(fd, b"".join(buffers)[:short]) if short else 0
+        return real(fd, buffers)
+
+    monkeypatch.setattr(os, "writev", writev)
+    target = tmp_path / "out.jsonl"
+    write_bytes(chunks, str(target))
+    assert target.read_bytes() == expected
+    assert calls == [1024, 1024, 552]
 
 
 json_values = st.recursive(
