@@ -579,8 +579,8 @@ def main() -> int:
             [
                 python,
                 "-c",
-                "import sys; from compactcli.cli import main; sys.argv=['compactcli','estimate',"
-                f"{str(tiny)!r}]\ntry: main()\nexcept SystemExit: pass\n"
+                "import sys; from compactcli.cli import app; sys.argv=['compactcli','estimate',"
+                f"{str(tiny)!r}]\ntry: app(prog_name='compactcli')\nexcept SystemExit: pass\n"
                 "print(sorted(m for m in ('litellm','tiktoken') if m in sys.modules), "
                 "file=sys.stderr)",
             ],
