@@ -101,31 +101,17 @@ def _run(mode: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_exit_now_flushes_and_ends_the_process_with_the_code() -> None:
-    done = _run("plain")
-    assert (done.returncode, done.stdout, done.stderr) == (
-        3,
-        "partial line, not flushed",
-        "to stderr, not flushed",
-    )
-
-
-def test_exit_now_exits_normally_while_an_exit_handler_is_registered() -> None:
-    done = _run("handler")
-    assert (done.returncode, done.stdout, done.stderr) == (
-        3,
-        "partial line, not flushed",
-        "to stderr, not flushedSystemExit 3\nhandler ran\n",
-    )
-
-
-def test_exit_now_exits_normally_while_another_thread_runs() -> None:
-    done = _run("thread")
-    assert (done.returncode, done.stdout, done.stderr) == (
-        3,
-        "partial line, not flushed",
-        "to stderr, not flushedSystemExit 3\n",
-    )
+@pytest.mark.parametrize(
+    ("mode", "stderr"),
+    [
+        ("plain", "to stderr, not flushed"),  # flushed, then the process ends at once
+        ("handler", "to stderr, not flushedSystemExit 3\nhandler ran\n"),  # a normal exit
+        ("thread", "to stderr, not flushedSystemExit 3\n"),  # a normal exit: the thread ends
+    ],
+)
+def test_exit_now_flushes_and_ends_with_the_code(mode: str, stderr: str) -> None:
+    done = _run(mode)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "partial line, not flushed", stderr)
 
 
 def test_exit_now_into_a_closed_pipe_ends_quietly() -> None:
