@@ -425,9 +425,14 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
     """
     if path == STDIN:
         out = sys.stdout.buffer
-        for chunk in chunks:
-            out.write(chunk)
-        out.flush()
+        try:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): the run ends quietly
+        except OSError as error:
+            raise OutputError(f"<stdout>: cannot write: {error.strerror or error}") from None
         return
     folder = os.path.dirname(os.path.abspath(path))
     tmp_name: str | None = None

@@ -15,9 +15,12 @@ The command line opts in to skipping it; the library never does on its own:
 - `exit_now(code)` flushes standard output and standard error and ends the process with `code`
   without the interpreter's teardown (`os._exit`), when nothing else is left to run at exit: no
   thread but the main one and no exit handler registered (a library such as an LLM client may
-  register some). Otherwise it raises `SystemExit(code)` as usual. A standard stream that can no
-  longer be written (a reader that went away, `| head`) is left unflushed, quietly, as the error
-  boundary leaves it (`compactcli.cli.runner`).
+  register some). Otherwise it raises `SystemExit(code)` as usual. A standard output whose
+  reader went away (`| head`) is left unflushed, quietly, as the error boundary leaves it
+  (`compactcli.cli.runner`); one that cannot be written for another reason (a full disk) is
+  reported in one line on standard error, and a run that would have exited 0 exits 5
+  (`ExitCode.OUTPUT`). Either way it is pointed at /dev/null (`silence_stdout`), so that what
+  it still holds is dropped.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-__all__ = ["enable", "enabled", "exit_now", "keep"]
+from compactcli.errors import ExitCode
+
+__all__ = ["enable", "enabled", "exit_now", "keep", "silence_stdout"]
 
 _state: dict[str, Any] = {"enabled": False, "kept": ()}
 
@@ -54,12 +59,41 @@ def keep(*objects: Any) -> None:
 
 def exit_now(code: int) -> NoReturn:
     """End the process with `code`, skipping the interpreter's teardown when that is safe."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):  # a closed pipe, a closed stream: nothing more to say
-            pass
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away: nothing more to say
+        silence_stdout()
+    except OSError as error:
+        silence_stdout()
+        _say(f"error: <stdout>: cannot write: {error.strerror or error}")
+        code = code or int(ExitCode.OUTPUT)
+    except ValueError:  # closed
+        pass
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except (OSError, ValueError):  # nowhere left to say anything
+        pass
     if threading.active_count() > 1 or atexit._ncallbacks():
         raise SystemExit(code)
     os._exit(code)
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null, so that what it still holds is dropped and no later
+    flush can fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _say(line: str) -> None:
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

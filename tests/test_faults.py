@@ -310,6 +310,27 @@ def test_full_disk_in_a_batch_fails_each_file_and_keeps_going(tmp_path: Path) ->
     assert validate(read_transcript(str(out / "small.jsonl"))).errors == ()
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compact", str(PI), "--force", "--keep-recent-tokens", "2000", "-o", "-"),
+        ("prune", str(PI)),
+        ("estimate", str(PI), "--json"),
+    ],
+    ids=["compact-to-stdout", "prune", "estimate"],
+)
+def test_standard_output_on_a_full_disk_is_one_line(args: tuple[str, ...]) -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [*COMMAND, *args], stdout=full, stderr=subprocess.PIPE, env=_env(), timeout=60
+        )
+    assert (done.returncode, done.stderr.decode()) == (
+        5,
+        "error: <stdout>: cannot write: No space left on device\n",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # a closed pipe
 

@@ -154,3 +154,22 @@ def test_compact_file_keeps_its_transcripts_when_enabled(
     assert kept[0].source == source
     assert kept[1].records[-1].raw == orjson.loads(out.read_bytes().splitlines()[-1])
     assert result.status == "compacted"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize(("code", "expected"), [(0, 5), (1, 1)])
+def test_exit_now_onto_a_full_disk_says_so_in_one_line(code: int, expected: int) -> None:
+    """Standard output that cannot take what is left to flush: one line on standard error,
+    and a run that would have exited 0 exits 5 (the output could not be written)."""
+    script = (
+        "import sys\nfrom compactcli import lifetime\n"
+        f"sys.stdout.write('report line')\nlifetime.exit_now({code})\n"
+    )
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", script], stdout=full, stderr=subprocess.PIPE, env=_env()
+        )
+    assert (done.returncode, done.stderr) == (
+        expected,
+        b"error: <stdout>: cannot write: No space left on device\n",
+    )

@@ -1,20 +1,23 @@
 """The error boundary every command runs inside.
 
 `guarded` wraps a command: a `CompactError` becomes one line on standard error and its exit code;
-Ctrl-C exits 130 without a traceback; a closed standard output (`| head`) ends quietly; any other
-exception is reported in one line with exit 1, or re-raised when `COMPACTCLI_TRACEBACK=1`.
+Ctrl-C exits 130 without a traceback; a closed standard output (`| head`) ends quietly, and one
+with no room left on its disk is one line and exit 5; any other exception is reported in one
+line with exit 1, or re-raised when `COMPACTCLI_TRACEBACK=1`.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import NoReturn, ParamSpec, TypeVar
 
 import typer
 
+from compactcli import lifetime
 from compactcli.errors import CompactError, ExitCode
 
 P = ParamSpec("P")
@@ -37,33 +40,40 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             _error("interrupted")
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except BrokenPipeError:
-            _silence_stdout()
+            lifetime.silence_stdout()
             raise typer.Exit(int(ExitCode.OK)) from None
+        except OSError as error:
+            if error.errno not in _FULL:
+                _unexpected(error)
+            # the library names the files it writes: no room left here is standard output's
+            lifetime.silence_stdout()
+            _error(f"<stdout>: cannot write: {error.strerror or error}")
+            raise typer.Exit(int(ExitCode.OUTPUT)) from None
         except Exception as error:
-            if os.environ.get("COMPACTCLI_TRACEBACK") == "1":
-                raise
-            _error(
-                f"unexpected {type(error).__name__}: {error} "
-                "(set COMPACTCLI_TRACEBACK=1 to see the traceback)"
-            )
-            raise typer.Exit(int(ExitCode.CHECK_FAILED)) from None
+            _unexpected(error)
 
     return run
+
+
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The errors of a write that found no room (only writes raise them)."""
+
+
+def _unexpected(error: Exception) -> NoReturn:
+    """One line for an error no layer expected (exit 1), or the traceback on request."""
+    if os.environ.get("COMPACTCLI_TRACEBACK") == "1":
+        raise error
+    _error(
+        f"unexpected {type(error).__name__}: {error} "
+        "(set COMPACTCLI_TRACEBACK=1 to see the traceback)"
+    )
+    raise typer.Exit(int(ExitCode.CHECK_FAILED)) from None
 
 
 def _error(message: str) -> None:
     from compactcli import console  # rich, only once there is something to say
 
     console.error(message)
-
-
-def _silence_stdout() -> None:
-    """Point standard output at /dev/null so the interpreter's final flush cannot fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def stdin_hint(paths: list[str]) -> None:
