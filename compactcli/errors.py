@@ -60,3 +60,12 @@ class OutputError(CompactError):
     """The output could not be written; the input is untouched and no partial file is left."""
 
     exit_code = ExitCode.OUTPUT
+
+    @classmethod
+    def cannot_write(cls, where: object, error: OSError) -> OutputError:
+        """`WHERE: cannot write: REASON` for a failed write to `where` (a path, or `STDOUT`)."""
+        return cls(f"{where}: cannot write: {error.strerror or error}")
+
+
+STDOUT = "<stdout>"
+"""How messages name standard output."""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import orjson
 
-from compactcli.errors import InputError, OutputError
+from compactcli.errors import STDOUT, InputError, OutputError
 from compactcli.transcript import Record, new_record
 
 if TYPE_CHECKING:
@@ -404,11 +404,11 @@ _IOV_MAX = 1024
 """Pieces handed to one `os.writev` (the least limit POSIX systems have)."""
 
 
-def write_all(fd: int, chunks: Sequence[bytes]) -> None:
+def write_all(fd: int, chunks: Iterable[bytes]) -> None:
     """Write every one of `chunks` to file descriptor `fd`, in order, `_IOV_MAX` at a time with
     `os.writev` (no copy joins them; a short write goes on where it stopped)."""
-    for start in range(0, len(chunks), _IOV_MAX):
-        batch = chunks[start : start + _IOV_MAX]
+    pieces = iter(chunks)
+    while batch := list(itertools.islice(pieces, _IOV_MAX)):
         written = os.writev(fd, batch)
         if written < sum(map(len, batch)):  # a short write: the rest of this batch, in order
             rest = memoryview(b"".join(batch))[written:]
@@ -420,8 +420,8 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
     """Write `chunks` to `path` atomically (temporary file in the same folder, then rename).
 
     `-` writes to standard output. `mode_from` copies that file's permission bits. Any OSError
-    becomes an `OutputError`, and the temporary file is removed. A list of chunks is written as
-    it is, without copying it into a buffer first (`write_all`), where the system can.
+    becomes an `OutputError`, and the temporary file is removed. The chunks are written as they
+    are, without copying them into a buffer first (`write_all`), where the system can.
     """
     if path == STDIN:
         out = sys.stdout.buffer
@@ -432,7 +432,7 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
         except BrokenPipeError:
             raise  # the reader went away (`| head`): the run ends quietly
         except OSError as error:
-            raise OutputError(f"<stdout>: cannot write: {error.strerror or error}") from None
+            raise OutputError.cannot_write(STDOUT, error) from None
         return
     folder = os.path.dirname(os.path.abspath(path))
     tmp_name: str | None = None
@@ -443,7 +443,7 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
             prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder
         )
         with os.fdopen(fd, "wb", buffering=_BLOCK) as handle:  # few large writes
-            if _WRITEV and isinstance(chunks, list):
+            if _WRITEV:
                 write_all(fd, chunks)
             else:
                 for chunk in chunks:
@@ -459,8 +459,7 @@ def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = N
         os.replace(tmp_name, path)
         tmp_name = None
     except OSError as error:
-        reason = error.strerror or str(error)
-        raise OutputError(f"{path}: cannot write: {reason}") from None
+        raise OutputError.cannot_write(path, error) from None
     finally:
         if tmp_name is not None:
             with contextlib.suppress(OSError):

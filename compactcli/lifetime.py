@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from compactcli.errors import ExitCode
+from compactcli.errors import STDOUT, ExitCode, OutputError
 
 __all__ = ["enable", "enabled", "exit_now", "keep", "silence_stdout"]
 
@@ -66,7 +66,7 @@ def exit_now(code: int) -> NoReturn:
         silence_stdout()
     except OSError as error:
         silence_stdout()
-        _say(f"error: <stdout>: cannot write: {error.strerror or error}")
+        _say(f"error: {OutputError.cannot_write(STDOUT, error)}")
         code = code or int(ExitCode.OUTPUT)
     except ValueError:  # closed
         pass

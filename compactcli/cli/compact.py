@@ -612,11 +612,11 @@ def _write_reports(
                     if "stats" in result.details:
                         handle.write(orjson.dumps(result.details["stats"]) + b"\n")
         except OSError as error:
-            raise OutputError(f"{stats}: cannot write: {error.strerror or error}") from None
+            raise OutputError.cannot_write(stats, error) from None
     if boundary is not None and results and "boundary" in results[0].details:
         try:
             boundary.write_bytes(
                 orjson.dumps(results[0].details["boundary"], option=orjson.OPT_INDENT_2) + b"\n"
             )
         except OSError as error:
-            raise OutputError(f"{boundary}: cannot write: {error.strerror or error}") from None
+            raise OutputError.cannot_write(boundary, error) from None

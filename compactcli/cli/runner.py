@@ -18,7 +18,7 @@ from typing import NoReturn, ParamSpec, TypeVar
 import typer
 
 from compactcli import lifetime
-from compactcli.errors import CompactError, ExitCode
+from compactcli.errors import STDOUT, CompactError, ExitCode, OutputError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,7 +47,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
                 _unexpected(error)
             # the library names the files it writes: no room left here is standard output's
             lifetime.silence_stdout()
-            _error(f"<stdout>: cannot write: {error.strerror or error}")
+            _error(str(OutputError.cannot_write(STDOUT, error)))
             raise typer.Exit(int(ExitCode.OUTPUT)) from None
         except Exception as error:
             _unexpected(error)

@@ -74,14 +74,14 @@ def _append_json_line(path: Path, data: Any) -> None:
         with path.open("ab") as handle:
             handle.write(orjson.dumps(data) + b"\n")
     except OSError as error:
-        raise OutputError(f"{path}: cannot write: {error.strerror or error}") from None
+        raise OutputError.cannot_write(path, error) from None
 
 
 def _write_json(path: Path, data: Any) -> None:
     try:
         path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
     except OSError as error:
-        raise OutputError(f"{path}: cannot write: {error.strerror or error}") from None
+        raise OutputError.cannot_write(path, error) from None
 
 
 def finish_stage(
