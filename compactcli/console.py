@@ -78,14 +78,13 @@ def print_totals_table(table: plain_table.Table) -> None:
     """`totals_table` of `table`'s parts printed on standard output."""
     if plain_table.write_table(sys.stdout, table):
         return
-    stdout().print(
-        totals_table(
-            table.columns,
-            table.rows,
-            table.total,
-            right=sorted(table.right),
-            fold=sorted(table.fold),
-        )
+    stdout().print(rich_totals_table(table))
+
+
+def rich_totals_table(table: plain_table.Table) -> Table:
+    """`totals_table` of `table`'s parts."""
+    return totals_table(
+        table.columns, table.rows, table.total, right=sorted(table.right), fold=sorted(table.fold)
     )
 
 

@@ -1,8 +1,8 @@
 """Start-up stays light: `--help` and `estimate` on a small file import neither litellm (seconds
 to import) nor tiktoken (only `--method exact` needs it); `--help` imports no library module (but
 the errors, the input list and `compactcli.lifetime`, which the entry point ends with) and no
-rich, `estimate` none of the other commands' modules (and in a pipe no rich), and no command
-imports pydantic.
+rich, `estimate` none of the other commands' modules (and in a pipe, neither `estimate` nor `compact`
+imports rich), and no command imports pydantic.
 Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -138,6 +139,27 @@ def test_estimate_in_a_pipe_imports_no_rich(args: tuple[str, ...]) -> None:
     files = [str(FIXTURES / "transcripts" / a) if a.endswith(".jsonl") else a for a in args]
     code = "1" if "--max-tokens" in args else "0"
     assert _run("estimate", "--jobs", "1", *files, driver=RICH) == f"exit {code} []"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("claude-code-session.jsonl", "--force"),
+        ("claude-code-session.jsonl",),
+        ("claude-code-session.jsonl", "codex-session.jsonl", "--force"),
+        ("codex-session.jsonl", "--force", "--max-tokens", "100", "--fail-on-threshold"),
+    ],
+    ids=["summarized", "with-a-note", "two-files", "over-budget"],
+)
+def test_compact_in_a_pipe_imports_no_rich(args: tuple[str, ...], tmp_path: Path) -> None:
+    """Its table, notes and over-budget lines go out as plain text, as estimate's do."""
+    files = [str(FIXTURES / "transcripts" / a) if a.endswith(".jsonl") else a for a in args]
+    code = "1" if "--fail-on-threshold" in args else "0"
+    line = _run("compact", "--jobs", "1", "--out-dir", str(tmp_path), *files, driver=RICH)
+    assert line == f"exit {code} []"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        a for a in args if a.endswith(".jsonl")
+    )
 
 
 def test_estimate_on_a_terminal_prints_with_rich() -> None:

@@ -38,8 +38,8 @@ from compactcli.inputs import STDIN, expand_inputs
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
-    from rich.table import Table
 
+    from compactcli import plain_table
     from compactcli.batch import FileResult
     from compactcli.cache import CachedSummarizer
     from compactcli.compact import Destination
@@ -455,9 +455,9 @@ def status_text(result: FileResult) -> str:
 COLUMNS = ("file", "before", "after", "saved", "status")
 
 
-def render_results(results: Sequence[FileResult]) -> Table:
+def render_results(results: Sequence[FileResult]) -> plain_table.Table:
     """One row per file (tokens of the context), and a total row when there are several."""
-    from compactcli import console
+    from compactcli import plain_table
     from compactcli.batch import totals
 
     rows = []
@@ -486,7 +486,7 @@ def render_results(results: Sequence[FileResult]) -> Table:
             _saved(t.tokens_before, t.tokens_after),
             f"{sum(1 for r in results if r.status == 'compacted')} compacted{failed}{skipped}",
         )
-    return console.totals_table(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
+    return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
 
 
 def json_line(result: FileResult) -> str:
@@ -567,12 +567,10 @@ class _Report:
         if result.status == "failed":
             console.error(result.message)
         elif result.code and result.over:
-            console.stderr().print(
-                f"{result.path}: {status_text(result)}", markup=False, highlight=False
-            )
+            console.say(f"{result.path}: {status_text(result)}")
         if not self.json:  # after the line they explain
             for note in result.notes:
-                console.stderr().print(note, markup=False, highlight=False)
+                console.say(note)
         if self.dry_run and "diff" in result.details and not self.json:
             out = sys.stdout
             if len(self.files) > 1:
@@ -593,13 +591,13 @@ class _Report:
                 for result in results:
                     console.stderr().print(json_line(result), markup=False, highlight=False)
             elif sys.stderr.isatty():
-                console.stderr().print(render_results(results))
+                console.stderr().print(console.rich_totals_table(render_results(results)))
             return
         if self.json:
             for result in results:
                 typer.echo(json_line(result))
             return
-        console.stdout().print(render_results(results))
+        console.print_totals_table(render_results(results))
 
 
 def _write_reports(
