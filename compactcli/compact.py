@@ -68,7 +68,7 @@ from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer
 from compactcli.summarizers.calls import counting_calls
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
-from compactcli.transcript import Message, Record, Transcript, new_record
+from compactcli.transcript import Line, Message, Record, Transcript, new_record
 from compactcli.validation import validate
 
 __all__ = [
@@ -177,6 +177,7 @@ def settle(transcript: Transcript) -> Transcript:
     settled: list[Record] = list(records[:start])
     for i in range(start, len(records)):
         record = records[i]
+        line: Line
         if record.line is None:
             line = orjson.dumps(record.raw)
             raw = orjson.loads(line)
@@ -637,7 +638,9 @@ def compact_file(
     bad = BadLines()
     destination = plan.destinations.get(path, Destination("stdout"))
     seen = file_identity(path) if destination.mode == "in_place" else None
-    transcript = read_transcript(path, plan.format, on_bad_line=plan.on_bad_line, bad=bad)
+    transcript = read_transcript(
+        path, plan.format, on_bad_line=plan.on_bad_line, bad=bad, mapped=True
+    )
     verb = "skipped" if plan.on_bad_line == "skip" else "kept unparsed"
     warnings = [f"{transcript.source}:{line}: {verb}: {reason}" for line, reason in bad.lines]
     settings = file_settings(plan, path)

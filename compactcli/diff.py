@@ -92,7 +92,7 @@ class DiffReport:
 
 
 def _bytes(record: Record) -> bytes:
-    return record.line if record.line is not None else dumps(record.raw)
+    return bytes(record.line) if record.line is not None else dumps(record.raw)
 
 
 def identity(record: Record) -> Hashable:

@@ -69,7 +69,7 @@ from compactcli.tokens import (
     density_for,
     get_counter,
 )
-from compactcli.transcript import Message, Record, Transcript, Usage
+from compactcli.transcript import Line, Message, Record, Transcript, Usage
 
 __all__ = [
     "METHODS",
@@ -858,7 +858,7 @@ def estimate_records(
 
 
 def _estimate_lines(
-    lines: Iterable[tuple[int, Any, bytes | None]],
+    lines: Iterable[tuple[int, Any, Line | None]],
     format: str,
     options: EstimateOptions,
     source: str,
@@ -880,7 +880,7 @@ def _estimate_lines(
 
 
 def _feed(
-    lines: Iterable[tuple[int, Any, bytes | None]], streamer: Streamer, ledger: _Ledger
+    lines: Iterable[tuple[int, Any, Line | None]], streamer: Streamer, ledger: _Ledger
 ) -> int:
     """Feed every line's record to `streamer` and its messages to `ledger`; the record count."""
     note = ledger.lines.note

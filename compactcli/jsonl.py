@@ -20,10 +20,12 @@ folder that is fsynced and renamed over the target, so a reader never sees a par
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import operator
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,10 +34,11 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 import orjson
 
 from compactcli.errors import STDOUT, InputError, OutputError
-from compactcli.transcript import Record, new_record
+from compactcli.transcript import Line, Record, new_record
 
 if TYPE_CHECKING:
     import hashlib
+    import mmap
 
 OnBadLine = Literal["error", "skip", "keep"]
 STDIN = "-"
@@ -250,11 +253,15 @@ def iter_records(
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
     info: SourceInfo | None = None,
+    mapped: bool = False,
 ) -> Iterator[Record]:
     """Stream the records of `path`, one per line, keeping each line's exact bytes.
 
     Blank lines are carried through as unparsed records. Raises `InputError` for bad lines
     (unless `on_bad_line` says otherwise) and for a file with no record at all.
+    With `mapped`, a regular file is mapped into memory (read only) and each record's `line` is
+    a read-only `memoryview` of its bytes there instead of a copy (`map_lines`); standard input,
+    other files and systems where that fails are read as usual.
     """
     name = display_name(path)
     info = info if info is not None else SourceInfo(path)
@@ -262,19 +269,21 @@ def iter_records(
     seen_object = False
     lineno = 0
     with open_input(path) as handle:
-        for line, eol in _lines(handle, info):
+        mapping = map_file(handle) if mapped else None
+        lines = _lines(handle, info) if mapping is None else map_lines(mapping, info)
+        for line, eol in lines:
             lineno += 1
-            body = line[3:] if lineno == 1 and line.startswith(_BOM) else line
-            first = body[:1]
-            if (not first or first.isspace()) and not body.strip():
+            body = line[3:] if lineno == 1 and line[:3] == _BOM else line
+            if (not body or body[0] in _SPACE) and not bytes(body).strip():
                 yield Record(raw=None, line=line, lineno=lineno, eol=eol)
                 continue
             try:
                 raw = orjson.loads(body)
             except orjson.JSONDecodeError as error:
                 # only the last line can lack its line ending
+                text, body = bytes(line), bytes(body)
                 reason = first_line_reason(
-                    path, lineno, _describe_bad(line, body, error, last=eol == b"")
+                    path, lineno, _describe_bad(text, body, error, last=eol == b"")
                 )
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad, info)
                 continue
@@ -297,6 +306,65 @@ def iter_records(
 
 _BLOCK = 1 << 20
 """Bytes read at a time, and the size of the write buffer."""
+
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+"""What `bytes.isspace` counts as white space, as byte values."""
+
+
+def map_file(handle: BinaryIO) -> mmap.mmap | None:
+    """A read-only memory map of the regular, non-empty file open as `handle`; None for
+    standard input, pipes, devices, an empty file, a system without `mmap`, or any failure
+    to map (the caller then reads the file as usual).
+
+    The map keeps its own handle on the file and lives as long as a view of it does. The
+    pages are the system's cache of the file, not copies: reading costs no copy and holding
+    the lines no memory of the process's own. A file cut shorter while it is mapped would
+    end the process (SIGBUS), as with any program that maps its input; a file replaced by
+    renaming (as compactcli writes) is not affected: the map holds the old one.
+    """
+    if os.name != "posix":
+        return None
+    try:
+        import mmap
+
+        fd = handle.fileno()
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
+            return None
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+
+
+def map_lines(mapping: mmap.mmap, info: SourceInfo) -> Iterator[tuple[memoryview, bytes]]:
+    """`_lines` over a mapped file: the same lines and endings, counted and hashed into
+    `info` with a mark at the last line end of each `_BLOCK` bytes, each line a read-only
+    view of the map."""
+    view = memoryview(mapping)
+    size = len(mapping)
+    info.size = size
+    digest = info._hash
+    marks = info.marks
+    find = mapping.find
+    lines = start = 0
+    while start < size:
+        stop = mapping.rfind(b"\n", start, start + _BLOCK) + 1 or find(b"\n", start) + 1
+        if not stop:  # no line end left: the last line lacks one
+            break
+        digest.update(view[start:stop])
+        end = find(b"\n", start, stop)
+        while end >= 0:
+            if end > start and mapping[end - 1] == 13:  # \r
+                yield view[start : end - 1], b"\r\n"
+            else:
+                yield view[start:end], b"\n"
+            lines += 1
+            start = end + 1
+            end = find(b"\n", start, stop)
+        marks.append((lines, digest.copy()))
+    if start < size:
+        digest.update(view[start:])
+        yield view[start:], b""
 
 
 def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
@@ -356,7 +424,7 @@ def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
 
 def _bad(
     name: str,
-    line: bytes,
+    line: Line,
     lineno: int,
     eol: bytes,
     reason: str,
@@ -396,7 +464,7 @@ def render(records: Iterable[Record]) -> Iterator[bytes]:
 def _bytes(record: Record, *, last: bool) -> bytes:
     if record.line is None:
         return dumps(record.raw) + (record.eol or b"\n")
-    return record.line + (record.eol if record.eol or last else b"\n")
+    return b"".join((record.line, record.eol if record.eol or last else b"\n"))
 
 
 _WRITEV = hasattr(os, "writev")
@@ -404,7 +472,7 @@ _IOV_MAX = 1024
 """Pieces handed to one `os.writev` (the least limit POSIX systems have)."""
 
 
-def write_all(fd: int, chunks: Iterable[bytes]) -> None:
+def write_all(fd: int, chunks: Iterable[Line]) -> None:
     """Write every one of `chunks` to file descriptor `fd`, in order, `_IOV_MAX` at a time with
     `os.writev` (no copy joins them; a short write goes on where it stopped)."""
     pieces = iter(chunks)
@@ -416,7 +484,7 @@ def write_all(fd: int, chunks: Iterable[bytes]) -> None:
                 rest = rest[os.write(fd, rest) :]
 
 
-def write_bytes(chunks: Iterable[bytes], path: str, *, mode_from: str | None = None) -> None:
+def write_bytes(chunks: Iterable[Line], path: str, *, mode_from: str | None = None) -> None:
     """Write `chunks` to `path` atomically (temporary file in the same folder, then rename).
 
     `-` writes to standard output. `mode_from` copies that file's permission bits. Any OSError

@@ -27,7 +27,7 @@ from compactcli.jsonl import (
     render,
     write_bytes,
 )
-from compactcli.transcript import Transcript
+from compactcli.transcript import Line, Transcript
 
 
 def read_transcript(
@@ -36,16 +36,20 @@ def read_transcript(
     *,
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
+    mapped: bool = False,
 ) -> Transcript:
     """Read `path` (`-` for standard input) into a Transcript.
 
     Raises `InputError` (file and line in the message) for unreadable input or an unknown
     format, and `UsageError` for an unknown `format` name.
+    With `mapped`, a regular file is mapped into memory and the records' lines are views of
+    it, not copies: less memory and time for a large file, which must then not be cut shorter
+    while the transcript is in use (see `compactcli.jsonl.map_file`).
     """
     if format is not None and format not in FORMATS:
         get_dialect(format)  # raises UsageError naming the known formats
     info = SourceInfo(path)
-    records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info))
+    records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info, mapped=mapped))
     if format is None:
         objects = list(islice((r.raw for r in records if isinstance(r.raw, dict)), SNIFF_RECORDS))
         format = detect_format(objects, display_name(path))
@@ -90,10 +94,10 @@ def to_bytes(transcript: Transcript) -> bytes:
     return b"".join(to_chunks(transcript))
 
 
-def to_chunks(transcript: Transcript) -> list[bytes]:
+def to_chunks(transcript: Transcript) -> list[Line]:
     """The bytes `write_transcript` would write, as pieces to write one after the other (each
     record's line and its ending): a large file is written without being copied whole."""
-    parts: list[bytes] = []
+    parts: list[Line] = []
     append = parts.append
     records = transcript.records
     last = len(records) - 1

@@ -40,6 +40,9 @@ JsonPath = tuple[str | int, ...]
 
 V = TypeVar("V")
 
+Line = bytes | memoryview
+"""A record's bytes as read: `bytes`, or a read-only view of a mapped file (`Record.line`)."""
+
 _PARENT = "\0parent"
 """The key, in a transcript's views, of the views of the transcript it was made from."""
 
@@ -49,13 +52,21 @@ class Record:
     """One JSONL line: its parsed JSON and, while unchanged, its original bytes.
 
     `raw` is `None` for a line carried through without being parsed (a blank line, or a bad
-    line kept with `--on-bad-line keep`); such a line is written back as it was.
+    line kept with `--on-bad-line keep`); such a line is written back as it was. `line` is
+    `bytes`, or a read-only `memoryview` of them for a file read with `mapped=True` (see
+    `compactcli.read_transcript`); a pickled record holds `bytes`.
     """
 
     raw: Any
-    line: bytes | None = None
+    line: Line | None = None
     lineno: int = 0
     eol: bytes = b"\n"
+
+    def __reduce__(self) -> tuple[Callable[..., Record], tuple[Any, ...]]:
+        line = self.line
+        if isinstance(line, memoryview):
+            line = line.tobytes()
+        return (new_record, (self.raw, line, self.lineno, self.eol))
 
     @property
     def changed(self) -> bool:
@@ -147,7 +158,7 @@ _BLOCK_SET = _setters(Block)
 _MESSAGE_SET = _setters(Message)
 
 
-def new_record(raw: Any, line: bytes | None = None, lineno: int = 0, eol: bytes = b"\n") -> Record:
+def new_record(raw: Any, line: Line | None = None, lineno: int = 0, eol: bytes = b"\n") -> Record:
     """`Record(...)` with the same fields, made as `new_block` makes a block (for the readers,
     which make one per line)."""
     record: Record = _NEW(Record)
