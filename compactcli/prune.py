@@ -70,7 +70,7 @@ class _Result:
     kind: ToolKind  # of the call (`compactcli.tools.call_kind`)
     call: Block | None  # the call it answers, when found
     text: str  # what a placeholder replaces: the result's text, a user command's output
-    content: bytes
+    value: Any  # the content as parsed: its bytes (`content_bytes`) are hashed and archived
     digest: str
     tokens: int
     user: bool = False  # the output of a command the user ran (`Dialect.user_shell`)
@@ -104,9 +104,10 @@ class _Edits:
     images: int = 0
     chars: int = 0
 
-    def keep(self, data: bytes) -> None:
+    def keep(self, value: Any) -> None:
+        """Archive a cleared content (given as parsed: its bytes are made only here)."""
         if self.archive is not None:
-            self.archive.put(data)
+            self.archive.put(content_bytes(value))
 
 
 def prune(
@@ -240,7 +241,6 @@ def _results(
                 value = get_in(raw, (*block.path, dialect.result_content_key))
             except (KeyError, IndexError, TypeError):
                 value = block.text
-            data = content_bytes(value)
             found.append(
                 _Result(
                     position,
@@ -250,8 +250,8 @@ def _results(
                     kind,
                     call,
                     block.text,
-                    data,
-                    sha256(data),
+                    value,
+                    sha256(content_bytes(value)),  # the bytes go at once: memory is reused
                     counter.block_tokens(block),
                 )
             )
@@ -265,7 +265,6 @@ USER_SHELL_TOOL = "bash"
 def _user_result(
     position: int, message: Message, block: Block, shell: UserShell, counter: TokenCounter
 ) -> _Result:
-    data = content_bytes(shell.output)
     return _Result(
         position,
         message,
@@ -274,8 +273,8 @@ def _user_result(
         "shell",
         None,
         shell.output,
-        data,
-        sha256(data),
+        shell.output,
+        sha256(content_bytes(shell.output)),
         counter.text_tokens(shell.output),
         user=True,
         argument=shell.command,
@@ -384,7 +383,7 @@ def _clear(edits: _Edits, result: _Result, counter: TokenCounter, *, duplicate: 
     index = result.message.index
     clear = edits.dialect.clear_user_shell if result.user else edits.dialect.clear_result
     edits.records[index] = clear(edits.records[index], result.block, line)
-    edits.keep(result.content)
+    edits.keep(result.value)
     freed = max(0, result.tokens - counter.text_tokens(line))
     edits.freed[result.tool] = edits.freed.get(result.tool, 0) + freed
     edits.chars += len(text)
@@ -413,7 +412,7 @@ def _clear_image(edits: _Edits, message: Message, block: Block) -> None:
     line = f"[Old image cleared: {media}, {len(data):,} bytes, sha256:{digest}]"
     index = message.index
     edits.records[index] = edits.dialect.replace_with_text(edits.records[index], block, line)
-    edits.keep(data)
+    edits.keep(raw)
     edits.images += 1
     edits.cleared.append(
         {

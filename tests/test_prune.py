@@ -211,6 +211,25 @@ def test_archive_holds_every_cleared_content_under_its_hash(tmp_path: Path) -> N
         assert orjson.dumps((archive / digest).read_text()).decode() in originals
 
 
+def test_archive_holds_a_cleared_image_under_its_hash(tmp_path: Path) -> None:
+    source = TRANSCRIPTS / "anthropic-image.jsonl"
+    archive = tmp_path / "archive"
+    out = tmp_path / "out.jsonl"
+    result = run(
+        "prune", str(source), "--keep-recent", "0", "--archive", str(archive), "-o", str(out)
+    )
+    assert result.exit_code == 0
+    markers = re.findall(
+        r"\[Old image cleared: image/png, (\d+) bytes, sha256:([0-9a-f]{64})\]", out.read_text()
+    )
+    assert len(markers) == 1
+    size, digest = markers[0]
+    data = (archive / digest).read_bytes()
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (int(size), digest)
+    image = orjson.loads(data)
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+
+
 def test_second_prune_in_a_pipe_changes_nothing_already_cleared() -> None:
     first = run("prune", str(SESSION), "--keep-recent", "3", "--min-chars", "50")
     second = run("prune", "--keep-recent", "3", "--min-chars", "50", input=first.stdout_bytes)
