@@ -447,7 +447,9 @@ def _blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[Block,
     if isinstance(content, str):
         return (new_block(kind="text", text=content, type="text", path=base),)
     if isinstance(content, list):
-        return tuple(_block(item, (*base, i), names) for i, item in enumerate(content))
+        if len(content) == 1:  # the common case, made without a loop
+            return (_block(content[0], (*base, 0), names),)
+        return tuple([_block(item, (*base, i), names) for i, item in enumerate(content)])
     raise _ShapeError(f"{_where(base)} is {_kind_of(content)}, not a string or an array")
 
 
