@@ -796,7 +796,12 @@ def estimate(
     """
     records = transcript.records
     dialect = get_dialect(transcript.format)
-    view = streamed_view(dialect, transcript)
+    context_only = not whole_file and options.method in ("heuristic", "exact")
+    view = streamed_view(
+        dialect,
+        transcript,
+        messages=not (context_only and not breakdown and dialect.one_message_per_record),
+    )
     content = counter or get_counter(
         "heuristic" if options.method in ("auto", "usage") else options.method,
         model=options.model or _peek_model(records[:SNIFF_RECORDS], transcript.format),
@@ -805,7 +810,7 @@ def estimate(
     ledger = _Ledger(content)
     ledger.lines = _RecordLines(records)
     add = ledger.add
-    if whole_file or options.method not in ("heuristic", "exact"):
+    if not context_only:
         breakdown = True
         for message in view.messages:
             add(message)

@@ -11,12 +11,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from compactcli.dialects import detect_format, get_dialect
+from compactcli.dialects import claude_code, detect_format, get_dialect
 from compactcli.dialects.claude_code import (
     ClaudeCodeDialect,
     _build_chain,
     _chain_of,
+    _record_lite,
+    _record_message,
     _recover_orphans,
+    _ShapeError,
     _skeletons,
 )
 from compactcli.errors import InputError
@@ -984,4 +987,164 @@ def test_orphan_recovery_follows_the_rule(
     skeletons, index, parent, chain = case
     assert _recover_orphans(skeletons, index, parent, chain) == _reference_recover_orphans(
         skeletons, index, parent, chain
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Messages left unmade (before the last compact boundary) are the messages made at once
+
+_ODD = st.sampled_from([None, 3, 2.5, True, [], {}, "x"])
+_IDS = st.sampled_from(["t1", "t2", "t3", ""])
+_tool_result_parts = st.lists(
+    st.one_of(
+        st.text(max_size=3),
+        st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=3)}),
+        st.fixed_dictionaries({"type": st.sampled_from(["image", "other"])}),
+        _ODD,
+    ),
+    max_size=3,
+)
+_blocks = st.one_of(
+    st.text(max_size=3),
+    _ODD,
+    st.fixed_dictionaries({"type": st.just("text")}, optional={"text": st.text(max_size=3) | _ODD}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["thinking", "redacted_thinking", "image", "server_tool_use"])}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_use")},
+        optional={
+            "id": _IDS | _ODD,
+            "name": st.sampled_from(["Bash", "Read"]) | _ODD,
+            "input": st.just({"command": "ls"}),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result")},
+        optional={
+            "tool_use_id": _IDS | _ODD,
+            "content": st.text(max_size=3) | _tool_result_parts | _ODD,
+            "is_error": st.booleans(),
+        },
+    ),
+)
+_content = st.text(max_size=3) | st.lists(_blocks, max_size=4) | _ODD
+_raw_records = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["user", "assistant"])},
+        optional={
+            "message": st.fixed_dictionaries(
+                {},
+                optional={
+                    "content": _content,
+                    "model": st.sampled_from(["m", "<synthetic>"]) | _ODD,
+                },
+            )
+            | _ODD,
+            "uuid": st.just("u"),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("attachment")},
+        optional={
+            "attachment": st.fixed_dictionaries(
+                {"type": st.sampled_from(["queued_command", "todo_reminder", "hook_success"])}
+            )
+            | _ODD
+        },
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("system"),
+            "subtype": st.sampled_from(["local_command", "compact_boundary"]),
+        },
+        optional={"content": _content},
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["summary", "file-history-snapshot"]) | _ODD}),
+)
+
+
+def _made(raw: dict[str, Any], names: dict[str, str], index: int = 7) -> Any:
+    try:
+        return _record_message(index, raw, names)
+    except _ShapeError as error:
+        return str(error)
+
+
+def _lite(raw: dict[str, Any], names: dict[str, str]) -> Any:
+    try:
+        return _record_lite(raw, names)
+    except _ShapeError as error:
+        return str(error)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_raw_records, min_size=1, max_size=6))
+def test_an_unmade_message_reads_and_makes_as_the_message_made_at_once(
+    raws: list[dict[str, Any]],
+) -> None:
+    """The same error, the same calls noted, and the same message once made, record by record
+    (the tool names a result reads depend on the records before it)."""
+    names_made: dict[str, str] = {}
+    names_lite: dict[str, str] = {}
+    for raw in raws:
+        made = _made(raw, names_made)
+        lite = _lite(raw, names_lite)
+        assert names_lite == names_made
+        if isinstance(made, str) or made is None:
+            assert lite == made
+            continue
+        assert lite is not None and not isinstance(lite, str)
+        assert (lite.role, lite.model) == (made.role, made.model)
+        assert lite.calls == [(b.call_id, b.name) for b in made.blocks if b.kind == "tool_call"]
+        assert lite.results == [(b.call_id, b.name) for b in made.blocks if b.kind == "tool_result"]
+        assert lite.make(7, raw) == made
+
+
+def _with_boundary_at_the_end(path: Path) -> Transcript:
+    """`path`'s records, then a compact boundary: every message before it is left unmade."""
+    transcript = read_transcript(str(path))
+    boundary = {"type": "system", "subtype": "compact_boundary", "parentUuid": None, "uuid": "b"}
+    records = (*transcript.records, Record(raw=boundary, lineno=len(transcript.records) + 1))
+    return transcript.evolve(records=records)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(TRANSCRIPTS.glob("claude-code-*.jsonl"))]
+    + [p for p in sorted(INVALID.glob("claude-code-*.jsonl"))],
+    ids=lambda p: p.name,
+)
+def test_messages_left_unmade_read_as_messages_made_at_once(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """messages(), the model, the checks and the context of a file whose messages were left
+    unmade (all before a boundary at its end) are those made one record after the other."""
+    dialect = ClaudeCodeDialect()
+    lazy = _with_boundary_at_the_end(path)
+    assert dialect._state(lazy).messages and all(
+        type(m).__name__ == "_Lite" for m in dialect._state(lazy).messages.values()
+    )
+    findings = [f.to_dict() for f in dialect.validate(lazy)]
+    with monkeypatch.context() as patch:
+        patch.setattr(claude_code, "_last_boundary", lambda records, start: start)
+        eager = dataclasses.replace(lazy)  # a new transcript, no views: its state made anew
+        made = dialect._state(eager).messages.values()
+        assert all(type(m).__name__ == "Message" for m in made)
+        assert findings == [f.to_dict() for f in dialect.validate(eager)]
+    names: dict[str, str] = {}
+    expected = []
+    for i, record in enumerate(lazy.records):
+        message = _made(record.raw, names, i) if isinstance(record.raw, dict) else None
+        if isinstance(message, str):
+            assert any(f["code"] == "bad-shape" for f in findings)
+            with pytest.raises(InputError):
+                dialect.model(lazy)
+            return
+        expected.append(message)
+    model = dialect.model(lazy)
+    assert dialect.messages(lazy) == [m for m in expected if m is not None]
+    assert model == next(
+        (m.model for m in reversed(expected) if m and m.model and not m.model.startswith("<")),
+        None,
     )

@@ -290,9 +290,12 @@ class BufferingStreamer(Streamer):
         return streamed_view(self.dialect, transcript)
 
 
-def streamed_view(dialect: Dialect, transcript: Transcript) -> StreamedView:
+def streamed_view(
+    dialect: Dialect, transcript: Transcript, *, messages: bool = True
+) -> StreamedView:
     """What a `Streamer` would know of `transcript` once fed all of it, read from the dialect's
-    views (every message in `messages`)."""
+    views (every message in `messages`; none with `messages=False`, for a caller that reads
+    only the context, which then costs no making of the others)."""
     order: list[int] = []
     for message in dialect.context(transcript):
         if not order or order[-1] != message.index:
@@ -302,7 +305,7 @@ def streamed_view(dialect: Dialect, transcript: Transcript) -> StreamedView:
         usage=dialect.usage(transcript),
         model=dialect.model(transcript),
         context_window=dialect.context_window(transcript),
-        messages=dialect.messages(transcript),
+        messages=dialect.messages(transcript) if messages else (),
     )
 
 

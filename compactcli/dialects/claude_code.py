@@ -64,7 +64,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -506,6 +506,124 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
     return None
 
 
+_Item = tuple[bool, str, "str | None"]
+"""A tool call (True, id, name) or a tool result (False, call id, the tool name looked up)."""
+
+
+class _Lite(NamedTuple):
+    """A record's message left unmade (`_record_lite`): what the checks read of it, and what
+    making it later needs. `items` are its tool calls and results in block order; a result's
+    name is the one `_record_message` looks up (that of the last call with its id before)."""
+
+    role: str
+    model: str | None
+    items: tuple[_Item, ...]
+
+    @property
+    def calls(self) -> list[tuple[str, str | None]]:
+        return [(call_id, name) for call, call_id, name in self.items if call]
+
+    @property
+    def results(self) -> list[tuple[str, str | None]]:
+        return [(call_id, name) for call, call_id, name in self.items if not call]
+
+    def make(self, index: int, raw: Mapping[str, Any]) -> Message:
+        """The message `_record_message` makes of `raw` at `index` (it was parsed the same)."""
+        names = {call_id: name for call_id, name in self.results if name is not None}
+        message = _record_message(index, raw, names)
+        assert message is not None
+        return message
+
+
+def _record_lite(raw: Mapping[str, Any], names: dict[str, str]) -> _Lite | None:
+    """What `_record_message` reads of a record, without making its message: the same
+    `_ShapeError` for the same record, the same calls noted in `names`, None for the same
+    records, and a `_Lite` for the others (`_Lite.make` makes their message when it is asked
+    for). For the records that only the checks read, which need no text (tests compare the
+    two on generated records)."""
+    kind = raw.get("type")
+    if kind == "user" or kind == "assistant":
+        message = raw.get("message")
+        if type(message) is not dict:
+            raise _ShapeError(f"{kind} record: message is {_kind_of(message)}, not an object")
+        if "content" not in message:
+            raise _ShapeError(f"{kind} record: message has no content")
+        items = _lite_blocks(message["content"], ("message", "content"), names)
+        if kind == "user":
+            return _Lite("user", None, items) if items else _USER_LITE
+        model = message.get("model")
+        if type(model) is not str:
+            model = None
+        if items:
+            return _Lite("assistant", model, items)
+        lite = _ASSISTANT_LITES.get(model)
+        if lite is None:
+            lite = _ASSISTANT_LITES[model] = _Lite("assistant", model, ())
+        return lite
+    if kind == "attachment":
+        attachment = raw.get("attachment")
+        if not isinstance(attachment, dict):
+            raise _ShapeError(f"attachment record: attachment is {_kind_of(attachment)}")
+        return _USER_LITE if _attachment_reaches_model(attachment) else None
+    if kind == "system" and raw.get("subtype") == "local_command":
+        items = _lite_blocks(raw.get("content", ""), ("content",), names)
+        return _Lite("user", None, items) if items else _USER_LITE
+    return None
+
+
+_USER_LITE = _Lite("user", None, ())
+_ASSISTANT_LITES: dict[str | None, _Lite] = {}
+"""The lite of an assistant message without tool calls, by model (they are alike)."""
+
+
+def _lite_blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[_Item, ...]:
+    """The calls and results of `_blocks(content, base, names)`, with its checks, in order."""
+    if type(content) is not list:
+        if isinstance(content, str):
+            return ()
+        if not isinstance(content, list):
+            raise _ShapeError(f"{_where(base)} is {_kind_of(content)}, not a string or an array")
+    items: tuple[_Item, ...] = ()
+    for i, item in enumerate(content):
+        if type(item) is not dict:
+            if isinstance(item, str):
+                continue
+            if not isinstance(item, dict):
+                raise _ShapeError(f"content block {_where((*base, i))} is {_kind_of(item)}")
+        kind = item.get("type")
+        if kind == "tool_result":
+            call_id = item.get("tool_use_id")
+            if type(call_id) is not str:
+                raise _ShapeError(f"tool_result at {_where((*base, i))} has no string tool_use_id")
+            parts = item.get("content")
+            if type(parts) is list:
+                for position, part in enumerate(parts):
+                    if not isinstance(part, (str, dict)):  # (a tuple: faster than a union)
+                        path = (*base, i, "content", position)
+                        raise _ShapeError(
+                            f"tool_result content item {_where(path)} is {_kind_of(part)}"
+                        )
+            elif parts is not None and not isinstance(parts, str):
+                raise _ShapeError(
+                    f"tool_result content at {_where((*base, i))} is {_kind_of(parts)}"
+                )
+            items += ((False, call_id, names.get(call_id)),)
+        elif kind in _CALL_TYPES:
+            call_id = item.get("id")
+            name = item.get("name")
+            if type(call_id) is not str or type(name) is not str:
+                raise _ShapeError(f"tool_use {_where((*base, i))} needs a string id and name")
+            names[call_id] = name
+            items += ((True, call_id, name),)
+        elif kind == "text":
+            text = item.get("text", "")
+            if not isinstance(text, str):
+                raise _ShapeError(
+                    f"text block {_where((*base, i))} has text that is {_kind_of(text)}"
+                )
+    return items
+
+
 def _reaches_model(raw: Mapping[str, Any]) -> bool:
     """Whether a record with a message is sent to the model when it is on the chain."""
     if raw.get("isVirtual") is True:
@@ -916,11 +1034,16 @@ class _State:
     """One transcript's parsed records: messages by record index, records with an impossible
     shape (index -> problem, in file order), the skeletons of the chain, and the chain once
     it is asked for. `where` finds a record by the identity of its JSON (`records` keeps
-    those objects alive); `recent` is shared with the transcripts of the same lineage."""
+    those objects alive); `recent` is shared with the transcripts of the same lineage.
+
+    A message may be held unmade (a `_Lite`) until `message` is asked for it: those of the
+    records before the last compact boundary, which the context rarely reaches and the checks
+    read no text of. Making one puts it in its place: the map is shared only by states whose
+    record at that index is the same JSON object, so it is the same message for each."""
 
     records: tuple[Record, ...]
     where: dict[int, int]  # id(raw) -> record index
-    messages: dict[int, Message]
+    messages: dict[int, Message | _Lite]  # in record order
     errors: dict[int, str]
     skeletons: tuple[Skeleton | None, ...]
     names: dict[str, str]  # tool name by call id, after every record
@@ -940,6 +1063,54 @@ class _State:
     def known_graph(self) -> _Graph | None:
         """The uuid map of these skeletons or of the ones they start with, if made."""
         return self.graph if self.graph is not None else self.base
+
+    def message(self, index: int) -> Message | None:
+        """The message of record `index` (None when it has none), made now if it was not."""
+        entry = self.messages.get(index)
+        if type(entry) is not _Lite:
+            assert entry is None or isinstance(entry, Message)
+            return entry
+        message = entry.make(index, self.records[index].raw)
+        self.messages[index] = message
+        return message
+
+    def all_messages(self) -> list[Message]:
+        """Every record's message, in record order (the unmade ones made now)."""
+        message = self.message
+        return [message(i) or _absent(i) for i in self.messages]
+
+
+def _absent(index: int) -> Message:
+    raise AssertionError(f"record {index} has an entry but no message")
+
+
+def _calls_and_results(
+    entry: Message | _Lite | None,
+) -> tuple[list[tuple[str | None, str | None]], dict[str, str | None]]:
+    """A message's tool calls as (id, name), in order, and its results' tool names by id."""
+    if entry is None:
+        return [], {}
+    if type(entry) is _Lite:
+        return [(i, n) for i, n in entry.calls], dict(entry.results)  # (as below: the last)
+    assert isinstance(entry, Message)
+    return _calls(entry), {
+        b.call_id: b.name for b in entry.blocks if b.kind == "tool_result" and b.call_id is not None
+    }
+
+
+def _replay_lite(lite: _Lite, names: dict[str, str]) -> _Lite:
+    """`_replay` for an unmade message: its calls noted, its results' tool names looked up,
+    in block order."""
+    items: list[_Item] | None = None
+    for position, (call, call_id, name) in enumerate(lite.items):
+        if call:
+            assert name is not None
+            names[call_id] = name
+        elif names.get(call_id) != name:
+            if items is None:
+                items = list(lite.items)
+            items[position] = (False, call_id, names.get(call_id))
+    return lite if items is None else lite._replace(items=tuple(items))
 
 
 def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
@@ -1001,16 +1172,12 @@ def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
         if where.get(id(old)) != i or id(new) in where:
             return None
         old_message = parent.messages.get(i)
-        answered = {
-            b.call_id: b.name
-            for b in (old_message.blocks if old_message is not None else ())
-            if b.kind == "tool_result" and b.call_id is not None
-        }
+        old_calls, answered = _calls_and_results(old_message)
         try:
             message = _record_message(i, new, {k: v for k, v in answered.items() if v})
         except _ShapeError:
             return None
-        if _calls(message) != _calls(old_message) or (message is None) != (old_message is None):
+        if _calls(message) != old_calls or (message is None) != (old_message is None):
             return None  # (a message where there was none would upset the order of `messages`)
         if message is not None and any(
             b.call_id not in answered for b in message.blocks if b.kind == "tool_result"
@@ -1032,6 +1199,21 @@ def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
     return state
 
 
+def _last_boundary(records: Sequence[Record], start: int) -> int:
+    """The index of the last compact boundary among `records[start:]` (`start` when there is
+    none). The context chain starts there, but for a preserved segment or a later record
+    whose parent is older: the messages before it are mostly read only by the checks."""
+    for i in range(len(records) - 1, start - 1, -1):
+        raw = records[i].raw
+        if (
+            isinstance(raw, dict)
+            and raw.get("subtype") == "compact_boundary"
+            and raw.get("type") == "system"
+        ):
+            return i
+    return start
+
+
 def _build_state(transcript: Transcript) -> _State:
     """Parse every record, reusing what the transcript this one was made from parsed for the
     same JSON objects (their messages and skeletons depend on nothing else but their place and
@@ -1048,8 +1230,8 @@ def _build_state(transcript: Transcript) -> _State:
         ):  # the same JSON objects in the same places (records read back, renumbered)
             return _State(
                 records,
-                parent.where,  # shared: a state's maps are never changed once made
-                parent.messages,
+                parent.where,  # shared: a state's maps are never changed once made (but for
+                parent.messages,  # an unmade message made in its place: the same for both)
                 parent.errors,
                 parent.skeletons,
                 parent.names,
@@ -1079,6 +1261,8 @@ def _build_state(transcript: Transcript) -> _State:
     else:
         where, messages, skeletons, names = {}, {}, [], {}
     errors: dict[int, str] = {}
+    unmade = _last_boundary(records, start)  # the records before it: messages left unmade
+    message: Message | _Lite | None
     for i in range(start, len(records)):
         raw = records[i].raw
         if not isinstance(raw, dict):
@@ -1089,11 +1273,14 @@ def _build_state(transcript: Transcript) -> _State:
         if j is not None and before[j].raw is raw and j not in before_errors:
             skeleton = before_skeletons[j]
             message = before_messages.get(j)
-            if message is not None:
+            if type(message) is _Lite:
+                message = _replay_lite(message, names)
+            elif message is not None:
+                assert isinstance(message, Message)
                 message = _replay(message, i, names)
         else:
             try:
-                message = _record_message(i, raw, names)
+                message = _record_lite(raw, names) if i < unmade else _record_message(i, raw, names)
             except _ShapeError as error:
                 errors[i] = str(error)  # parsed again each time: it may have noted some calls
                 skeletons.append(_skeleton(raw))
@@ -1192,7 +1379,8 @@ class ClaudeCodeDialect(Dialect):
     def _state(self, transcript: Transcript) -> _State:
         return _state_of(transcript)
 
-    def _by_record(self, transcript: Transcript) -> dict[int, Message]:
+    def _parsed(self, transcript: Transcript) -> _State:
+        """The transcript's state, when every record parsed (else the first one's error)."""
         try:
             state = self._state(transcript)
         except Exception:  # a record that breaks the parser itself: fail as the loop does
@@ -1201,7 +1389,7 @@ class ClaudeCodeDialect(Dialect):
         if state.errors:
             index, problem = next(iter(state.errors.items()))
             raise InputError(transcript.source, transcript.records[index].lineno, problem)
-        return state.messages
+        return state
 
     def _context_chain(self, transcript: Transcript) -> _Chain:
         try:
@@ -1211,19 +1399,28 @@ class ClaudeCodeDialect(Dialect):
         return _chain_of(transcript, state)
 
     def messages(self, transcript: Transcript) -> list[Message]:
-        return list(self._by_record(transcript).values())
+        return self._parsed(transcript).all_messages()
+
+    def model(self, transcript: Transcript) -> str | None:
+        """As `Dialect.model`, reading unmade messages' model without making them."""
+        for entry in reversed(self._parsed(transcript).messages.values()):
+            if entry.model and not entry.model.startswith("<"):
+                return entry.model
+        return None
 
     def context(self, transcript: Transcript) -> list[Message]:
         return list(transcript.view(_CONTEXT, lambda: tuple(self._context(transcript))))
 
     def _context(self, transcript: Transcript) -> list[Message]:
-        by_record = self._by_record(transcript)
-        skeletons = self._state(transcript).skeletons
+        state = self._parsed(transcript)
+        skeletons = state.skeletons
         out: list[Message] = []
+        messages, message_at = state.messages, state.message
         for i in self._context_chain(transcript).records:
-            message = by_record.get(i)
             skeleton = skeletons[i]
-            if message is not None and skeleton is not None and skeleton[_SK_REACHES]:
+            if i in messages and skeleton is not None and skeleton[_SK_REACHES]:
+                message = message_at(i)
+                assert message is not None
                 out.append(message)
         return out
 
@@ -1405,7 +1602,7 @@ class ClaudeCodeDialect(Dialect):
         except Exception:  # a record that breaks the parser itself: fail as the loop does
             state = None
         findings: list[Finding] = []
-        parsed: dict[int, Message] = {}
+        parsed: dict[int, Message | _Lite] = {}
         all_uuids: set[str] = set()
         uuid_at: list[tuple[str, int]] = []  # (uuid, record index): lines only for duplicates
         records = transcript.records
@@ -1547,7 +1744,7 @@ class ClaudeCodeDialect(Dialect):
     @staticmethod
     def _pairing(
         transcript: Transcript,
-        parsed: Mapping[int, Message],
+        parsed: Mapping[int, Message | _Lite],
         graph: _Graph,
         duplicate_lines: set[int],
         skeletons: Skeletons,
@@ -1556,9 +1753,22 @@ class ClaudeCodeDialect(Dialect):
         # where each call lives: call id -> (record index, name)
         calls: dict[str, tuple[int, str]] = {}
         call_at: list[tuple[str, int]] = []  # (call id, record index): lines only for duplicates
-        answering: list[tuple[int, list[Block]]] = []  # user messages with results, in order
+        answering: list[tuple[int, list[str]]] = []  # user messages' results' call ids, in order
         for i, message in parsed.items():
             role = message.role
+            if type(message) is _Lite:
+                if role == "assistant":
+                    if duplicate_lines and records[i].lineno in duplicate_lines:
+                        continue
+                    for call_id, name in message.calls:
+                        call_at.append((call_id, i))
+                        calls.setdefault(call_id, (i, name or "?"))
+                elif role == "user" and message.items:
+                    ids = [call_id for call, call_id, _ in message.items if not call]
+                    if ids:
+                        answering.append((i, ids))
+                continue
+            assert isinstance(message, Message)
             if role == "assistant":
                 if duplicate_lines and records[i].lineno in duplicate_lines:
                     continue
@@ -1567,9 +1777,9 @@ class ClaudeCodeDialect(Dialect):
                         call_at.append((block.call_id, i))
                         calls.setdefault(block.call_id, (i, block.name or "?"))
             elif role == "user":
-                results = [b for b in message.blocks if b.kind == "tool_result"]
-                if results:
-                    answering.append((i, results))
+                ids = [b.call_id or "" for b in message.blocks if b.kind == "tool_result"]
+                if ids:
+                    answering.append((i, ids))
         if len(calls) < len(call_at):  # some call id is there twice
             call_items = [(call_id, records[i].lineno) for call_id, i in call_at]
             yield from check_unique(call_items, "duplicate-id", "tool_use id")
@@ -1582,8 +1792,7 @@ class ClaudeCodeDialect(Dialect):
                 continue
             if duplicate_lines and records[i].lineno in duplicate_lines:
                 continue
-            for block in results:
-                call_id = block.call_id or ""
+            for call_id in results:
                 if call_id in answered:
                     yield Finding(
                         records[i].lineno,
