@@ -19,23 +19,24 @@ can be read line by line.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from compactcli.lazy_pattern import compile_lazily
+
 __all__ = ["ScriptCall", "is_script", "patch_text", "script_calls"]
 
-_CALL = re.compile(r"\btools\.([A-Za-z_$][\w$]*)\s*\(")
-_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+_CALL = compile_lazily(r"\btools\.([A-Za-z_$][\w$]*)\s*\(")
+_NUMBER = compile_lazily(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NAME = compile_lazily(r"[A-Za-z_$][\w$]*")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _PLAIN = {
-    '"': re.compile(r'[^"\\\n]*'),
-    "'": re.compile(r"[^'\\\n]*"),
-    "`": re.compile(r"(?:[^`\\$]|\$(?!\{))*"),
+    '"': compile_lazily(r'[^"\\\n]*'),
+    "'": compile_lazily(r"[^'\\\n]*"),
+    "`": compile_lazily(r"(?:[^`\\$]|\$(?!\{))*"),
 }
 """The characters a string literal holds as they are, by its quote."""
 _DEEPEST = 64

@@ -40,6 +40,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compactcli.lazy_pattern import compile_lazily
+
 __all__ = ["SECRET_KINDS", "redact", "redact_count"]
 
 
@@ -55,37 +57,39 @@ class _Rule:
     replace: Callable[[re.Match[str]], str] | None = None
 
 
-_PEM = re.compile(
+_PEM = compile_lazily(
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY((?: BLOCK)?)-----"
     r"(?:.*?-----END \1PRIVATE KEY\2-----|(?:(?:\\[nr]|\s)+[A-Za-z0-9+/=]{8,})*)",
     re.DOTALL,
 )
-_ANTHROPIC = re.compile(r"\bsk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_-]{20,}")
-_OPENAI = re.compile(r"\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}")
-_GITHUB = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")
-_AWS = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}\b")
-_SLACK_TOKEN = re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")
-_SLACK_HOOK = re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+")
-_GOOGLE = re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")
-_STRIPE = re.compile(r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}\b")
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}")
-_BEARER = re.compile(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/-]{16,}=*)")
-_BASIC = re.compile(r"\b([Bb]asic\s+)([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")
-_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\"'<>]+:)([^\s@/\"'<>]+)(@)")
+_ANTHROPIC = compile_lazily(r"\bsk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_-]{20,}")
+_OPENAI = compile_lazily(
+    r"\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"
+)
+_GITHUB = compile_lazily(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")
+_AWS = compile_lazily(r"\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}\b")
+_SLACK_TOKEN = compile_lazily(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")
+_SLACK_HOOK = compile_lazily(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]+")
+_GOOGLE = compile_lazily(r"\bAIza[0-9A-Za-z_-]{35}\b")
+_STRIPE = compile_lazily(r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}\b")
+_JWT = compile_lazily(r"\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}")
+_BEARER = compile_lazily(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/-]{16,}=*)")
+_BASIC = compile_lazily(r"\b([Bb]asic\s+)([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")
+_URL_PASSWORD = compile_lazily(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\"'<>]+:)([^\s@/\"'<>]+)(@)")
 _ASSIGNMENT_SOURCE = (
     r"((?:api[_-]?key|apikey|secret|token|passwd|password|pwd|credentials?|"
     r"private[_-]?key|access[_-]?key|auth[_-]?key)[A-Za-z0-9_]*)"
     r"(\"?'?\s*[:=]\s*)(\"|')?([^\s\"'`,;{}\[\]()<>]{3,})"
 )
-_ASSIGNMENT = re.compile(_ASSIGNMENT_SOURCE, re.IGNORECASE)
-_ASSIGNMENT_LOWER = re.compile(_ASSIGNMENT_SOURCE)
+_ASSIGNMENT = compile_lazily(_ASSIGNMENT_SOURCE, re.IGNORECASE)
+_ASSIGNMENT_LOWER = compile_lazily(_ASSIGNMENT_SOURCE)
 """`_ASSIGNMENT` for lowercased ASCII text: it finds the same spans, several times faster."""
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE = compile_lazily(
     r"^(?:[$/.~%@*\\]|-?\d+(?:\.\d+)?$|(?:null|none|true|false|nil|undefined|"
     r"string|str|int|bool|optional|required|xxx+|\*+|\.\.\.)$)",
     re.IGNORECASE,
 )
-_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+")  # os.environ, config.api.key
+_REFERENCE = compile_lazily(r"[A-Za-z_]\w*(?:\.\w+)+")  # os.environ, config.api.key
 
 
 def _assignment(match: re.Match[str]) -> str:
@@ -147,7 +151,7 @@ SECRET_KINDS: tuple[str, ...] = (
 )
 """Every `<kind>` a `[REDACTED:<kind>]` marker can name."""
 
-_ASSIGNMENT_HINTS = re.compile(r"(?i)key|secret|token|pass|pwd|credential")
+_ASSIGNMENT_HINTS = compile_lazily(r"(?i)key|secret|token|pass|pwd|credential")
 
 
 _HINT_WORDS = ("key", "secret", "token", "pass", "pwd", "credential")

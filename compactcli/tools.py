@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from compactcli.code_mode import is_script, patch_text, script_calls
+from compactcli.lazy_pattern import compile_lazily
 
 ToolKind = Literal["read", "shell", "search", "web", "edit", "todo", "other"]
 
@@ -56,8 +57,8 @@ _COMMAND_KEYS = ("command", "cmd", "script")
 _QUERY_KEYS = ("pattern", "query", "q", "url", "glob", "regex", "search")
 _READ_ONLY_COMMANDS = frozenset({"view", "search", "find", "read", "list"})
 """Sub-commands of an edit tool that read and change nothing."""
-_PATCH_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
-_MOVE_HEADER = re.compile(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
+_PATCH_HEADER = compile_lazily(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_MOVE_HEADER = compile_lazily(r"^\*\*\* Move to: (.+)$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=4096)  # a session calls few tools, each many times

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from compactcli.lazy_pattern import compile_lazily
 from compactcli.transcript import Message
 
 __all__ = ["has_typed_text", "skill_file", "squeeze", "typed_text"]
@@ -51,17 +52,17 @@ _META_PREFIXES = (
     "Another language model started to solve this problem",  # Codex summary prefix
     "[Image:",  # Claude Code: where a pasted image was saved
 )
-_IMAGES_ONLY = re.compile(r"(?:\[Image #\d+\]\s*)+")
+_IMAGES_ONLY = compile_lazily(r"(?:\[Image #\d+\]\s*)+")
 """Placeholders of pasted images and nothing else (with text after them, the text is typed)."""
-_INLINE_META = re.compile(
+_INLINE_META = compile_lazily(
     r"<(system-reminder|ide_selection|ide_opened_file|local-command-caveat|in-app-browser-context)>"
     r".*?</\1>",
     re.DOTALL,
 )
-_SKILL_PATH = re.compile(r"<path>\s*([^<\n]+?)\s*</path>")
-_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
-_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
-_BASH_INPUT = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
+_SKILL_PATH = compile_lazily(r"<path>\s*([^<\n]+?)\s*</path>")
+_COMMAND_NAME = compile_lazily(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_COMMAND_ARGS = compile_lazily(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
+_BASH_INPUT = compile_lazily(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
 
 
 def squeeze(text: str) -> str:

@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compactcli.lazy_pattern import compile_lazily
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import (
@@ -404,12 +405,12 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
 # Reading our own summary back
 
 
-_OMITTED = re.compile(r"^- \(\d+ more not shown\)$")
-_NUMBERED = re.compile(r"^\d+\. (.*)$")
-_COMMAND = re.compile(
+_OMITTED = compile_lazily(r"^- \(\d+ more not shown\)$")
+_NUMBERED = compile_lazily(r"^\d+\. (.*)$")
+_COMMAND = compile_lazily(
     r"^- `(.*)` \((ok|failed|rejected|unknown)(?:, ran (\d+) times)?\)(?:: (.*))?$"
 )
-_ERROR = re.compile(r"^- (Unresolved|Resolved): (.*?)(?: \(([^:()]*): (.*)\))?$")
+_ERROR = compile_lazily(r"^- (Unresolved|Resolved): (.*?)(?: \(([^:()]*): (.*)\))?$")
 
 
 def parse_summary(text: str) -> tuple[Facts, str | None] | None:

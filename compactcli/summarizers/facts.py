@@ -63,6 +63,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from compactcli.lazy_pattern import compile_lazily
 from compactcli.tools import (
     base_name,
     call_kind,
@@ -179,7 +180,7 @@ def one_line(text: str) -> str:
 # User text: what is injected, what is typed
 
 _REJECTED = "The user doesn't want to proceed with this tool use"
-_REJECTION_REASON = re.compile(
+_REJECTION_REASON = compile_lazily(
     r"The user provided the following reason for the rejection:\s*(.+)", re.DOTALL
 )
 _QUEUED_TAIL = frozenset({"prompt", "bash", "human", "agent", "system", "task-notification"})
@@ -197,9 +198,9 @@ def _queued_prompt(block: Block) -> str | None:
 # --------------------------------------------------------------------------------------------
 # Sentences: constraints, decisions, questions
 
-_FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_BULLET = re.compile(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
+_FENCE = compile_lazily(r"```.*?(```|$)", re.DOTALL)
+_SENTENCE_END = compile_lazily(r"(?<=[.!?])\s+(?=\S)")
+_BULLET = compile_lazily(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
 
 
 class _Cue:
@@ -210,8 +211,8 @@ class _Cue:
     __slots__ = ("_blind", "_lower")
 
     def __init__(self, source: str) -> None:
-        self._blind = re.compile(source, re.IGNORECASE)
-        self._lower = re.compile(source)
+        self._blind = compile_lazily(source, re.IGNORECASE)
+        self._lower = compile_lazily(source)
 
     def search(self, text: str) -> re.Match[str] | None:
         if text.isascii():
@@ -225,7 +226,7 @@ _CONSTRAINT = _Cue(
     r"stick\s+(?:to|with)|please\s+use|pls\s+use|keep\s+using|rather\s+than|"
     r"under\s+no\s+circumstances|remember\s+(?:to|that))\b"
 )
-_CONSTRAINT_START = re.compile(
+_CONSTRAINT_START = compile_lazily(
     r"^(?:(?:please|pls|and|also|but|so|then|now|ok|okay|just)[, ]+)*"
     r"(?:use|stick|keep|avoid|leave|skip|no)\b",
     re.IGNORECASE,
@@ -265,8 +266,8 @@ def _logical_lines(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-_JSON_VALUE = re.compile(r'":\s*["\[{\d]')
-_CALL_OR_ASSIGNMENT = re.compile(r"\w+\s*[=(]\S")
+_JSON_VALUE = compile_lazily(r'":\s*["\[{\d]')
+_CALL_OR_ASSIGNMENT = compile_lazily(r"\w+\s*[=(]\S")
 
 
 def _code_like(line: str) -> bool:
@@ -341,7 +342,7 @@ def _window(sentence: str, match: re.Match[str], limit: int) -> str:
 
 
 _SHOULD = _Cue(r"\bshould\b")
-_CLAUSE = re.compile(r"[:;—–]\s+|\s-\s")
+_CLAUSE = compile_lazily(r"[:;—–]\s+|\s-\s")
 _STRONG = _Cue(
     r"\b(?:instead|never|always|must|rather\s+than|please\s+use|stick\s+(?:to|with)|avoid|"
     r"make\s+sure)\b"
@@ -384,15 +385,15 @@ def decision_sentences(text: str) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # Settings: values the user gives (KEY=value, host:port, "the X is Y"), and changes to them
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = compile_lazily(
     r"(?<![\w.$/?&=:@-])(--?[A-Za-z][\w-]*|[A-Za-z_][\w-]*)(?<![=!<>])=(?![=\s])"
     r"(\"[^\"]+\"|'[^']+'|[^\s,;`'\"()\[\]{}<>]+)"
 )
-_HOST_PORT = re.compile(
+_HOST_PORT = compile_lazily(
     r"(?<![\w.-])((?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z][A-Za-z0-9-]*|"
     r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+):(\d{2,5})(?!\d|:\d)"
 )
-_IS_VALUE = re.compile(
+_IS_VALUE = compile_lazily(
     r"\b((?:[A-Za-z][\w.-]*\s+){0,2}?[A-Za-z][\w.-]*)\s+(?:is|are)\s+"
     r"(?:now\s+|still\s+|set\s+to\s+|changed\s+to\s+)?"
     r"(`[^`]+`|\"[^\"]+\"|'[^']+'|[^\s,;`'\"]*\d[^\s,;`'\"]*)"
@@ -414,7 +415,7 @@ _NOT_A_KEY = frozenset(
     )
 )
 _TRAILING = ".:!?)]}'\""
-_IS_ARE = re.compile(r"\s(?:is|are)\s")
+_IS_ARE = compile_lazily(r"\s(?:is|are)\s")
 """What every match of `_IS_VALUE` holds: found first, it spares most sentences that search."""
 
 
@@ -455,8 +456,8 @@ def changes_setting(new: Mapping[str, frozenset[str]], old: Mapping[str, frozens
     )
 
 
-_VALUE = re.compile(r"`[^`]+`|\"[^\"]+\"|'[^']+'|\b[\w.:/@-]*\d[\w.:/@-]*\b")
-_WORD = re.compile(r"[a-z][a-z_-]{2,}")
+_VALUE = compile_lazily(r"`[^`]+`|\"[^\"]+\"|'[^']+'|\b[\w.:/@-]*\d[\w.:/@-]*\b")
+_WORD = compile_lazily(r"[a-z][a-z_-]{2,}")
 STOP_WORDS = frozenset(  # words too common to say what a sentence is about
     re.split(
         r"\s+",
@@ -491,25 +492,25 @@ def supersedes(new: str, old: str) -> bool:
 # --------------------------------------------------------------------------------------------
 # Identifiers
 
-_COMMIT = re.compile(
+_COMMIT = compile_lazily(
     r"\b(?:commit|sha|revision)s?(?: id| hash)?[\s:`'\"(]+([0-9a-f]{7,40})\b", re.IGNORECASE
 )
-_GIT_COMMIT_LINE = re.compile(
+_GIT_COMMIT_LINE = compile_lazily(
     r"^\[([^\s\]]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE
 )
-_NUMBER = re.compile(r"(?<![\w&#/])#(\d{1,7})\b")
-_NAMED_NUMBER = re.compile(
+_NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,7})\b")
+_NAMED_NUMBER = compile_lazily(
     r"\b(?:PR|MR|[Pp]ull [Rr]equest|[Mm]erge [Rr]equest|[Ii]ssue)[\s:]+#?(\d{1,7})\b"
 )
-_TICKET = re.compile(r"\b([A-Z][A-Z]{1,9}-\d{2,7})\b")
+_TICKET = compile_lazily(r"\b([A-Z][A-Z]{1,9}-\d{2,7})\b")
 _NOT_TICKETS = frozenset(  # standards and algorithms named like tickets (UTF-16, SHA-256)
     ("UTF", "ISO", "SHA", "RFC", "ECMA", "IEEE", "CVE", "TLS", "SSL", "HTTP", "AES", "RSA", "MD")
 )
-_BRANCH = re.compile(
+_BRANCH = compile_lazily(
     r"\bbranch(?:es)?(?: named| called)?[\s:`'\"]+([A-Za-z0-9][\w./-]*[A-Za-z0-9])", re.IGNORECASE
 )
 _MAIN_BRANCHES = frozenset(("main", "master", "develop", "trunk"))
-_BRANCH_SIGNS = re.compile(r"[/_.\d-]")
+_BRANCH_SIGNS = compile_lazily(r"[/_.\d-]")
 
 
 def named(identifier: str) -> str:
@@ -584,51 +585,51 @@ def folded(item: str, olds: Sequence[str]) -> str:
 # --------------------------------------------------------------------------------------------
 # Tool results: outcomes and error lines
 
-_EXIT_CODE = re.compile(
+_EXIT_CODE = compile_lazily(
     r"(?:Process exited with code|Command exited with code|exited with code|Exit code:?|"
     r"exit code:?|exit status:?)\s*(-?\d+)|\"exit_code\"\s*:\s*(-?\d+)",
 )
-_ABORTED = re.compile(r"^(?:Command aborted|\(command cancelled\)|aborted)\s*$", re.MULTILINE)
+_ABORTED = compile_lazily(r"^(?:Command aborted|\(command cancelled\)|aborted)\s*$", re.MULTILINE)
 _TRACEBACK = "Traceback (most recent call last):"
 _SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
-_NOT_RUN = re.compile(  # what a shell says first when it cannot run the command
+_NOT_RUN = compile_lazily(  # what a shell says first when it cannot run the command
     r"\A\s*(?:\S*sh: (?:(?:line )?\d+: )?[^\n:]+: "
     r"(?:(?:command )?not found|No such file or directory|Permission denied)"
     r"|zsh: (?:command not found|no such file or directory|permission denied): \S+)"
 )
-_NOISE_LINE = re.compile(
+_NOISE_LINE = compile_lazily(
     r"^(?:Exit code:?\s*-?\d+|Chunk ID:.*|Wall time:.*|Process exited with code.*|"
     r"Command exited with code.*|Original token count:.*|Output:|Process running with.*|"
     r"Script (?:completed|running with cell ID \S+)|Wall time [\d.]+ seconds?|"
     r"\(no output\)|\(Bash completed with no output\)|[>$#]\s.*|```.*|(?!--- FAIL)[-=─━_*]{3,}.*)$"
 )
-_ERROR_STRONG = re.compile(
+_ERROR_STRONG = compile_lazily(
     r"\b[A-Z][A-Za-z0-9_.]*(?:Error|Exception|Failure|Fault)\b|\berror(?:\[\w+\])?:|"
     r"\bERROR\b|\bE[A-Z]{4,}\b|\bfatal:|\bpanic:|\bFAILED\b|\berror TS\d+|✘|×",
 )
-_ERROR_WEAK = re.compile(
+_ERROR_WEAK = compile_lazily(
     r"\b(?:error|failed|failure|fails|cannot|can't|could not|couldn't|unable to|not found|"
     r"no such file|denied|refused|invalid|unexpected|undefined|missing|timed? ?out)\b",
     re.IGNORECASE,
 )
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
 # `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
-_ERROR_HEAD = re.compile(
+_ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
     r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^(?:ERROR|FATAL|PANIC)\b|"
     r"^thread '[^']*' panicked"
 )
-_FAIL_HEAD = re.compile(r"^(?:FAIL|FAILED|--- FAIL:|✗|✘|×|●)(?:\s|$)")
+_FAIL_HEAD = compile_lazily(r"^(?:FAIL|FAILED|--- FAIL:|✗|✘|×|●)(?:\s|$)")
 # A line that reports success (a passing test), whatever words its test or file name holds.
-_PASS_LINE = re.compile(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
-_TAG = re.compile(r"</?tool_use_error>")
+_PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
+_TAG = compile_lazily(r"</?tool_use_error>")
 
 
 # What the prune stage writes after the digest of a result that failed: the error line, so a
 # cleared failure still says how it failed (to the model, and to `outcome` here).
 CLEARED_RESULT = "[Old tool result cleared:"
 CLEARED_FAILURE = "; failed: "
-_CLEARED_ERROR = re.compile(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_FAILURE) + r"(.+)\]\Z")
+_CLEARED_ERROR = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_FAILURE) + r"(.+)\]\Z")
 
 
 def cleared_error(text: str) -> str | None:
@@ -702,11 +703,11 @@ def outcome(block: Block, shell: bool) -> Outcome:
 # --------------------------------------------------------------------------------------------
 # Commands and paths
 
-_CD_PREFIX = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
-_SHELL_WRAP = re.compile(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
-_PIPE_TAIL = re.compile(r"\s*(?:2>&1\s*)?(?:\|\s*(?:head|tail|cat|less)\b[^|]*)+$")
-_REDIRECT = re.compile(r"\s+2>&1\b")
-_READ_COMMAND = re.compile(
+_CD_PREFIX = compile_lazily(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
+_SHELL_WRAP = compile_lazily(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
+_PIPE_TAIL = compile_lazily(r"\s*(?:2>&1\s*)?(?:\|\s*(?:head|tail|cat|less)\b[^|]*)+$")
+_REDIRECT = compile_lazily(r"\s+2>&1\b")
+_READ_COMMAND = compile_lazily(
     r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
     r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s+([^\s|;&<>$`]+)"
 )
@@ -1017,7 +1018,7 @@ def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
         _add_unique(state.modified, path)
 
 
-_STILL_RUNNING = re.compile(
+_STILL_RUNNING = compile_lazily(
     r"\AScript running with cell ID (\S+)|^Process running with session ID (\S+)", re.MULTILINE
 )
 
