@@ -27,7 +27,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
@@ -336,7 +336,7 @@ def map_file(handle: BinaryIO) -> mmap.mmap | None:
         return None
 
 
-def map_lines(mapping: mmap.mmap, info: SourceInfo) -> Iterator[tuple[memoryview, bytes]]:
+def map_lines(mapping: mmap.mmap, info: SourceInfo) -> Iterator[tuple[Line, bytes]]:
     """`_lines` over a mapped file: the same lines and endings, counted and hashed into
     `info` with a mark at the last line end of each `_BLOCK` bytes, each line a read-only
     view of the map."""
@@ -352,22 +352,34 @@ def map_lines(mapping: mmap.mmap, info: SourceInfo) -> Iterator[tuple[memoryview
         if not stop:  # no line end left: the last line lacks one
             break
         digest.update(view[start:stop])
-        end = find(b"\n", start, stop)
-        while end >= 0:
-            if end > start and mapping[end - 1] == 13:  # \r
-                yield view[start : end - 1], b"\r\n"
-            else:
-                yield view[start:end], b"\n"
-            lines += 1
-            start = end + 1
-            end = find(b"\n", start, stop)
+        lines += yield from _cut(mapping, view, start, stop)
+        start = stop
         marks.append((lines, digest.copy()))
     if start < size:
         digest.update(view[start:])
         yield view[start:], b""
 
 
-def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
+def _cut(
+    data: bytes | mmap.mmap, source: Line, start: int, stop: int
+) -> Generator[tuple[Line, bytes], None, int]:
+    """The lines of `data[start:stop]`, which ends with a line end, as slices of `source`
+    (`data` itself, or a view of it), each with its ending; returns how many."""
+    find = data.find
+    count = 0
+    end = find(b"\n", start, stop)
+    while end >= 0:
+        if end > start and data[end - 1] == 13:  # \r
+            yield source[start : end - 1], b"\r\n"
+        else:
+            yield source[start:end], b"\n"
+        count += 1
+        start = end + 1
+        end = find(b"\n", start, stop)
+    return count
+
+
+def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[Line, bytes]]:
     """(line, line ending) for every line read from `handle`, counted and hashed into `info`,
     with a mark (`SourceInfo.marks`) at the last line end of each block.
 
@@ -406,18 +418,10 @@ def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[bytes, bytes]]:
                 yield joined[:-1], b"\n"
             lines += 1
             start = end + 1
-            end = block.find(b"\n", start)
-        while end >= 0:
-            if end > start and block[end - 1] == 13:  # \r
-                yield block[start : end - 1], b"\r\n"
-            else:
-                yield block[start:end], b"\n"
-            lines += 1
-            start = end + 1
-            end = block.find(b"\n", start)
+        lines += yield from _cut(block, block, start, last)
         marks.append((lines, state))
-        if start < len(block):
-            pending.append(block[start:])
+        if last < len(block):
+            pending.append(block[last:])
     if pending:
         yield b"".join(pending), b""
 
