@@ -7,7 +7,9 @@ truncated last line, a line that is JSON but not an object, an empty file; and w
 line is bad because the file is one JSON document, or pretty-printed records (`not_json_lines`),
 that is what it says.
 `on_bad_line="skip"` leaves such lines out and counts them in a `BadLines` tally instead;
-`"keep"` carries them through unparsed, to be written back verbatim.
+`"keep"` carries them through unparsed, to be written back verbatim. With `mapped=True` a
+regular file is mapped into memory (`map_file`) and each line is a read-only view of the map
+(`map_lines`) rather than a copy.
 
 `HashMarks` keep where the sha256 of the bytes read stood at some line ends, so that the bytes
 of a transcript that starts with the same records need to be hashed only from there on.

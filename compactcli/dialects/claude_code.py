@@ -558,7 +558,9 @@ def _record_lite(raw: Mapping[str, Any], names: dict[str, str]) -> _Lite | None:
             return _Lite("assistant", model, items)
         lite = _ASSISTANT_LITES.get(model)
         if lite is None:
-            lite = _ASSISTANT_LITES[model] = _Lite("assistant", model, ())
+            lite = _Lite("assistant", model, ())
+            if len(_ASSISTANT_LITES) < _MODELS_KEPT:
+                _ASSISTANT_LITES[model] = lite
         return lite
     if kind == "attachment":
         attachment = raw.get("attachment")
@@ -573,7 +575,9 @@ def _record_lite(raw: Mapping[str, Any], names: dict[str, str]) -> _Lite | None:
 
 _USER_LITE = _Lite("user", None, ())
 _ASSISTANT_LITES: dict[str | None, _Lite] = {}
-"""The lite of an assistant message without tool calls, by model (they are alike)."""
+"""The lite of an assistant message without tool calls, by model (they are alike), for the
+first `_MODELS_KEPT` models a process meets."""
+_MODELS_KEPT = 64
 
 
 def _lite_blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[_Item, ...]:
