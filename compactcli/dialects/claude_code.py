@@ -1081,11 +1081,7 @@ class _State:
     def all_messages(self) -> list[Message]:
         """Every record's message, in record order (the unmade ones made now)."""
         message = self.message
-        return [message(i) or _absent(i) for i in self.messages]
-
-
-def _absent(index: int) -> Message:
-    raise AssertionError(f"record {index} has an entry but no message")
+        return [made for i in self.messages if (made := message(i)) is not None]
 
 
 def _calls_and_results(
@@ -1768,7 +1764,7 @@ class ClaudeCodeDialect(Dialect):
                         call_at.append((call_id, i))
                         calls.setdefault(call_id, (i, name or "?"))
                 elif role == "user" and message.items:
-                    ids = [call_id for call, call_id, _ in message.items if not call]
+                    ids = [call_id for call_id, _ in message.results]
                     if ids:
                         answering.append((i, ids))
                 continue
