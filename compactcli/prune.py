@@ -6,9 +6,11 @@ or the newest `keep_recent` results), longer than `min_chars`, from compactable 
 content replaced by a one-line digest placeholder: tool, main argument, size, and the sha256 of
 what was cleared; for a result that failed (an error result, a non-zero exit code, a traceback:
 `compactcli.summarizers.facts.outcome`), the placeholder also keeps its distinctive error line
-(`; failed: <line>`, at most `ERROR_CHARS`), so the model and a later summary still see how it
-failed. The output of a shell command the user ran, where the format sends it to the model
-(pi's `!cmd`, `Dialect.user_shell`), counts as a result of the tool `bash`: its output is
+(`; failed: <line>`, at most `ERROR_CHARS`), and for one that did not fail but printed an error
+(a build piped through `head`, a wrapper that says "Script completed") that line too (`; printed
+an error: <line>`), so the model and a later summary still see what went wrong. The output of
+a shell command the user ran, where the format sends it to the model (pi's `!cmd`,
+`Dialect.user_shell`), counts as a result of the tool `bash`: its output is
 cleared by the same rules, its command and exit code stay; the latest user message is never
 cleared (it is what the user is asking now). A placeholder must be smaller than what it
 replaces, in characters and tokens, or the result stays whole. Older copies of an identical
@@ -34,9 +36,15 @@ from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.dialects import Dialect, get_dialect
 from compactcli.dialects.base import UserShell
 from compactcli.stats import StageStats
-from compactcli.summarizers.facts import CLEARED_FAILURE, CLEARED_RESULT, error_line, outcome
+from compactcli.summarizers.facts import (
+    CLEARED_FAILURE,
+    CLEARED_RESULT,
+    CLEARED_SOFT,
+    error_line,
+    outcome,
+)
 from compactcli.tokens import TokenCounter
-from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument
+from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument, shell_command
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
 CLEARED_PREFIXES = (
@@ -78,6 +86,7 @@ class _Result:
     # what a placeholder says, found when one is made (most results keep their content)
     argument: str | None = None  # the call's main argument
     error: str | None = None  # the distinctive error line when the result failed, else ""
+    soft: bool = False  # the error was printed by a call that did not fail
 
     def main_argument(self) -> str:
         if self.argument is None:
@@ -87,8 +96,13 @@ class _Result:
 
     def failure(self) -> str:
         if self.error is None:
-            result = outcome(self.block, shell=self.kind == "shell")
-            self.error = result.error if result.status == "failed" else ""
+            shell = self.kind == "shell"
+            command = ""
+            if shell and self.call is not None:
+                command = shell_command(self.call.name, self.call.arguments)
+            result = outcome(self.block, shell=shell, command=command, soft=True)
+            self.error = result.error if result.status in ("failed", "ok") else ""
+            self.soft = result.status == "ok" and bool(result.error)
         return self.error
 
 
@@ -338,11 +352,15 @@ def _compactable(result: _Result, options: PruneOptions) -> bool:
     return result.kind in COMPACTABLE
 
 
-def placeholder(result_tool: str, argument: str, text: str, digest: str, error: str = "") -> str:
-    """The one-line digest that replaces a cleared tool result (with its error line, if any)."""
+def placeholder(
+    result_tool: str, argument: str, text: str, digest: str, error: str = "", *, soft: bool = False
+) -> str:
+    """The one-line digest that replaces a cleared tool result (with its error line, if any:
+    `; failed: ` for a call that failed, `; printed an error: ` for one that did not)."""
     lines = text.count("\n") + 1 if text else 0
     what = f"{result_tool} {argument}".strip()
-    failed = f"{CLEARED_FAILURE}{' '.join(error.split())}" if error.strip() else ""
+    label = CLEARED_SOFT if soft else CLEARED_FAILURE
+    failed = f"{label}{' '.join(error.split())}" if error.strip() else ""
     return (
         f"{CLEARED_RESULT} {what} — {lines:,} lines, {len(text):,} chars, sha256:{digest}{failed}]"
     )
@@ -364,8 +382,9 @@ def _line(result: _Result, *, duplicate: bool) -> str:
         if duplicate:
             found = duplicate_placeholder(result.tool, text, result.digest)
         else:
+            error = result.failure()
             found = placeholder(
-                result.tool, result.main_argument(), text, result.digest, result.failure()
+                result.tool, result.main_argument(), text, result.digest, error, soft=result.soft
             )
         result.lines[duplicate] = found
     return found

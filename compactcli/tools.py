@@ -6,9 +6,11 @@ SWE-agent `str_replace_editor`). `tool_kind(name)` puts a name in one of a few k
 `main_argument(name, arguments)` is the one argument that says what the call did (a path, a
 command, a query); `shell_command(name, arguments)` is the command a shell call ran;
 `touched_files(name, arguments)` is which files it read or modified, with Codex `apply_patch`
-headers read from the patch text. `call_kind(name, arguments)` is the kind of one call: a
-Codex poll of a command still running (`wait` on a code-mode cell, `write_stdin` to a session,
-`poll_target`) is a shell call whose main argument is what it names that command by.
+headers read from the patch text; `read_only_command(command)` says whether a shell command only
+looks (lists, prints, searches: its output is a read, its success says nothing).
+`call_kind(name, arguments)` is the kind of one call: a Codex poll of a command still running
+(`wait` on a code-mode cell, `write_stdin` to a session, `poll_target`) is a shell call whose
+main argument is what it names that command by.
 
 A Codex code-mode script (`exec`, JavaScript that calls `tools.exec_command(...)`,
 `tools.apply_patch(...)`, see `compactcli.code_mode`) is read as the calls it makes: its main
@@ -222,3 +224,76 @@ def _paths(arguments: Any) -> Iterable[str]:
         for edit in edits:
             if isinstance(edit, Mapping):
                 yield from _paths(edit)
+
+
+_READ_ONLY_PROGRAMS = frozenset(
+    ["ls", "cat", "nl", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "wc", "pwd", "echo", "printf", "tree", "stat", "file", "which", "whereis", "type", "du", "df", "less", "more", "diff", "cmp", "sort", "uniq", "cut", "column", "awk", "jq", "yq", "basename", "dirname", "realpath", "readlink", "date", "whoami", "uname", "env", "printenv", "id", "hostname", "true", "test"]
+)
+_READ_ONLY_GIT = frozenset(["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"])
+
+
+def _segments(command: str) -> list[str]:
+    """The simple commands of a command line: split at `&&`, `||`, `;` and `|` outside quotes."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    at = 0
+    while at < len(command):
+        char = command[at]
+        if quote:
+            if char == "\\" and quote == '"':
+                current.append(command[at : at + 2])
+                at += 2
+                continue
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "|;&":
+            if char == "&" and command[at + 1 : at + 2] != "&":
+                current.append(char)  # `2>&1`, a background `&`
+                at += 1
+                continue
+            parts.append("".join(current))
+            current = []
+            at += 2 if command[at + 1 : at + 2] == char else 1
+            continue
+        current.append(char)
+        at += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+_WRITES = compile_lazily(
+    r"(?<![0-9&])>{1,2}(?!&)\s*(?!/dev/null)\S|\btee\b|\bsed\s+-i|\s-delete\b|-exec\b"
+)
+
+
+def read_only_command(command: str) -> bool:
+    """Whether every program of a shell command line only reads (see the module docstring):
+    `cd` prefixes, pipes and `2>&1` allowed, no output redirection, no `sed -i`, `tee` or
+    `find -delete`; `sed` only with `-n`, `git` only with a reading subcommand."""
+    command = command.strip()
+    if not command or "\n" in command or _WRITES.search(command):
+        return False
+    for segment in _segments(command):
+        words = segment.split()
+        while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value prefix
+            words = words[1:]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program == "cd":
+            continue
+        if program == "sed":
+            if "-n" not in words:
+                return False
+            continue
+        if program == "git":
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            if not rest or rest[0] not in _READ_ONLY_GIT:
+                return False
+            continue
+        if program not in _READ_ONLY_PROGRAMS:
+            return False
+    return True

@@ -10,6 +10,7 @@ import pytest
 from compactcli import get_dialect, read_transcript
 from compactcli.summarizers import SummaryRequest, get_summarizer
 from compactcli.summarizers.extractive import (
+    CHANGED,
     SUMMARY_HEADINGS,
     ExtractiveSummarizer,
     parse_summary,
@@ -28,25 +29,23 @@ Fix the port handling in server.py. Use pnpm, never npm. Do not touch migrations
 
 ## User messages (oldest first)
 1. (the goal above)
-2. /review check the docs too
-
-## Constraints and preferences
-- Use pnpm, never npm.
-- Do not touch migrations/.
+2. (pending: see the asks below)
 
 ## Files modified
-- src/server.py
-
-## Commands
-- `cd /repo && pnpm test 2>&1 | tail -20` (failed): Error: listen EADDRINUSE: address already in use :::5432
-- `pnpm test` (ok)
+- src/server.py — `a` -> `b`
 
 ## Errors
 - Resolved: String to replace not found in file. (Edit: src/server.py)
 - Resolved: Error: listen EADDRINUSE: address already in use :::5432 (Bash: cd /repo && pnpm test 2>&1 | tail -20)
 
+## Commands
+- `pnpm test` (ok, ran 2 times)
+
 ## Decisions
 - I decided to read the port from the environment instead of hard-coding it.
+
+## Current state (the agent's last message)
+Done: the port now comes from PORT.
 
 ## Pending asks and todos
 - Ask: /review check the docs too
@@ -59,14 +58,13 @@ Fix the port handling in server.py. Use pnpm, never npm. Do not touch migrations
 
 ## User messages (oldest first)
 1. (the goal above)
-- (1 more not shown)
-
-## Constraints and preferences
-- Use pnpm, never npm.
-- Do not touch migrations/.
+2. (pending: see the asks below)
 
 ## Files modified
-- src/server.py
+- src/server.py — `a` -> `b`
+
+## Current state (the agent's last message)
+Done: the port now comes from PORT.
 
 ## Pending asks and todos
 - Ask: /review check the docs too
@@ -87,12 +85,15 @@ def test_headings_are_exported() -> None:
         "## Goal",
         "## User messages (oldest first)",
         "## Constraints and preferences",
-        "## Files read",
+        "## Approved plan",
         "## Files modified",
-        "## Commands",
+        "## Files read",
         "## Errors",
+        "## Commands",
         "## Decisions",
+        "## Progress (oldest first)",
         "## Identifiers",
+        "## Current state (the agent's last message)",
         "## Pending asks and todos",
     )
 
@@ -103,7 +104,7 @@ def test_summary_with_room_for_everything() -> None:
     assert (result.summarizer, result.model, result.llm_calls) == ("extractive", None, 0)
     assert result.details == {
         "extractive": {
-            "summary_tokens": 249,
+            "summary_tokens": 224,
             "budget_tokens": 2000,
             "over_budget": False,
             "omitted": {},
@@ -114,18 +115,13 @@ def test_summary_with_room_for_everything() -> None:
 
 
 def test_a_tight_budget_keeps_constraints_asks_todos_and_modified_files() -> None:
-    result = summarize(SESSION, 120)
+    result = summarize(SESSION, 130)
     assert result.text == KEPT
     assert result.details["extractive"] == {
-        "summary_tokens": 120,
-        "budget_tokens": 120,
+        "summary_tokens": 126,
+        "budget_tokens": 130,
         "over_budget": False,
-        "omitted": {
-            "## Commands": 2,
-            "## Decisions": 1,
-            "## Errors": 2,
-            "## User messages (oldest first)": 1,
-        },
+        "omitted": {"## Commands": 1, "## Decisions": 1, "## Errors": 2},
     }
 
 
@@ -141,13 +137,13 @@ def test_the_summary_fits_its_budget(budget: int) -> None:
 def test_a_budget_too_small_for_the_kept_items_is_reported() -> None:
     result = summarize(SESSION, 30)
     assert result.details["extractive"]["over_budget"] is True
-    assert "- Use pnpm, never npm.\n- Do not touch migrations/." in result.text
+    assert "Use pnpm, never npm. Do not touch migrations/." in result.text  # in the goal
     assert "- Ask: /review check the docs too" in result.text
 
 
 def test_focus_takes_the_larger_share() -> None:
-    plain = summarize(SESSION, 150)
-    focused = summarize(SESSION, 150, focus="EADDRINUSE")
+    plain = summarize(SESSION, 170)
+    focused = summarize(SESSION, 170, focus="EADDRINUSE")
     assert "EADDRINUSE" not in plain.text
     assert "- Resolved: Error: listen EADDRINUSE: address already in use :::5432" in focused.text
     assert "- I decided to read the port" in plain.text
@@ -172,21 +168,23 @@ def test_our_own_summary_is_read_back_into_facts() -> None:
     assert second.text == SUMMARY_HEADINGS[0] + "\n\n" + FULL
 
 
-def test_an_agents_summary_is_kept_as_text() -> None:
+def test_an_agents_summary_is_kept_whole_without_its_wrapper_lines() -> None:
     agent = "Summary:\n1. Primary Request: fix the port.\n2. Files: src/server.py"
+    kept = "1. Primary Request: fix the port.\n2. Files: src/server.py"
     result = summarize(SESSION[5:], 2000, previous=agent)
     assert result.text.startswith(
         SUMMARY_HEADINGS[0]
         + "\n\n## Earlier summary\n"
-        + agent
+        + kept
         + "\n\n## User messages (oldest first)\n"
-        "1. /review check the docs too\n\n## Files modified\n- src/server.py\n"
+        "1. (pending: see the asks below)\n\n## Files modified\n- src/server.py — `a` -> `b`\n"
     )
     assert "## Goal" not in result.text
     assert parse_summary(agent) is None
     assert parse_summary("# Checkpoint\n\n## Goal\nx\n\n## Branch\ny") is None
     again = parse_summary(result.text)
-    assert again is not None and again[1] == agent
+    assert again is not None and again[1] == kept
+    assert again[0].user_messages == ("/review check the docs too",)
 
 
 def test_a_superseded_value_is_shown_only_next_to_the_new_one() -> None:
@@ -204,8 +202,10 @@ def test_a_superseded_value_is_shown_only_next_to_the_new_one() -> None:
         "2. Change of plan: use port 6543 for the database.\n\n"
         "## Constraints and preferences\n"
         "- Change of plan: use port 6543 for the database. (replaces earlier: Use port 5432 for the database.)\n\n"
-        "## Decisions\n"
-        "- Switched to 6543."
+        "## Identifiers\n"
+        "- port 6543\n\n"  # not port 5432: only a replaced rule names it
+        "## Current state (the agent's last message)\n"
+        "Switched to 6543."
     )
     assert supersedes("use Node 20", "use Node 18 for the build") is False  # too few shared words
     assert supersedes("build with Node 20 on CI", "build with Node 18 on CI") is True
@@ -230,7 +230,9 @@ def test_a_setting_changed_without_a_cue_word_is_shown_only_next_to_its_new_valu
         "2. Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now.\n\n"
         "## Constraints and preferences\n"
         "- Update: ops changed it, it's INVOICES_TIMEOUT_MS=5004 now. (replaces earlier: FYI the "
-        "staging setup uses INVOICES_TIMEOUT_MS=4154; keep that in mind.)"
+        "staging setup uses INVOICES_TIMEOUT_MS=4154; keep that in mind.)\n\n"
+        "## Current state (the agent's last message)\n"
+        "Noted."
     )
 
 
@@ -318,7 +320,7 @@ def test_corpus_summaries_fit_and_keep_what_must_survive(path: str) -> None:
     for constraint in result.facts.constraints:
         assert constraint in result.text
     for path_ in result.facts.files_modified:
-        assert f"- {path_}\n" in result.text + "\n"
+        assert f"- {path_}\n" in result.text + "\n" or f"- {path_}{CHANGED}" in result.text
     for error in result.facts.errors:
         if not error.resolved:
             assert error.text in result.text
@@ -332,15 +334,17 @@ The totals test fails since I added discounts. Can you fix it?
 1. (the goal above)
 
 ## Files modified
-- invoicer/totals.py
+- invoicer/totals.py — `return subtotal - discount * subtotal * 2` -> `return subtotal * (1 - discount)`
+
+## Errors
+- Resolved: tests/test_totals.py:14: AssertionError (exec_command: pytest -q tests/test_totals.py)
 
 ## Commands
 - `pytest -q tests/test_totals.py` (failed): tests/test_totals.py:14: AssertionError
-- `sed -n '1,60p' invoicer/totals.py` (ok)
 - `pytest -q` (ok)
 
-## Errors
-- Resolved: tests/test_totals.py:14: AssertionError (exec_command: pytest -q tests/test_totals.py)"""
+## Current state (the agent's last message)
+Fixed: `total()` subtracted the discount twice. It now returns `subtotal * (1 - discount)`, and `pytest -q` passes (6 tests)."""
 
 
 def test_readme_example() -> None:
@@ -357,7 +361,7 @@ def test_readme_example() -> None:
     assert result.text == README_SUMMARY
     assert result.details == {
         "extractive": {
-            "summary_tokens": 108,
+            "summary_tokens": 161,
             "budget_tokens": 400,
             "over_budget": False,
             "omitted": {},
@@ -396,7 +400,8 @@ def test_identifiers_the_goal_does_not_name_are_listed_and_read_back() -> None:
     assert result.text == (
         "## Goal\nFix the tz bug of INVO-8781 on branch feat/tz.\n\n"
         "## User messages (oldest first)\n1. (the goal above)\n2. Good. Put it in PR #5658.\n\n"
-        "## Identifiers\n- commit 2e45f5fece\n- #5658"
+        "## Identifiers\n- commit 2e45f5fece\n- #5658\n\n"
+        "## Current state (the agent's last message)\nDone."
     )
     assert result.facts.identifiers == (
         "INVO-8781",
@@ -415,6 +420,8 @@ def test_under_a_tight_budget_decisions_go_first_then_identifiers_then_user_mess
         *conversation(
             ("user", "Anything else?"),
             ("assistant", [text("I decided to keep the old parser for dates before 1970.")]),
+            ("user", "ok"),
+            ("assistant", [text("Fine.")]),  # the last message, always kept
         ),
     )
     full = summarize(turns, 2000).text
@@ -443,6 +450,9 @@ def test_errors_of_the_same_text_from_different_calls_are_said_once_when_squeeze
     assert roomy.split("## Errors\n")[1].split("\n\n")[0] == (
         f"- Unresolved: {yarn} (Bash: npm run build)\n- Unresolved: {yarn} (Bash: npm ci)"
     )
-    tight = summarize(messages, 40)  # both shortened to the text alone: one line
-    assert tight.text == f"## Goal\nBuild the site.\n\n## Errors\n- Unresolved: {yarn}"
-    assert tight.details["extractive"]["summary_tokens"] == COUNTER.text_tokens(tight.text) == 28
+    tight = summarize(messages, 50)  # both shortened to the text alone: one line
+    assert tight.text == (
+        f"## Goal\nBuild the site.\n\n## Errors\n- Unresolved: {yarn}\n\n"
+        "## Current state (the agent's last message)\nBoth fail the same way."
+    )
+    assert tight.details["extractive"]["summary_tokens"] == COUNTER.text_tokens(tight.text) == 48

@@ -19,6 +19,7 @@ from compactcli.summarizers.facts import (
     _DECISION,
     _SHOULD,
     _STRONG,
+    IDENTIFIERS,
     Command,
     ErrorFact,
     Facts,
@@ -135,14 +136,8 @@ def test_facts_of_a_small_session() -> None:
         constraints=("Use pnpm, never npm.", "Do not touch migrations/."),
         files_read=("src/server.py",),
         files_modified=("src/server.py",),
-        commands=(
-            Command(
-                "cd /repo && pnpm test 2>&1 | tail -20",
-                "failed",
-                "Error: listen EADDRINUSE: address already in use :::5432",
-            ),
-            Command("pnpm test", "ok"),
-        ),
+        # two runs of the same command (a `cd` before, a pipe to `tail` after): its last run
+        commands=(Command("pnpm test", "ok", runs=2),),
         errors=(
             ErrorFact("String to replace not found in file.", True, "Edit", "src/server.py"),
             ErrorFact(
@@ -155,6 +150,8 @@ def test_facts_of_a_small_session() -> None:
         decisions=("I decided to read the port from the environment instead of hard-coding it.",),
         pending=("/review check the docs too",),
         todos=("[in_progress] Review docs", "[pending] Update README"),
+        changes=(("src/server.py", "`a` -> `b`"),),  # the failed edit changed nothing
+        last_reply="Done: the port now comes from PORT.",
     )
 
 
@@ -253,8 +250,8 @@ def test_identifiers_come_from_user_and_assistant_text_and_git_commit_output() -
     later = extract_facts(conversation(("user", "Now #12 please.")), previous=facts)
     assert later.identifiers == (*facts.identifiers, "#12")
     assert Facts.from_dict(later.to_dict()) == later
-    many = conversation(*(("user", f"Look at #{n}.") for n in range(60)))
-    assert extract_facts(many).identifiers == tuple(f"#{n}" for n in range(10, 60))
+    many = conversation(*(("user", f"Look at #{n}.") for n in range(IDENTIFIERS + 10)))
+    assert extract_facts(many).identifiers == tuple(f"#{n}" for n in range(10, IDENTIFIERS + 10))
 
 
 def test_meta_text_is_not_a_user_message() -> None:
@@ -744,42 +741,34 @@ def _fixture_facts(name: str) -> Facts:
             ("invoicer/totals.py",),
             (
                 ("pytest -q tests/test_totals.py", "failed"),
-                ("sed -n '1,60p' invoicer/totals.py", "ok"),
-                ("pytest -q", "ok"),
+                ("pytest -q", "ok"),  # a successful read (`sed -n`) is a file read, not listed
             ),
         ),
         (  # code mode: commands and patches inside `exec` scripts
             "codex-code-mode.jsonl",
             "Cache entries expire after one second",
             ("src/cache.ts",),
-            (
-                ("rg -n ttl src", "ok"),
-                ("sed -n '1,60p' src/cache.ts", "ok"),
-                ("npm test -- cache", "ok"),  # run again last
-            ),
+            (("npm test -- cache", "ok"),),  # run again last; `rg` and `sed -n` only read
         ),
         ("codex-unicode.jsonl", "この README を日本語に翻訳して", ("README.ja.md",), ()),
         (
             "pi-branched.jsonl",
             "Rename getUser to fetchUser across the codebase.",
             ("src/api/users.ts", "src/pages/profile.tsx"),
-            (('grep -rn "getUser" src', "ok"),),
+            (),  # `grep` only reads
         ),
         (
             "pi-session.jsonl",
             "The /forecast endpoint returns 500",
             ("src/lib/geo.ts",),
-            (
-                ("npm test -- forecast", "ok"),
-                ('git commit -am "Encode city names in geocoding requests"', "ok"),
-            ),
+            (("npm test -- forecast", "ok"),),  # the commit is a report
         ),
         ("openai-session.jsonl", "The /forecast endpoint returns 500", ("src/lib/geo.ts",), ()),
         (
             "openai-hermes.jsonl",
             "How much free disk space is left on the server?",
             (),
-            (("df -h /", "ok"),),
+            (),  # `df -h /` only reads
         ),
         ("anthropic-session.jsonl", "The /forecast endpoint returns 500", (), ()),
         (
@@ -878,10 +867,8 @@ def test_hand_checked_corpus_facts() -> None:
     raze = _corpus_facts("codex-raze.jsonl")
     assert "libs/agno/agno/knowledge/knowledge.py" in raze.files_read
     # the commits `git commit` printed, the newest last
-    assert pi.identifiers[-2:] == (
-        "commit 2c014c1 (branch refactor)",
-        "commit 803d4b6 (branch refactor)",
-    )
+    commits = [name for name in pi.identifiers if name.startswith("commit ")]
+    assert commits[-2:] == ["commit 2c014c1 (branch refactor)", "commit 803d4b6 (branch refactor)"]
 
 
 @needs_corpus
@@ -1087,3 +1074,118 @@ def test_exit_codes_are_found_near_either_end(text: str) -> None:
     expected = {"Process exited with code 2": 2, "tail\nExit code: 0": 0, '{"exit_code": 3}': 3}
     assert exit_code("x" * 1000 + text) == expected.get(text)
     assert exit_code(text + "x" * 1000) == expected.get(text)
+
+
+def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
+    facts = _fixture_facts("pi-session.jsonl")
+    assert [r for r in facts.reports if r.startswith("Committed")] == [
+        "Committed 3f2a1bc: Encode city names in geocoding requests"
+    ]
+    made = conversation(
+        ("user", "commit it"),
+        (
+            "assistant",
+            [call("g", "Bash", command='git add -A && git commit -m "Fix port\n\nbody"')],
+        ),
+        ("user", [result("g", "[main 2e45f5f] Fix port\n 1 file changed")]),
+    )
+    facts = extract_facts(made)
+    assert facts.reports == ("Committed 2e45f5f: Fix port",)
+    assert facts.commands == ()
+    assert facts.identifiers == ("commit 2e45f5f (branch main)",)
+
+
+def test_a_search_that_finds_nothing_is_not_an_error() -> None:
+    searched = conversation(
+        ("user", "is it used?"),
+        ("assistant", [call("s", "Bash", command='grep -rn "pendingBash" src')]),
+        ("user", [result("s", "Exit code 1", is_error=True)]),
+        ("assistant", [call("t", "Bash", command="npm test")]),
+        ("user", [result("t", "Exit code 1\nError: boom", is_error=True)]),
+    )
+    facts = extract_facts(searched)
+    assert [e.text for e in facts.errors] == ["Error: boom"]
+    assert [(c.command, c.outcome) for c in facts.commands] == [("npm test", "failed")]
+
+
+def test_an_error_printed_by_a_call_that_did_not_fail_is_an_error() -> None:
+    soft = conversation(
+        ("user", "build it"),
+        ("assistant", [call("b", "Bash", command="npm run build 2>&1 | head -20")]),
+        ("user", [result("b", "> build\nsrc/a.ts(3,1): error TS2304: Cannot find name 'x'.\n")]),
+        ("assistant", [call("r", "Read", file_path="src/a.ts")]),
+        ("user", [result("r", "throw new Error('not an error of the session')")]),
+        ("assistant", [call("w", "exec", code="run()")]),
+        ("user", [result("w", "Script error:\nTypeError: x is not a function")]),
+    )
+    facts = extract_facts(soft)
+    assert [(e.text, e.resolved) for e in facts.errors] == [
+        ("src/a.ts(3,1): error TS2304: Cannot find name 'x'.", False),
+        ("Script error: TypeError: x is not a function", False),
+    ]
+    assert facts.commands == (
+        Command(
+            "npm run build 2>&1 | head -20",
+            "ok",
+            "src/a.ts(3,1): error TS2304: Cannot find name 'x'.",
+        ),
+        Command("run()", "ok", "Script error: TypeError: x is not a function"),
+    )
+
+
+def test_user_answers_plans_edits_and_pasted_errors_are_facts() -> None:
+    session = conversation(
+        ("user", "Set up the API. It crashes:\nTypeError: fetch failed\n    at main (a.ts:3)"),
+        (
+            "assistant",
+            [call("q", "AskUserQuestion", questions=[{"question": "Port?", "options": []}])],
+        ),
+        ("user", [result("q", 'User has answered your questions: "Port?"="6543, not 5432".')]),
+        ("assistant", [call("p", "ExitPlanMode", plan="1. Read the port from PORT\n2. Test it")]),
+        ("user", [result("p", "User has approved your plan. You can now start coding.")]),
+        (
+            "assistant",
+            [
+                call(
+                    "e",
+                    "Edit",
+                    file_path="a.ts",
+                    old_string="port = 5432",
+                    new_string="port = 6543",
+                )
+            ],
+        ),
+        ("user", [result("e", "The file a.ts has been updated.")]),
+        ("assistant", [text("Done. I changed the port in a.ts to 6543 and kept the rest as is.")]),
+    )
+    facts = extract_facts(session)
+    assert facts.answers == ('Answered "Port?": 6543, not 5432',)
+    assert facts.plan == ("Read the port from PORT", "Test it")
+    assert facts.changes == (("a.ts", "`port = 5432` -> `port = 6543`"),)
+    assert [(e.text, e.tool) for e in facts.errors] == [
+        ("TypeError: fetch failed", "pasted by the user")
+    ]
+    assert facts.reports == ("Done. I changed the port in a.ts to 6543 and kept the rest as is.",)
+    assert facts.last_reply == "Done. I changed the port in a.ts to 6543 and kept the rest as is."
+    assert Facts.from_dict(facts.to_dict()) == facts
+
+
+def test_the_goal_is_never_a_bare_slash_command_or_a_placeholder() -> None:
+    facts = extract_facts(
+        conversation(
+            ("user", "<command-name>/clear</command-name>"),
+            ("assistant", [text("Cleared.")]),
+            ("user", "Make the login form remember the email."),
+        )
+    )
+    assert facts.goal == "Make the login form remember the email."
+
+
+def test_a_long_message_keeps_its_rule_and_error_lines_from_the_middle() -> None:
+    filler = "\n".join(f"context line {n} about the product and its history" for n in range(200))
+    message = f"Here is the brief.\n{filler}\nNever deploy on Fridays.\n{filler}\nThanks!"
+    facts = extract_facts(conversation(("user", message), ("assistant", [text("On it.")])))
+    kept = facts.user_messages[0]
+    assert len(kept) < len(message)
+    assert "Never deploy on Fridays." in kept
+    assert kept.startswith("Here is the brief.") and kept.endswith("Thanks!")

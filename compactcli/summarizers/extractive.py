@@ -51,12 +51,19 @@ from typing import Any
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
+from compactcli.summarizers.carriers import ANSWER_PREFIXES, report
+from compactcli.summarizers.earlier import fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
+    PASTED,
     STOP_WORDS,
+    WHILE_WORKING,
     Command,
     ErrorFact,
     Facts,
+    command_key,
+    condense,
+    constraint_sentences,
     extract_facts,
     fold_superseded,
     folded,
@@ -65,6 +72,7 @@ from compactcli.summarizers.facts import (
     one_line,
     superseded,
 )
+from compactcli.user_text import squeeze
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]
 
@@ -81,20 +89,26 @@ FILES_MODIFIED = "## Files modified"
 COMMANDS = "## Commands"
 ERRORS = "## Errors"
 DECISIONS = "## Decisions"
+PLAN = "## Approved plan"
+PROGRESS = "## Progress (oldest first)"
 IDENTIFIERS = "## Identifiers"
 PENDING = "## Pending asks and todos"
+CURRENT = "## Current state (the agent's last message)"
 
 SECTIONS = (
     EARLIER,
     GOAL,
     USER_MESSAGES,
     CONSTRAINTS,
-    FILES_READ,
+    PLAN,
     FILES_MODIFIED,
-    COMMANDS,
+    FILES_READ,
     ERRORS,
+    COMMANDS,
     DECISIONS,
+    PROGRESS,
     IDENTIFIERS,
+    CURRENT,
     PENDING,
 )
 SUMMARY_HEADINGS: tuple[str, ...] = (UPDATE_LINE, *SECTIONS)
@@ -104,17 +118,26 @@ ASK = "- Ask: "
 TODO = "- Todo "
 UNRESOLVED = "- Unresolved: "
 RESOLVED = "- Resolved: "
+PASTED_LINE = "- Pasted by the user: "
 OMITTED = "- ({count} more not shown)"
 SEE_GOAL = "(the goal above)"
 SEE_REQUEST = "(the latest request below)"
+SEE_PENDING = "(pending: see the asks below)"
+CHANGED = " — "
+"""Between a modified file and what changed in it."""
 
 # Character caps for the shapes an item can take, from roomy to tight.
 _KEPT_CAPS = (400, 200, 100)
-_GOAL_CAPS = (600, 300, 150, 80)
+_GOAL_CAPS = (6000, 2000, 600, 300, 120)
 _SHORT_MESSAGE = 240
 _FULL_MESSAGE = 2000
+_MESSAGE_CAPS = (6000, 2000, 480)
+_REPORT_CAPS = (2400, 700, 240)
 _FOCUS_SHARE = 0.65
 _EARLIER_SHARE = 0.5
+"""The least share of the budget an earlier summary keeps when the budget is tight."""
+_CURRENT_CAPS = (4000, 900, 400, 160, 80)
+_CHANGE_NOTES = 4
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,6 +211,26 @@ def _shapes(text: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]
     return tuple(found)
 
 
+def _condensed_shapes(text: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]:
+    """Shapes of a user message: cut by `condense`, which keeps its rule and error lines."""
+    found: list[str] = []
+    for cap in caps:
+        shape = prefix + one_line(condense(text, cap))
+        if shape not in found:
+            found.append(shape)
+    return tuple(found)
+
+
+def _file_shapes(path: str, notes: Sequence[str]) -> tuple[str, ...]:
+    """Shapes of a modified file: with what changed in it while that fits, then the path."""
+    if not notes:
+        return (f"- {path}",)
+    shown = list(notes[-_CHANGE_NOTES:])
+    extra = len(notes) - len(shown)
+    text = "; ".join(shown) + (f"; {extra} more edits" if extra else "")
+    return tuple(dict.fromkeys((f"- {path}{CHANGED}{head_tail(text, 300)}", f"- {path}")))
+
+
 def _command_line(command: Command) -> str:
     outcome = command.outcome
     if command.runs > 1:
@@ -199,6 +242,8 @@ def _command_line(command: Command) -> str:
 
 
 def _error_line(error: ErrorFact, where_cap: int | None) -> str:
+    if error.tool == PASTED:
+        return PASTED_LINE + error.text
     line = (RESOLVED if error.resolved else UNRESOLVED) + error.text
     if where_cap is None:
         return line
@@ -229,31 +274,50 @@ def _items(
 
     if facts.goal:
         goal = one_line(facts.goal)
-        add(GOAL, _noted_shapes(goal, notes(goal), _GOAL_CAPS), kept=True)
+        shapes = _noted_shapes(goal, notes(goal), _GOAL_CAPS)
+        if not notes(goal):
+            shapes = _condensed_shapes(facts.goal, _GOAL_CAPS)
+        add(GOAL, shapes, kept=True)
     total = len(facts.user_messages)
+    seen_goal = False
+    pending = {squeeze(ask) for ask in facts.pending}
     for number, message in enumerate(facts.user_messages, start=1):
         text = one_line(message)
         shapes = _noted_shapes(text, notes(text), (_FULL_MESSAGE, _SHORT_MESSAGE), f"{number}. ")
-        if number == 1 and facts.goal and facts.goal == head_tail(message, GOAL_CHARS):
-            see = f"{number}. {SEE_GOAL}"
-            shapes = (see,) if len(message) <= GOAL_CHARS else (shapes[0], see)
+        if not notes(text):
+            shapes = _condensed_shapes(message, _MESSAGE_CAPS, f"{number}. ")
+        if facts.goal and facts.goal in (message, head_tail(message, GOAL_CHARS)) and not seen_goal:
+            seen_goal = True  # the goal is shown whole above
+            shapes = (f"{number}. {SEE_GOAL}",)
         elif number == total and message == quoted_message:
             shapes = (f"{number}. {SEE_REQUEST}",)
+        elif squeeze(message) in pending:
+            shapes = (f"{number}. {SEE_PENDING}",)
         # newest first: a later message outranks an earlier one
         add(USER_MESSAGES, shapes, rank=100 + (total - number))
     for constraint, olds in fold_superseded(facts.constraints):
         add(CONSTRAINTS, _folded_shapes(constraint, olds, (*_KEPT_CAPS, 60), "- "), kept=True)
+    for answer in facts.answers:
+        add(CONSTRAINTS, _shapes(answer, (*_KEPT_CAPS, 60), "- "), kept=True)
+    for position, step in enumerate(facts.plan):
+        add(PLAN, (f"- {step}",), rank=5_000 + position)
     modified = set(facts.files_modified)
     for path in facts.files_read:
         if path not in modified:
             add(FILES_READ, (f"- {path}",), rank=40_000)
+    edits: dict[str, list[str]] = {}
+    for path, note in facts.changes:
+        edits.setdefault(path, []).append(note)
     for path in facts.files_modified:
-        add(FILES_MODIFIED, (f"- {path}",), kept=True)
+        add(FILES_MODIFIED, _file_shapes(path, edits.get(path, ())), kept=True)
     count = len(facts.commands)
     for position, command in enumerate(facts.commands):
         failed = command.outcome == "failed"
         rank = (30_000 if failed else 50_000) + (count - position)
-        add(COMMANDS, (_command_line(command),), rank=rank)
+        short = replace(command, command=head_tail(command_key(command.command), 80))
+        short = replace(short, detail=head_tail(short.detail, 120))
+        shapes = tuple(dict.fromkeys((_command_line(command), _command_line(short))))
+        add(COMMANDS, shapes, rank=rank)
     count = len(facts.errors)
     for position, error in enumerate(facts.errors):
         shapes = tuple(dict.fromkeys(_error_line(error, cap) for cap in (120, 40, None)))
@@ -261,10 +325,30 @@ def _items(
             add(ERRORS, shapes, rank=30_000 + (count - position))
         else:
             add(ERRORS, shapes, kept=True)
-    decisions = fold_superseded(facts.decisions)
+    reply = one_line(facts.last_reply)
+    decisions = [(d, olds) for d, olds in fold_superseded(facts.decisions) if d not in reply]
     for position, (decision, olds) in enumerate(decisions):
         add(DECISIONS, (f"- {folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
-    names = [name for name in facts.identifiers if named(name) not in facts.goal]
+    reports = list(facts.reports)
+    if reports and facts.last_reply and report(facts.last_reply) == reports[-1]:
+        reports.pop()  # the last one is shown whole below
+    for position, line in enumerate(reports):
+        if line.startswith(WHILE_WORKING):  # said mid-turn: after the reports and decisions
+            add(PROGRESS, _shapes(line, (800, 240), "- "), rank=25_000 + (len(reports) - position))
+        else:
+            add(PROGRESS, _shapes(line, _REPORT_CAPS, "- "), rank=8_000 + (len(reports) - position))
+    # an identifier named only by a constraint that was replaced is no longer current
+    replaced = [facts.constraints[i] for i in changes]
+    current = [c for i, c in enumerate(facts.constraints) if i not in changes]
+    names = [
+        name
+        for name in facts.identifiers
+        if named(name) not in facts.goal
+        and not (
+            any(named(name) in old for old in replaced)
+            and not any(named(name) in new for new in current)
+        )
+    ]
     for position, name in enumerate(names):
         add(IDENTIFIERS, (f"- {name}",), rank=10_000 + (len(names) - position))
     for ask in facts.pending:
@@ -274,6 +358,8 @@ def _items(
             add(PENDING, _shapes(one_line(ask), (1000, *_KEPT_CAPS), ASK), kept=True)
     for todo in facts.todos:
         add(PENDING, _shapes(todo, _KEPT_CAPS, TODO), kept=True)
+    if facts.last_reply.strip():
+        add(CURRENT, _condensed_shapes(facts.last_reply, _CURRENT_CAPS), kept=True)
     return items
 
 
@@ -282,6 +368,11 @@ def _render(items: Sequence[_Item], update: bool) -> str:
     for item in items:
         by_section.setdefault(item.section, []).append(item)
     parts: list[str] = [UPDATE_LINE] if update else []
+    said = [
+        item.shapes[item.chosen]
+        for item in items
+        if item.section in (GOAL, USER_MESSAGES) and item.chosen >= 0
+    ]
     for section in SECTIONS:
         members = by_section.get(section, [])
         shown = [item for item in members if item.chosen >= 0]
@@ -289,13 +380,36 @@ def _render(items: Sequence[_Item], update: bool) -> str:
             continue
         lines = [section]
         # a line said once: two errors of the same text from different calls can both come
-        # down to their shortest shape, which no longer names the call
-        lines.extend(dict.fromkeys(item.shapes[item.chosen] for item in shown))
+        # down to their shortest shape, which no longer names the call; a constraint is not
+        # said again when a user message shown above holds it
+        texts = dict.fromkeys(item.shapes[item.chosen] for item in shown)
+        if section == CONSTRAINTS:
+            texts = dict.fromkeys(t for t in texts if not _said(t.removeprefix("- "), said))
+        if not texts:
+            continue
+        lines.extend(texts)
         missing = len(members) - len(shown)
         if missing:
             lines.append(OMITTED.format(count=missing))
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+def _said(line: str, shown: Sequence[str]) -> bool:
+    """Whether a constraint line is said whole by one of the `shown` user messages."""
+    return len(line) > 12 and any(line in text for text in shown)
+
+
+_TIER = 10_000
+"""Optional items whose ranks share `rank // _TIER` are placed together (see `_fit`)."""
+
+
+def _tiers(items: Sequence[_Item]) -> list[list[_Item]]:
+    """`items` (in rank order) grouped by tier."""
+    tiers: dict[int, list[_Item]] = {}
+    for item in items:
+        tiers.setdefault(item.rank // _TIER, []).append(item)
+    return [tiers[key] for key in sorted(tiers)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,6 +471,18 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
                     spent += price
             return spent
 
+        def widen(pool: list[_Item], spent: float, fullest: int, left: float) -> float:
+            """Widen the items of `pool` in order, each to the fullest shape (not fuller than
+            `fullest`) that still fits in `left`."""
+            for item in pool:
+                for shape in range(min(fullest, item.chosen), item.chosen):
+                    extra = cost(item, shape) - cost(item, item.chosen)
+                    if spent + extra <= left:
+                        spent += extra
+                        item.chosen = shape
+                        break
+            return spent
+
         if focused:
             spent = take(focused, left * _FOCUS_SHARE)
             if not spent:  # the share holds none of them: let the first that fits in
@@ -369,14 +495,16 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
             spent += take(others, left - spent)
             spent += take(focused, left - spent)
         else:
-            spent = take(others, left)
-        # widen the optional items that have a fuller shape (long user messages), newest first
-        for item in [*focused, *others]:
-            if item.chosen > 0:
-                extra = cost(item, 0) - cost(item, item.chosen)
-                if spent + extra <= left:
-                    spent += extra
-                    item.chosen = 0
+            # tier by tier (`_TIER` ranks each): a tier's items at their shortest, then
+            # widened (the first tier, the user's messages and the agent's reports, to their
+            # fullest; the others to their middle shape) before the next tier's come in
+            spent = 0.0
+            for number, tier in enumerate(_tiers(others)):
+                spent += take(tier, left - spent)
+                spent = widen(tier, spent, 0 if number == 0 else 1, left)
+        # widen every optional item with a fuller shape (long user messages, reports), in
+        # rank order, to the fullest shape that fits
+        widen([*focused, *others], spent, 0, left)
         text = _render(items, update)
         tokens = count(text)
         omitted: dict[str, int] = {}
@@ -451,7 +579,7 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
         elif (
             current is not None
             and not _OMITTED.match(line)
-            and (line.strip() or current == EARLIER)
+            and (line.strip() or current in (EARLIER, CURRENT))
         ):
             sections[current].append(line)
     bullets = {name: [line.removeprefix("- ") for line in body] for name, body in sections.items()}
@@ -487,22 +615,49 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
                     where=match.group(4) or "",
                 )
             )
+    for line in sections.get(ERRORS, []):
+        if line.startswith(PASTED_LINE):
+            errors.append(
+                ErrorFact(text=line.removeprefix(PASTED_LINE), resolved=False, tool=PASTED)
+            )
+    modified: list[str] = []
+    changes: list[tuple[str, str]] = []
+    for line in bullets.get(FILES_MODIFIED, []):
+        path, _, notes = line.partition(CHANGED)
+        modified.append(path)
+        changes.extend(
+            (path, note) for note in notes.split("; ") if note and "more edits" not in note
+        )
+    constraints = [c for c in bullets.get(CONSTRAINTS, []) if not c.startswith(ANSWER_PREFIXES)]
+    answers = [c for c in bullets.get(CONSTRAINTS, []) if c.startswith(ANSWER_PREFIXES)]
     pending = [line.removeprefix(ASK) for line in sections.get(PENDING, []) if line.startswith(ASK)]
     pending = [request if ask == SEE_REQUEST and request else ask for ask in pending]
+    asks = iter(pending)  # a message shown as pending is the pending ask of its turn
+    messages = [next(asks, m) if m == SEE_PENDING else m for m in messages]
     todos = [line.removeprefix(TODO) for line in sections.get(PENDING, []) if line.startswith(TODO)]
     earlier = "\n".join(sections.get(EARLIER, [])).strip() or None
+    # the rules a user message shown whole held (the summary does not repeat them)
+    spoken = [*sections.get(GOAL, []), *messages]
+    constraints = list(
+        dict.fromkeys([*(c for text in spoken for c in constraint_sentences(text)), *constraints])
+    )
     facts = Facts(
         goal=" ".join(sections.get(GOAL, [])),
         user_messages=tuple(messages),
-        constraints=tuple(bullets.get(CONSTRAINTS, [])),
+        constraints=tuple(constraints),
         files_read=tuple(bullets.get(FILES_READ, [])),
-        files_modified=tuple(bullets.get(FILES_MODIFIED, [])),
+        files_modified=tuple(modified),
         commands=tuple(commands),
         errors=tuple(errors),
         decisions=tuple(bullets.get(DECISIONS, [])),
         pending=tuple(pending),
         todos=tuple(todos),
         identifiers=tuple(bullets.get(IDENTIFIERS, [])),
+        answers=tuple(answers),
+        changes=tuple(changes),
+        plan=tuple(bullets.get(PLAN, [])),
+        reports=tuple(bullets.get(PROGRESS, [])),
+        last_reply="\n".join(sections.get(CURRENT, [])).strip(),
     )
     return facts, earlier
 
@@ -526,13 +681,20 @@ def render_facts(
     `quoted` holds the facts of the request quoted after the summary (`extract_facts` of that
     message alone): the user message and the pending ask it gives are shown as `SEE_REQUEST`.
     """
+    room = budget_tokens
     if earlier:
-        share = max(int(budget_tokens * _EARLIER_SHARE), 1)
-        tokens = count(earlier)
-        if tokens > share:
-            earlier = head_tail(earlier, max(len(earlier) * share // tokens, 80))
-    items = _items(facts, earlier, _focus_terms(focus), quoted)
-    fit = _fit(items, budget_tokens, count, update)
+        # the earlier summary takes what the new facts leave, and at least its share
+        fresh = _items(facts, None, (), quoted)
+        need = sum((count(item.shapes[-1]) + 1) * (4 if item.kept else 1) for item in fresh) // 4
+        need += sum(count(section) + 2 for section in {item.section for item in fresh})
+        room = max(budget_tokens - need, int(budget_tokens * _EARLIER_SHARE), 1)
+    for _attempt in range(4):
+        fitted = fit_earlier(earlier, room - count(EARLIER) - 2, count) or None if earlier else None
+        items = _items(facts, fitted, _focus_terms(focus), quoted)
+        fit = _fit(items, budget_tokens, count, update)
+        if not fit.over_budget or fitted is None:
+            break
+        room = max(1, room - (fit.tokens - budget_tokens) - 4)  # the earlier summary gives way
     details: dict[str, Any] = {
         "summary_tokens": fit.tokens,
         "budget_tokens": budget_tokens,

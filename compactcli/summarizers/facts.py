@@ -43,9 +43,12 @@ File lists are cumulative across compactions (`merge`).
   cleared is failed when its placeholder kept an error line (`cleared_error`), with that line.
 - **Identifiers**: names to keep verbatim, from user and assistant text (`identifiers`): a
   commit (a 7-40 digit hex id after "commit", "sha" or "revision", and `git commit`'s own
-  `[branch abc1234]` line), a pull request or issue number (`#123`, "PR 123"), a tracker ticket
-  (`ABC-123`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or
-  main, master, develop, trunk). Each once, at its last mention.
+  `[branch abc1234]` line), a pull request or issue number (`#123`, "PR 123"; never a colour
+  such as `#333` or `#112233`), a tracker ticket (`ABC-123`), a branch (after "branch", with a
+  `/`, `-`, `_`, `.` or a digit in its name, or main, master, develop, trunk), a URL, a local
+  port (`localhost:3000`, "port 8080"), a version (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring
+  Boot 3.3.4"); and the names an edit defines (classes, functions, components, types:
+  `carriers.created_names`). Each once, at its last mention.
 - **Pending asks**: the user messages after the last assistant text, and questions the user
   asked that got no assistant text before the next user message. **Todos**: the open items
   (pending, in progress) of the latest todo list (Claude Code `TodoWrite`, Codex
@@ -59,15 +62,17 @@ pending asks stay pending only while no assistant text follows; the todo list is
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.summarizers import carriers
 from compactcli.tools import (
     base_name,
     call_kind,
     poll_target,
+    read_only_command,
     shell_command,
     tool_kind,
     touched_files,
@@ -105,6 +110,11 @@ class Facts:
     pending: tuple[str, ...] = ()
     todos: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()  # "commit 2e45f5f", "#12", "AB-1", "branch x"
+    answers: tuple[str, ...] = ()  # the user's words inside tool results (`carriers`)
+    changes: tuple[tuple[str, str], ...] = ()  # (path, what changed), in order
+    plan: tuple[str, ...] = ()  # the steps of the latest plan the user approved
+    reports: tuple[str, ...] = ()  # what each completed turn's last message reported
+    last_reply: str = ""  # the assistant's last text: the current state
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,6 +133,15 @@ class Facts:
             pending=tuple(data.get("pending", ())),
             todos=tuple(data.get("todos", ())),
             identifiers=tuple(data.get("identifiers", ())),
+            answers=tuple(data.get("answers", ())),
+            changes=tuple(
+                (str(c[0]), str(c[1]))
+                for c in data.get("changes", ())
+                if isinstance(c, list | tuple) and len(c) == 2
+            ),
+            plan=tuple(data.get("plan", ())),
+            reports=tuple(data.get("reports", ())),
+            last_reply=str(data.get("last_reply", "")),
         )
 
     def is_empty(self) -> bool:
@@ -147,13 +166,19 @@ class Facts:
             pending=tuple(map(change, self.pending)),
             todos=tuple(map(change, self.todos)),
             identifiers=tuple(map(change, self.identifiers)),
+            answers=tuple(map(change, self.answers)),
+            changes=tuple((change(path), change(note)) for path, note in self.changes),
+            plan=tuple(map(change, self.plan)),
+            reports=tuple(map(change, self.reports)),
+            last_reply=change(self.last_reply),
         )
 
 
 # --------------------------------------------------------------------------------------------
 # Limits (characters): long enough to keep what matters, short enough to bound the facts.
 
-MESSAGE_CHARS = 2000  # a user message kept in the facts (head and tail beyond that)
+MESSAGE_CHARS = 6000  # a user message kept in the facts (`condense` beyond that)
+REPLY_CHARS = 4000  # the assistant's last message kept in the facts
 GOAL_CHARS = 600
 SENTENCE_CHARS = 400  # a constraint or a pending question
 DECISION_CHARS = 300
@@ -176,12 +201,60 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+CONDENSED_LINE_CHARS = 240
+"""The longest line of a long message's middle that `condense` keeps."""
+
+
+def condense(text: str, limit: int) -> str:
+    """`text` when it fits in `limit` characters; else its head, the lines of its middle that
+    set a rule or carry an error (a pasted stack trace's exception, a "never do X" in the
+    middle of a long brief), and its tail, around markers."""
+    if len(text) <= limit:
+        return text
+    marker = " […] "
+    head_end = limit * 2 // 5
+    tail_start = len(text) - limit // 5
+    newline = text.rfind("\n", head_end // 2, head_end)
+    head_end = newline if newline > 0 else head_end
+    newline = text.find("\n", tail_start, tail_start + limit // 10)
+    tail_start = newline + 1 if newline > 0 else tail_start
+    room = limit - head_end - (len(text) - tail_start) - 2 * len(marker)
+    picked: list[str] = []
+    for line in _pieces(text[head_end:tail_start]):
+        if not line or not (_carries_error(line) or _CONSTRAINT.search(line)):
+            continue
+        line = head_tail(line, CONDENSED_LINE_CHARS)
+        if len(line) + 3 > room:
+            break
+        picked.append(line)
+        room -= len(line) + 3
+    middle = marker + " … ".join(picked) + marker if picked else marker
+    return text[:head_end].rstrip() + middle + text[tail_start:].lstrip()
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """The lines of `text`, a long line in its sentences (dictated text has no line breaks)."""
+    for line in text.splitlines():
+        line = one_line(line)
+        if len(line) <= CONDENSED_LINE_CHARS:
+            yield line
+        else:
+            yield from (part.strip() for part in _SENTENCE_END.split(line))
+
+
+def _carries_error(line: str) -> bool:
+    """Whether a line reads as an error: it starts as one, or names an exception or error code."""
+    return bool(_ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _ERROR_STRONG.search(line))
+
+
 # --------------------------------------------------------------------------------------------
 # User text: what is injected, what is typed
 
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _REJECTION_REASON = compile_lazily(
-    r"The user provided the following reason for the rejection:\s*(.+)", re.DOTALL
+    r"(?:The user provided the following reason for the rejection|"
+    r"To tell you how to proceed, the user said):\s*(.+)",
+    re.DOTALL,
 )
 _QUEUED_TAIL = frozenset({"prompt", "bash", "human", "agent", "system", "task-notification"})
 
@@ -498,7 +571,18 @@ _COMMIT = compile_lazily(
 _GIT_COMMIT_LINE = compile_lazily(
     r"^\[([^\s\]]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE
 )
-_NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,7})\b")
+_NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,6})\b(?![\w-])")
+_COLOUR_CONTEXT = compile_lazily(r"(?:colou?r|background|fill|stroke|border|:)\s*$", re.IGNORECASE)
+_URL = compile_lazily(r"\bhttps?://[^\s<>()\[\]{}`'\"|\\]+")
+_PORT = compile_lazily(
+    r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b|\bports?\s+(\d{2,5})\b",
+    re.IGNORECASE,
+)
+_VERSION = compile_lazily(
+    r"(?<![\w./@-])((?:@?[\w.-]+/)?[A-Za-z][\w.-]*@\^?~?\d+(?:\.\d+)+[\w.-]*|"
+    r"[\w.-]+:(?:[\w.-]+:)?\d+\.\d+\.\d+[\w.-]*|"
+    r"[A-Z][\w.+-]*(?: [A-Z][\w.+-]*)? v?\d+\.\d+(?:\.\d+)+)\b"
+)
 _NAMED_NUMBER = compile_lazily(
     r"\b(?:PR|MR|[Pp]ull [Rr]equest|[Mm]erge [Rr]equest|[Ii]ssue)[\s:]+#?(\d{1,7})\b"
 )
@@ -534,7 +618,24 @@ def identifiers(text: str) -> list[str]:
         for match in _GIT_COMMIT_LINE.finditer(text):
             found.append((match.start(2), f"commit {match.group(2)} (branch {match.group(1)})"))
     if "#" in text:
-        found.extend((match.start(), f"#{match.group(1)}") for match in _NUMBER.finditer(text))
+        for match in _NUMBER.finditer(text):
+            if len(match.group(1)) in (3, 6) and _COLOUR_CONTEXT.search(text, 0, match.start()):
+                continue  # a colour (`color: #333`), not an issue
+            if len(match.group(1)) == 6:
+                continue
+            found.append((match.start(), f"#{match.group(1)}"))
+    if "://" in text:
+        for match in _URL.finditer(text):
+            url = match.group(0).rstrip(".,;:!?*_")
+            if len(url) > 12:
+                found.append((match.start(), url))
+    if ":" in text or "port" in low:
+        for match in _PORT.finditer(text):
+            port = match.group(1) or match.group(2)
+            value = match.group(0) if match.group(1) else f"port {port}"
+            found.append((match.start(), value))
+    if "." in text:
+        found.extend((match.start(), match.group(1)) for match in _VERSION.finditer(text))
     if "PR" in text or "MR" in text or "request" in low or "issue" in low:
         found.extend(
             (match.start(), f"#{match.group(1)}") for match in _NAMED_NUMBER.finditer(text)
@@ -632,11 +733,24 @@ CLEARED_FAILURE = "; failed: "
 _CLEARED_ERROR = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_FAILURE) + r"(.+)\]\Z")
 
 
+CLEARED_SOFT = "; printed an error: "
+_CLEARED_SOFT = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_SOFT) + r"(.+)\]\Z")
+
+
 def cleared_error(text: str) -> str | None:
     """The error line a prune placeholder kept for a result that failed; None otherwise."""
     if not text.startswith(CLEARED_RESULT):
         return None
     match = _CLEARED_ERROR.search(text)
+    return match.group(1) if match else None
+
+
+def cleared_soft_error(text: str) -> str | None:
+    """The error line a prune placeholder kept for a result that did not fail but printed an
+    error (`content_error`); None otherwise."""
+    if not text.startswith(CLEARED_RESULT):
+        return None
+    match = _CLEARED_SOFT.search(text)
     return match.group(1) if match else None
 
 
@@ -673,14 +787,69 @@ def error_line(text: str) -> str:
     short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
     failing = [line for line in short if not _PASS_LINE.search(line)]
     for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _ERROR_WEAK):
-        for line in failing:
+        for at, line in enumerate(failing):
             if pattern.search(line):
-                return head_tail(line, ERROR_CHARS)
+                return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)
     return head_tail((failing or short)[-1], ERROR_CHARS)  # errors come last
 
 
-def outcome(block: Block, shell: bool) -> Outcome:
-    """How a tool call went, from its result block."""
+_WRAPPER = compile_lazily(
+    r"^(?:[\w ]{0,30}(?:error|Error|ERROR|exception|Exception|failed|Failed|FAILED)|"
+    r"npm ERR! code \w+|Traceback.*)\s*:?$"
+)
+
+
+def _unwrapped(line: str, following: Sequence[str]) -> str:
+    """An error line that only announces the error (`Script error:`, `Error:`, `npm ERR! code
+    E404`) joined with the line after it, which holds the message."""
+    if _WRAPPER.match(line) and following:
+        return f"{line} {following[0]}"
+    return line
+
+
+_SOFT_ERROR = compile_lazily(
+    r"^(?:npm ERR!|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
+    r"\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b"
+)
+SOFT_LINES = 5
+"""How many first lines of a tool result that is not a shell's are read for an error."""
+_NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"})
+
+
+def content_error(text: str, *, shell: bool) -> str:
+    """The error line an output carries although its call did not fail ('' when none): an
+    exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
+    error, a code-mode `Script error:`; in a shell's output anywhere, in another tool's output
+    only in its first lines (`SOFT_LINES`)."""
+    text = _TAG.sub("", text)
+    if shell and _TRACEBACK in text:
+        return error_line(text)
+    lines = [
+        one_line(line) for line in (text.splitlines() if shell else text.splitlines()[:SOFT_LINES])
+    ]
+    for at, line in enumerate(lines):
+        if not line or len(line) > 4 * ERROR_CHARS or _PASS_LINE.search(line):
+            continue
+        if _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _SOFT_ERROR.search(line):
+            following = [rest for rest in lines[at + 1 : at + 3] if rest]
+            return head_tail(_unwrapped(line, following), ERROR_CHARS)
+    return ""
+
+
+def _no_match(command: str, code: int | None, text: str) -> bool:
+    """A search that found nothing (`grep`, `rg` exit 1 with no error printed), not a failure."""
+    if code != 1 or not command:
+        return False
+    words = command.strip().split()
+    program = next((w.rsplit("/", 1)[-1] for w in words if "=" not in w and w != "cd"), "")
+    body = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.match(line.strip()))
+    return program in _NO_MATCH_PROGRAMS and not body.strip()
+
+
+def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False) -> Outcome:
+    """How a tool call went, from its result block. A search that found nothing (`grep` exit 1)
+    did not fail. With `soft`, a call that did not fail but whose output carries an error
+    (`content_error`) is `ok` with that error line."""
     text = block.text
     if text.startswith(_REJECTED):
         match = _REJECTION_REASON.search(text)
@@ -688,6 +857,9 @@ def outcome(block: Block, shell: bool) -> Outcome:
     cleared = cleared_error(text)
     if cleared is not None:  # cleared by prune, which kept the error line
         return Outcome("failed", error=cleared)
+    cleared = cleared_soft_error(text)
+    if cleared is not None:
+        return Outcome("ok", error=cleared)
     failed = block.is_error
     if shell and not failed:
         code = exit_code(text)
@@ -695,7 +867,11 @@ def outcome(block: Block, shell: bool) -> Outcome:
         failed = failed or text.startswith(_SCRIPT_FAILED)
         if code is None and not failed:
             failed = _TRACEBACK in text or bool(_NOT_RUN.match(text))
+    if failed and shell and _no_match(command, exit_code(text), text):
+        return Outcome("ok")
     if not failed:
+        if soft and not (command and read_only_command(command)):
+            return Outcome("ok", error=content_error(text, shell=shell))
         return Outcome("ok")
     return Outcome("failed", error=error_line(text) or "failed")
 
@@ -721,6 +897,33 @@ def command_text(name: str | None, arguments: Any) -> str:
     if len(command) > 1 and quote in "'\"" and command.count(quote) == 2 and command[-1] == quote:
         command = command[1:-1]
     return head_tail(command, COMMAND_CHARS)
+
+
+_COMMIT_MESSAGE = compile_lazily(
+    r"\bgit\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?\s-(?:[a-z]*m)\s+(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)'|(\S+))"
+)
+
+
+def _raw_command(arguments: Any) -> str:
+    """A shell call's command as written (line breaks kept), or ''."""
+    if isinstance(arguments, Mapping):
+        for key in ("command", "cmd"):
+            value = arguments.get(key)
+            if isinstance(value, list):
+                value = " ".join(v for v in value if isinstance(v, str))
+            if isinstance(value, str):
+                return value
+    return arguments if isinstance(arguments, str) else ""
+
+
+def commit_message(command: str) -> str | None:
+    """The message of a `git commit -m "..."` in a command line (its first line), or None."""
+    match = _COMMIT_MESSAGE.search(command)
+    if match is None:
+        return None
+    message = next(group for group in match.groups() if group is not None)
+    first = message.replace('\\"', '"').strip().splitlines()
+    return head_tail(first[0], COMMAND_CHARS) if first and first[0].strip() else None
 
 
 def command_key(command: str) -> str:
@@ -808,6 +1011,7 @@ class _Call:
     read: tuple[str, ...]
     modified: tuple[str, ...]
     command: str = ""
+    notes: tuple[tuple[str, str], ...] = ()  # what an edit changed, per file (`carriers`)
 
 
 @dataclass(slots=True)
@@ -829,16 +1033,31 @@ class _State:
     settings: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
     # commands still running when their result came (Codex), by what a later call names them
     running: dict[tuple[str, str], _Call] = field(default_factory=dict)
+    answers: list[str] = field(default_factory=list)
+    changes: dict[tuple[str, str], None] = field(default_factory=dict)
+    plan: list[str] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
+    turn_text: str = ""  # the assistant's latest text in the current turn
+    last_reply: str = ""
 
     def add_user(self, text: str) -> None:
         if self.user_messages and one_line(self.user_messages[-1]) == one_line(text):
             return
         self.close_turn()
-        self.user_messages.append(head_tail(text, MESSAGE_CHARS))
+        self.user_messages.append(condense(text, MESSAGE_CHARS))
         self.since_answer.append(text)
         self.add_identifiers(text)
         for sentence in sentences(text, lists=True):
             self.add_sentence(sentence, _constraint(sentence))
+        for line in pasted_errors(text):
+            error = ErrorFact(text=line, resolved=False, tool=PASTED)
+            if error not in self.errors:
+                self.errors.append(error)
+
+    def add_answer(self, line: str) -> None:
+        """The user's words from inside a tool result: a rule or a choice, not a new turn."""
+        _add_unique(self.answers, line)
+        self.add_identifiers(line)
 
     def add_sentence(self, sentence: str, constraint: str | None) -> None:
         """A user sentence: a constraint when it sets a rule, and also when it gives a setting
@@ -878,14 +1097,22 @@ class _State:
     def close_turn(self) -> None:
         """The assistant's turn ends here (a user message follows, or the messages end)."""
         if self.answered:
+            for sentence in decision_sentences(self.turn_text):
+                _add_unique(self.decisions, sentence)
             self.since_answer = []
             self.completed_turn = True
+            found = carriers.report(self.turn_text)
+            if found:
+                _add_unique(self.reports, found)
         self.answered = False
 
     def add_command(self, command: str, status: str, detail: str = "") -> None:
-        earlier = self.commands.pop(command, None)
+        """A command's latest run; runs of the same command (`command_key`: another `cd`
+        before it, another pipe to `head` after it) are counted as one, shown as the last."""
+        key = command_key(command)
+        earlier = self.commands.pop(key, None)
         runs = earlier.runs + 1 if earlier else 1
-        self.commands[command] = Command(command, status, detail, runs)
+        self.commands[key] = Command(command, status, detail, runs)
 
     def resolve(self, call: _Call, where: str) -> None:
         """Mark earlier errors resolved by `call`, which succeeded: same command, or same path
@@ -904,8 +1131,32 @@ class _State:
                 self.errors[i] = replace(error, resolved=True)
 
 
-IDENTIFIERS = 50
+IDENTIFIERS = 60
 """How many identifiers the facts keep (the most recently mentioned)."""
+REPORTS = 80
+"""How many reports (end of turn, mid-turn, commits) the facts keep (the newest)."""
+PASTED = "pasted by the user"
+"""The `tool` of an error the user pasted into a message."""
+PASTED_ERRORS = 3
+"""How many error lines one user message gives at most."""
+_ERROR_IN_LINE = compile_lazily(r"\b\w*(?:Error|Exception)\b:|\bERR!|\bFAILED\b|\berror TS\d+")
+
+
+def pasted_errors(text: str) -> list[str]:
+    """Error lines a user pasted into a message: lines that start as an error does, or name an
+    exception or error code with its message (`Uncaught TypeError: x is not a function`)."""
+    if "rror" not in text and "xception" not in text and "FAIL" not in text and "ERR" not in text:
+        return []
+    found: list[str] = []
+    for raw in text.splitlines():
+        line = one_line(raw)
+        if len(line) < 8 or line.endswith("?"):
+            continue
+        if _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _ERROR_IN_LINE.search(line):
+            found.append(head_tail(line, ERROR_CHARS))
+            if len(found) >= PASTED_ERRORS:
+                break
+    return found
 
 
 def _add_unique(items: list[str], item: str) -> None:
@@ -922,10 +1173,14 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
         state.read.extend(previous.files_read)
         state.modified.extend(previous.files_modified)
         for command in previous.commands:
-            state.commands[command.command] = command
+            state.commands[command_key(command.command)] = command
         state.errors.extend(previous.errors)
         state.decisions.extend(previous.decisions)
         state.names.update(dict.fromkeys(previous.identifiers))
+        state.answers.extend(previous.answers)
+        state.changes.update(dict.fromkeys(previous.changes))
+        state.plan.extend(previous.plan)
+        state.reports.extend(previous.reports)
     calls: dict[str, _Call] = {}
     for message in messages:
         if message.summary:
@@ -954,6 +1209,10 @@ def _read_user(message: Message, state: _State) -> None:
             skill = skill_file(block.text)
             if skill:
                 _add_unique(state.read, skill)
+                rules = carriers.skill_rules(block.text)
+                if rules is not None:
+                    for rule in rules[1]:
+                        _add_unique(state.constraints, f"Skill {rules[0]}: {rule}")
             if shell:
                 state.add_command(head_tail(one_line(shell), COMMAND_CHARS), "unknown")
             if typed:
@@ -984,10 +1243,14 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
     for block in message.blocks:
         if block.kind == "text" and block.text.strip():
             state.answered = True
-            for sentence in decision_sentences(block.text):
-                _add_unique(state.decisions, sentence)
+            state.turn_text = state.last_reply = block.text
             state.add_identifiers(block.text)
+            steps = carriers.proposed_plans(block.text)
+            if steps:
+                state.plan = steps
         elif block.kind == "tool_call":
+            if state.answered:  # what the assistant said before this call, mid-turn
+                _add_statement(state, state.turn_text)
             state.answered = False  # the turn goes on
             name = block.name or ""
             kind = call_kind(name, block.arguments)
@@ -1002,7 +1265,12 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                 read=read,
                 modified=touched.modified,
                 command=command_text(name, block.arguments) if kind == "shell" else "",
+                notes=tuple(carriers.edit_notes(name, block.arguments)) if kind == "edit" else (),
             )
+            if kind == "edit":
+                for created in carriers.created_names(name, block.arguments):
+                    state.names.pop(created, None)
+                    state.names[created] = None
             for path in read:
                 _add_unique(state.read, path)
             if kind == "todo" and _todo_items(name, block.arguments, state.todos):
@@ -1011,6 +1279,26 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                 calls[block.call_id] = call
             else:
                 _add_paths(state, call, call.modified)
+
+
+STATEMENT_CHARS = 120
+"""An assistant text said mid-turn (before a call) this long is a decision whole: agents state
+their plan and findings there ("Now I'll restructure the roadmap: X, then Y")."""
+
+
+WHILE_WORKING = "While working: "
+"""How a mid-turn statement starts among the reports (`Facts.reports`)."""
+
+
+def _add_statement(state: _State, text: str) -> None:
+    """A mid-turn assistant text: among the reports, in order, when it is long; else its
+    decision sentences."""
+    line = one_line(_FENCE.sub(" ", text))
+    if len(line) >= STATEMENT_CHARS:
+        _add_unique(state.reports, WHILE_WORKING + head_tail(line, 2 * SENTENCE_CHARS))
+    else:
+        for sentence in decision_sentences(text):
+            _add_unique(state.decisions, sentence)
 
 
 def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
@@ -1049,7 +1337,14 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     if running is not None:  # its outcome comes with a later call's result, if any
         state.running[running] = call
         return
-    result = outcome(block, shell)
+    for line in carriers.user_answers(call.name, call.arguments, block.text):
+        state.add_answer(line)
+    for path in call.read:
+        found = carriers.instruction_rules(path, block.text) if not block.is_error else None
+        if found is not None:
+            for rule in found[1]:
+                _add_unique(state.constraints, f"{found[0]}: {rule}")
+    result = outcome(block, shell, call.command, soft=call.kind in _SOFT_KINDS)
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
         if call.command:
@@ -1058,13 +1353,28 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             state.add_user(squeeze(result.reason))
         return
     if result.status == "ok":
+        steps = carriers.accepted_plan(call.name, call.arguments, block.text)
+        if steps:
+            state.plan = steps
         _add_paths(state, call, call.modified)
+        state.changes.update(dict.fromkeys(call.notes))
+        if result.error:  # it did not fail, but printed an error
+            if call.command:
+                state.add_command(call.command, "ok", result.error)
+            error = ErrorFact(text=result.error, resolved=False, tool=call.name, where=where)
+            state.errors = [e for e in state.errors if (e.text, e.where) != (error.text, where)]
+            state.errors.append(error)
+            return
         state.resolve(call, where)
-        if call.command:
+        message = commit_message(_raw_command(call.arguments)) if "commit" in call.command else None
+        if message:  # a milestone: with the agent's reports, not the command log
+            made = _GIT_COMMIT_LINE.search(block.text, 0, 2000)
+            _add_unique(state.reports, f"Committed{f' {made.group(2)}' if made else ''}: {message}")
+        elif call.command and not read_only_command(call.command):
             state.add_command(call.command, "ok")
-            if "commit" in call.command:  # `git commit` names the commit it made
-                for match in _GIT_COMMIT_LINE.finditer(block.text, 0, 2000):
-                    state.add_identifiers(match.group(0))
+        if call.command and "commit" in call.command:  # `git commit` names the commit it made
+            for match in _GIT_COMMIT_LINE.finditer(block.text, 0, 2000):
+                state.add_identifiers(match.group(0))
         return
     if call.command:
         state.add_command(call.command, "failed", result.error)
@@ -1075,10 +1385,28 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     state.errors.append(error)
 
 
+_SOFT_KINDS = frozenset({"shell", "other", "web"})
+"""Kinds of call whose output is read for errors even when the call did not fail."""
+_PLACEHOLDER_GOALS = ("[Old tool result", "[Request interrupted", "[Duplicate tool result")
+
+
+def _goal_of(messages: Sequence[str]) -> str:
+    """The first user message that states a task: not a bare slash command (`/clear`), not a
+    placeholder; the first message when none does."""
+    for message in messages:
+        text = message.strip()
+        if text.startswith(_PLACEHOLDER_GOALS):
+            continue
+        if text.startswith("/") and len(text.split()) == 1:
+            continue
+        return message
+    return messages[0] if messages else ""
+
+
 def _finish(state: _State, previous: Facts | None) -> Facts:
     state.close_turn()
     user_messages = tuple(state.user_messages)
-    goal = head_tail(user_messages[0], GOAL_CHARS) if user_messages else ""
+    goal = _goal_of(user_messages)
     pending: list[str] = []
     if previous is not None:
         goal = previous.goal or goal
@@ -1086,7 +1414,7 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         if not state.completed_turn:
             pending.extend(previous.pending)
     for text in state.since_answer:
-        _add_unique(pending, head_tail(squeeze(text), MESSAGE_CHARS))
+        _add_unique(pending, condense(squeeze(text), MESSAGE_CHARS))
     todos: tuple[str, ...]
     if state.todo_seen:
         todos = _open_todos(state.todos)
@@ -1104,4 +1432,10 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         pending=tuple(pending),
         todos=todos,
         identifiers=tuple(state.names)[-IDENTIFIERS:],
+        answers=tuple(state.answers),
+        changes=tuple(state.changes),
+        plan=tuple(state.plan),
+        reports=tuple(state.reports)[-REPORTS:],
+        last_reply=condense(state.last_reply, REPLY_CHARS)
+        or (previous.last_reply if previous is not None else ""),
     )

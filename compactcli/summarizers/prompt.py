@@ -223,7 +223,18 @@ def render_facts(facts: Facts) -> str:
         "User constraints",
         (_one_line(folded(c, olds)) for c, olds in fold_superseded(facts.constraints)),
     )
-    lines += _items("Files modified", facts.files_modified)
+    lines += _items("The user's answers and comments inside tool results", facts.answers)
+    lines += _items("Approved plan", facts.plan)
+    notes: dict[str, list[str]] = {}
+    for path, note in facts.changes:
+        notes.setdefault(path, []).append(note)
+    lines += _items(
+        "Files modified",
+        (
+            p + (f" ({'; '.join(notes[p][-4:])})" if p in notes else "")
+            for p in facts.files_modified
+        ),
+    )
     lines += _items("Files read", facts.files_read)
     lines += _items(
         "Commands run",
@@ -245,7 +256,10 @@ def render_facts(facts: Facts) -> str:
     lines += _items(
         "Decisions", (_one_line(folded(d, olds)) for d, olds in fold_superseded(facts.decisions))
     )
+    lines += _items("End-of-turn reports", (_one_line(r) for r in facts.reports))
     lines += _items("Identifiers", facts.identifiers)
+    if facts.last_reply.strip():
+        lines.append(f"The assistant's last message: {_one_line(facts.last_reply, 600)}")
     lines += _items("Pending user asks", (_one_line(p) for p in facts.pending))
     lines += _items("Open todo items", (_one_line(t) for t in facts.todos))
     return "\n".join(lines) if lines else "(none found)"
@@ -437,6 +451,7 @@ def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, 
         for c, olds in fold_superseded(facts.constraints)
         if not _present(_one_line(c, limit), haystack)
     ]
+    constraints += [a for a in facts.answers if not _present(_one_line(a, limit), haystack)]
     names = [n for n in facts.identifiers if named(n) not in answer]
     lines: list[str] = []
     if modified:

@@ -1,0 +1,452 @@
+"""Where real agents record what matters, read from the structure they record it in.
+
+A summary built from cue words misses most of what a session decided: agents do not say "we
+decided", they record it in places of their own. Each function here reads one such carrier and
+returns short, verbatim lines:
+
+- `user_answers(name, arguments, result)`: what the user said inside a tool result: the answers to
+  a question tool (Claude Code `AskUserQuestion`, Codex `request_user_input`), and the comment a
+  user typed when rejecting or sending back a call or a plan ("the user said: ..."). These are
+  the user's own words: rules and choices.
+- `accepted_plan(name, arguments, result)`: the steps of a plan the user approved (Claude Code
+  `ExitPlanMode`); `proposed_plans(text)`: the steps of a Codex `<proposed_plan>` block.
+- `edit_notes(name, arguments)`: per file, what an edit changed: `created`, `deleted`, or a short
+  `old -> new` when one line became another (Claude Code `Edit`/`MultiEdit`/`Write`, pi
+  `edit`/`write`, `apply_patch` hunks).
+- `created_names(name, arguments)`: names an edit defines (classes, functions, components,
+  types, constants), which the rest of the session refers to.
+- `skill_rules(text)`: a loaded skill's name and its binding lines (must, never, always, do not);
+  `instruction_rules(path, text)` the same for an instruction file a tool read (`SKILL.md`,
+  `AGENTS.md`, `CLAUDE.md`, ...).
+- `report(text)`: an end-of-turn message (what was done or found) as one line, code left out.
+
+Everything here is a pure function of its arguments; nothing reads cue words from prose.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from compactcli.lazy_pattern import compile_lazily
+from compactcli.tools import base_name
+
+ANSWER_CHARS = 400
+ANSWERED = "Answered "
+SENT_BACK = "Said when sending back a call: "
+ANSWER_PREFIXES = (ANSWERED, SENT_BACK)
+"""How the lines of `user_answers` start."""
+PLAN_STEPS = 12
+PLAN_STEP_CHARS = 200
+CHANGE_CHARS = 90  # one side of an `old -> new` change
+REPORT_CHARS = 2400
+SKILL_RULES = 10
+
+# ---------------------------------------------------------------------------------------------
+# The user's words inside tool results
+
+_ANSWERED = compile_lazily(
+    r"(?:User has answered your questions|Your questions have been answered)\s*:\s*(.*?)"
+    r"(?:\.\s*You can now continue.*)?\Z",
+    re.DOTALL,
+)
+_PAIR = compile_lazily(r'"((?:[^"\\]|\\.)+)"\s*=\s*"((?:[^"\\]|\\.)*)"')
+_USER_SAID = compile_lazily(
+    r"(?:the user said|the user provided the following reason for the rejection|"
+    r"user feedback|the user's feedback)\s*:\s*\n?(.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+_BOILERPLATE_SAID = (
+    "The user wants to clarify these questions.",
+    "STOP what you are doing",
+)
+_QUESTION_TOOLS = frozenset({"askuserquestion", "request_user_input", "ask_user", "askuser"})
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cut(text: str, limit: int) -> str:
+    text = _one_line(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _questions(arguments: Any) -> dict[str, str]:
+    """A question tool's questions by id (Codex) and by their own text (Claude Code)."""
+    found: dict[str, str] = {}
+    items = arguments.get("questions") if isinstance(arguments, Mapping) else None
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, Mapping) and isinstance(item.get("question"), str):
+                question = item["question"]
+                found[question] = question
+                if isinstance(item.get("id"), str):
+                    found[item["id"]] = question
+    return found
+
+
+def _json_answers(result: str, questions: Mapping[str, str]) -> list[str]:
+    """Answers of a Codex `request_user_input` result: `{"answers": {id: {"answers": [...]}}}`."""
+    try:
+        data = orjson.loads(result)
+    except orjson.JSONDecodeError:
+        return []
+    answers = data.get("answers") if isinstance(data, Mapping) else None
+    if not isinstance(answers, Mapping):
+        return []
+    lines: list[str] = []
+    for key, value in answers.items():
+        chosen = value.get("answers") if isinstance(value, Mapping) else value
+        if isinstance(chosen, str):
+            chosen = [chosen]
+        if not isinstance(chosen, list):
+            continue
+        text = "; ".join(str(c) for c in chosen if isinstance(c, str) and c.strip())
+        if text:
+            lines.append(_answer_line(questions.get(str(key), str(key)), text))
+    return lines
+
+
+def _answer_line(question: str, answer: str) -> str:
+    return f'{ANSWERED}"{_cut(question, ANSWER_CHARS // 2)}": {_cut(answer, ANSWER_CHARS)}'
+
+
+def user_answers(name: str | None, arguments: Any, result: str) -> list[str]:
+    """The user's own words in the result of a call (see the module docstring)."""
+    base = base_name(name)
+    text = result.strip()
+    if not text:
+        return []
+    lines: list[str] = []
+    if (
+        base in _QUESTION_TOOLS
+        or "questions have been answered" in text[:80]
+        or ("User has answered your questions" in text[:80])
+    ):
+        match = _ANSWERED.search(text)
+        if match:
+            for question, answer in _PAIR.findall(match.group(1)):
+                lines.append(_answer_line(question.replace('\\"', '"'), answer.replace('\\"', '"')))
+        elif text.startswith("{"):
+            lines.extend(_json_answers(text, _questions(arguments)))
+    rejected = text.startswith("The user doesn't want to proceed")  # read by `facts.outcome`
+    said = _USER_SAID.search(text) if "user" in text.lower() and not rejected else None
+    if said:
+        comment = said.group(1).strip()
+        comment = comment.split("\n\nNote:", 1)[0].strip()
+        if comment and not comment.startswith(_BOILERPLATE_SAID):
+            lines.append(f"{SENT_BACK}{_cut(comment, ANSWER_CHARS * 2)}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans
+
+_PLAN_TOOLS = frozenset({"exitplanmode", "exit_plan_mode"})
+_APPROVED = ("User has approved your plan", "User has approved exiting plan mode")
+_PROPOSED = compile_lazily(r"<proposed_plan>(.*?)(?:</proposed_plan>|\Z)", re.DOTALL)
+_STEP = compile_lazily(r"^\s*(?:[-*•]|\d+[.)]|- \[[ xX]\])\s+(.+)$")
+_HEADING = compile_lazily(r"^\s*#{1,6}\s+(.+)$")
+
+
+def plan_steps(text: str) -> list[str]:
+    """The steps of a plan: its list items and headings, outside code, in order."""
+    steps: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        match = _STEP.match(line) or _HEADING.match(line)
+        if match:
+            step = _cut(match.group(1).strip("*_ "), PLAN_STEP_CHARS)
+            if len(step) > 3 and step not in steps:
+                steps.append(step)
+    if not steps:  # a plan in prose: its first sentences
+        prose = _one_line(text)
+        steps = [_cut(prose, PLAN_STEP_CHARS * 2)] if prose else []
+    return steps[:PLAN_STEPS]
+
+
+def accepted_plan(name: str | None, arguments: Any, result: str) -> list[str]:
+    """The steps of a plan the user approved, or [] (not a plan tool, or not approved)."""
+    if base_name(name) not in _PLAN_TOOLS or not result.lstrip().startswith(_APPROVED):
+        return []
+    plan = arguments.get("plan") if isinstance(arguments, Mapping) else None
+    if not isinstance(plan, str):
+        marker = "## Approved Plan:"
+        plan = result.split(marker, 1)[1] if marker in result else None
+    return plan_steps(plan) if isinstance(plan, str) else []
+
+
+def proposed_plans(text: str) -> list[str]:
+    """The steps of the last `<proposed_plan>` block of an assistant text (Codex plan mode)."""
+    if "<proposed_plan>" not in text:
+        return []
+    blocks = _PROPOSED.findall(text)
+    return plan_steps(blocks[-1]) if blocks else []
+
+
+# ---------------------------------------------------------------------------------------------
+# Edits: what changed in each file, and the names they define
+
+_EDIT_TOOLS = frozenset({"edit", "multiedit", "str_replace_editor", "str_replace", "edit_file"})
+_WRITE_TOOLS = frozenset({"write", "write_file", "create_file", "create"})
+_PATCH_FILE = compile_lazily(r"^\*\*\* (Add|Update|Delete) File: (.+)$")
+
+
+def _path(arguments: Mapping[str, Any]) -> str | None:
+    for key in ("file_path", "path", "notebook_path", "filepath", "target_file"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+CHANGES_PER_EDIT = 2
+
+
+def _change(old: str, new: str) -> str | None:
+    """`old -> new` for the short lines an edit replaced one for one (at most
+    `CHANGES_PER_EDIT`, joined by `; `), else None."""
+    old_lines = [line.strip() for line in old.strip().splitlines() if line.strip()]
+    new_lines = [line.strip() for line in new.strip().splitlines() if line.strip()]
+    pairs: list[str] = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
+            continue
+        for o, n in zip(old_lines[i1:i2], new_lines[j1:j2], strict=True):
+            if len(o) <= CHANGE_CHARS and len(n) <= CHANGE_CHARS and len(pairs) < CHANGES_PER_EDIT:
+                pairs.append(f"`{o}` -> `{n}`")
+    return "; ".join(pairs) or None
+
+
+def _patch_text(arguments: Any) -> str | None:
+    if isinstance(arguments, str):
+        return arguments if "*** Begin Patch" in arguments else None
+    if isinstance(arguments, Mapping):
+        for key in ("input", "patch", "command", "cmd"):
+            value = arguments.get(key)
+            if isinstance(value, list):
+                value = "\n".join(v for v in value if isinstance(v, str))
+            if isinstance(value, str) and "*** Begin Patch" in value:
+                return value
+    return None
+
+
+def _patch_notes(patch: str) -> Iterator[tuple[str, str]]:
+    path: str | None = None
+    removed: list[str] = []
+    added: list[str] = []
+
+    def flush() -> Iterator[tuple[str, str]]:
+        if path and removed and added:
+            note = _change("\n".join(removed), "\n".join(added))
+            if note:
+                yield path, note
+        removed.clear()
+        added.clear()
+
+    for line in patch.splitlines():
+        header = _PATCH_FILE.match(line)
+        if header:
+            yield from flush()
+            action, path = header.group(1), header.group(2).strip()
+            if action == "Add":
+                yield path, "created"
+            elif action == "Delete":
+                yield path, "deleted"
+            continue
+        if line.startswith("@@") or line.startswith("*** "):
+            yield from flush()
+        elif line.startswith("-"):
+            if added:
+                yield from flush()
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
+        else:
+            yield from flush()
+    yield from flush()
+
+
+def edit_notes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
+    """(path, note) pairs for what one call changed (see the module docstring)."""
+    patch = _patch_text(arguments)
+    if patch is not None:
+        return list(dict.fromkeys(_patch_notes(patch)))
+    if not isinstance(arguments, Mapping):
+        return []
+    base = base_name(name)
+    path = _path(arguments)
+    if path is None:
+        return []
+    if base in _WRITE_TOOLS:
+        return [(path, "written")]
+    if base not in _EDIT_TOOLS:
+        return []
+    edits: list[Any] = [arguments]
+    if isinstance(arguments.get("edits"), list):
+        edits = list(arguments["edits"])
+    notes: list[tuple[str, str]] = []
+    for edit in edits:
+        if not isinstance(edit, Mapping):
+            continue
+        old = edit.get("old_string", edit.get("oldText", edit.get("old_str")))
+        new = edit.get("new_string", edit.get("newText", edit.get("new_str")))
+        if isinstance(old, str) and isinstance(new, str):
+            note = _change(old, new)
+            if note:
+                notes.append((path, note))
+        if arguments.get("command") == "create":
+            notes.append((path, "written"))
+    return notes
+
+
+_DEFINITION = compile_lazily(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|protected\s+)?"
+    r"(?:abstract\s+|final\s+|static\s+|async\s+)*"
+    r"(?:class|interface|enum|record|struct|trait|type|function|def|fn|func|const|"
+    r"@Component\s*class)\s+([A-Za-z_][A-Za-z0-9_]{2,})",
+    re.MULTILINE,
+)
+_NOT_NAMES = frozenset({"self", "this", "default", "async", "const", "let", "var", "main"})
+
+
+def _written_text(arguments: Any) -> str:
+    if not isinstance(arguments, Mapping):
+        return arguments if isinstance(arguments, str) else ""
+    parts: list[str] = []
+    for key in ("content", "new_string", "newText", "new_str", "file_text"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+    edits = arguments.get("edits")
+    if isinstance(edits, list):
+        parts.extend(_written_text(edit) for edit in edits)
+    patch = _patch_text(arguments)
+    if patch:
+        parts.append("\n".join(line[1:] for line in patch.splitlines() if line.startswith("+")))
+    return "\n".join(parts)
+
+
+def created_names(name: str | None, arguments: Any) -> list[str]:
+    """The classes, functions, components, types and constants an edit defines."""
+    base = base_name(name)
+    if base not in _EDIT_TOOLS | _WRITE_TOOLS and _patch_text(arguments) is None:
+        return []
+    text = _written_text(arguments)
+    if "\n" not in text and len(text) < 20:
+        return []
+    found: list[str] = []
+    for match in _DEFINITION.finditer(text):
+        word = match.group(1)
+        plain = word.isalpha() and word.islower()  # `result`, `data`: a local, not a name
+        if (
+            not plain
+            and word.lower() not in _NOT_NAMES
+            and word not in found
+            and not word.isupper()
+        ):
+            found.append(word)
+    return found[:20]
+
+
+# ---------------------------------------------------------------------------------------------
+# Skills
+
+_SKILL_NAME = compile_lazily(r"^name:\s*(\S.*)$", re.MULTILINE)
+_SKILL_DIR = compile_lazily(r"Base directory for this skill:\s*(\S+)")
+_RULE = compile_lazily(
+    r"\b(?:must|never|always|do\s+not|don'?t|required|important|only|avoid|ensure)\b",
+    re.IGNORECASE,
+)
+
+
+INSTRUCTION_FILES = frozenset(
+    {"skill.md", "agents.md", "claude.md", "gemini.md", ".cursorrules", "conventions.md"}
+)
+"""Files whose binding lines an agent follows: read by a tool, they are the session's rules."""
+
+
+def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
+    """The name and binding lines of an instruction file a tool read (`INSTRUCTION_FILES`):
+    a skill by its name (front matter, else its folder), another file by its file name."""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    base = parts[-1].lower()
+    if base not in INSTRUCTION_FILES:
+        return None
+    if base == "skill.md":
+        named = _SKILL_NAME.search(text[:2000])
+        name = named.group(1).strip() if named else (parts[-2] if len(parts) > 1 else "skill")
+        return f"Skill {name}", _rules(text)
+    return parts[-1], _rules(text)
+
+
+def skill_rules(text: str) -> tuple[str, list[str]] | None:
+    """A skill body's name and its binding lines, or None when `text` is no skill body."""
+    base = _SKILL_DIR.search(text[:400])
+    if not base and "<skill>" not in text[:200]:
+        return None
+    named = _SKILL_NAME.search(text)
+    name = (
+        named.group(1).strip()
+        if named
+        else base.group(1).rstrip("/").rsplit("/", 1)[-1]
+        if (base)
+        else "skill"
+    )
+    return name, _rules(text)
+
+
+def _rules(text: str) -> list[str]:
+    rules: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not _RULE.search(line):
+            continue
+        rule = _cut(line.strip().lstrip("-*•> ").strip(), 240)
+        if len(rule) > 12 and rule not in rules:
+            rules.append(rule)
+        if len(rules) >= SKILL_RULES:
+            break
+    return rules
+
+
+# ---------------------------------------------------------------------------------------------
+# End-of-turn reports
+
+_LIST_ITEM = compile_lazily(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+REPORT_MIN_CHARS = 60
+"""A last message shorter than this (a greeting, a question back) reports nothing."""
+
+
+def report(text: str) -> str | None:
+    """An end-of-turn message as one line: its prose and list lines outside code, markdown
+    markers taken off, joined by `; ` (at most `REPORT_CHARS`); None for a short message."""
+    lines: list[str] = []
+    fenced = False
+    for raw in text.splitlines():
+        if raw.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not raw.strip() or raw.strip().startswith("|---"):
+            continue
+        item = _LIST_ITEM.match(raw)
+        line = item.group(1) if item else raw.strip().lstrip("#").strip()
+        lines.append(_one_line(line.strip("*_ ")))
+    found = "; ".join(dict.fromkeys(line for line in lines if line))
+    if len(found) < REPORT_MIN_CHARS:
+        return None
+    return _cut(found, REPORT_CHARS)

@@ -1,0 +1,239 @@
+"""An earlier summary that an agent wrote, read into sections and fitted to a budget.
+
+When a session was compacted before, by the agent itself (Claude Code's compact summary, pi's
+compaction checkpoint, Codex's handoff) or by a summary in a format we do not read back, that
+summary is the only memory of everything before it. Cutting it to its head and tail loses its
+middle, round after round. Instead, `parse_earlier(text)` reads it into `Section`s: each heading
+(markdown `#`, Claude Code's numbered `1. Primary Request and Intent:`, a bold line) with its
+lines, list markers and table bars tidied, fenced code set apart. Each section gets a `kind`
+from its heading (`KINDS`): what the user asked and set (request, rules), what is left to do
+(pending), what went wrong (errors), what was decided, what the work is now (state), files, and
+other context. The agents' own wrapper sentences (Claude Code's "This session is being continued
+..." and its closing instructions) are dropped.
+
+`fit_earlier(text, budget, count)` renders the sections back, in their order and under their
+headings, keeping what a budget allows by priority: the user's requests and rules, pending work
+and errors first, then decisions and the current state, files, other context, and code last;
+within a section, in order. A section that lost lines says how many. The result is never larger
+than the original, and holds every line of it when that fits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from compactcli.lazy_pattern import compile_lazily
+
+KINDS: tuple[tuple[str, str], ...] = (
+    ("pending", r"pending|next step|todo|to do|remaining|open question|follow.?up|in progress"),
+    ("rules", r"user message|constraint|preference|rule|requirement|instruction|must"),
+    ("request", r"request|intent|goal|task|objective|ask"),
+    ("errors", r"error|fix|bug|problem|issue|blocked|failure"),
+    ("decisions", r"decision|design|approach|architecture|agreed|plan"),
+    ("state", r"current|progress|status|done|completed|work|summary"),
+    ("files", r"file|code|section|modified|created|key files"),
+)
+"""Section kinds by the words of their heading, tried in order; `context` when none matches."""
+
+PRIORITY: dict[str, int] = {
+    "pending": 0,
+    "rules": 0,
+    "request": 1,
+    "errors": 1,
+    "decisions": 2,
+    "state": 2,
+    "files": 3,
+    "context": 4,
+}
+CODE_PRIORITY = 6
+LINE_CHARS = 400
+SHORT_CHARS = 160
+
+_WRAPPER_LINES = (
+    "This session is being continued from a previous conversation",
+    "Summary:",
+    "If you need specific details from before compaction",
+    "Continue the conversation from where it left off",
+    "Please continue the conversation from where we left",
+)
+_MD_HEADING = compile_lazily(r"^#{1,6}\s+(.+?)\s*#*$")
+_NUMBERED_HEADING = compile_lazily(r"^(\d{1,2})\.\s+([A-Z][\w ,/&'()-]{2,60}):\s*$")
+_BOLD_HEADING = compile_lazily(r"^\*\*([^*]{2,80})\*\*:?\s*$")
+_LABEL_HEADING = compile_lazily(r"^([A-Z][A-Za-z&'-]*(?: [A-Za-z&'/-]+){0,3}):\s*$")
+_TABLE_RULE = compile_lazily(r"^\|?\s*:?-{2,}")
+_TAG_LINE = compile_lazily(r"^</?[a-z-]+>$")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    text: str
+    code: bool = False
+    depth: int = 0  # how far it is indented under the line that heads it
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str
+    kind: str
+    lines: tuple[Line, ...]
+
+
+def kind_of(heading: str) -> str:
+    low = heading.lower()
+    for kind, words in KINDS:
+        if re.search(words, low):
+            return kind
+    return "context"
+
+
+def _heading(line: str) -> tuple[str, str] | None:
+    """(heading, text after it on the same line) when `line` opens a section."""
+    for pattern in (_MD_HEADING, _BOLD_HEADING, _LABEL_HEADING):
+        match = pattern.match(line)
+        if match:
+            return match.group(1).strip(), ""
+    match = _NUMBERED_HEADING.match(line)
+    if match and len(match.group(2).split()) <= 6:
+        return match.group(2).strip(), ""
+    return None
+
+
+def _tidy(line: str) -> str:
+    stripped = line.strip()
+    if stripped.startswith("|"):
+        cells = [cell.strip() for cell in stripped.strip("|").split("|")]
+        stripped = " | ".join(cell for cell in cells if cell)
+    if len(stripped) > LINE_CHARS:
+        stripped = stripped[: LINE_CHARS - 1].rstrip() + "…"
+    return stripped
+
+
+def parse_earlier(text: str) -> list[Section]:
+    """The sections of an earlier summary (see the module docstring)."""
+    sections: list[Section] = []
+    heading = ""
+    lines: list[Line] = []
+    fenced = False
+
+    def close() -> None:
+        if lines or heading:
+            sections.append(
+                Section(heading, kind_of(heading) if heading else "context", tuple(lines))
+            )
+
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            if stripped:
+                lines.append(Line(_tidy(raw), code=True))
+            continue
+        if not stripped or _TABLE_RULE.match(stripped) or _TAG_LINE.match(stripped):
+            continue
+        if stripped.startswith(_WRAPPER_LINES):
+            continue
+        found = _heading(stripped) if not raw.startswith((" ", "\t")) else None
+        if found is not None:
+            close()
+            heading, rest = found
+            lines = [Line(_tidy(rest))] if rest else []
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        lines.append(Line(_tidy(raw), depth=1 if indent >= 4 else 0))
+    close()
+    return [s for s in sections if s.lines or s.heading]
+
+
+def priority(section: Section, line: Line) -> int:
+    """Lower is kept first: by the section's kind, a nested line of files, decisions or state
+    after the lines that head them, code last."""
+    if line.code:
+        return CODE_PRIORITY
+    rank = PRIORITY[section.kind]
+    if section.kind == "files":
+        return 1 if line.depth == 0 or "`" in line.text[:60] else 4
+    if line.depth > 0 and rank >= 2:
+        return rank + 1
+    return rank
+
+
+def _render(sections: Sequence[Section], chosen: Sequence[Sequence[int]]) -> str:
+    """The sections with the chosen shape of each line (-1: left out); sections with nothing
+    shown are named on one closing line."""
+    parts: list[str] = []
+    hidden: list[str] = []
+    for section, shapes in zip(sections, chosen, strict=True):
+        shown = [
+            line.text if shape == 0 else _short(line.text)
+            for line, shape in zip(section.lines, shapes, strict=True)
+            if shape >= 0
+        ]
+        missing = len(section.lines) - len(shown)
+        if not shown:
+            if missing:
+                hidden.append(f"{section.heading or 'text'} ({missing})")
+            continue
+        body = "\n".join(shown)
+        if missing:
+            body += f"\n({missing} more lines not shown)"
+        parts.append(f"### {section.heading}\n{body}" if section.heading else body)
+    if hidden:
+        parts.append(f"(Not shown: {', '.join(hidden)} lines.)")
+    return "\n\n".join(p for p in parts if p.strip())
+
+
+def _hidden_count(sections: Sequence[Section]) -> str:
+    lines = sum(len(s.lines) for s in sections)
+    return f"(The earlier summary's {lines} lines are not shown.)"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHORT_CHARS else text[: SHORT_CHARS - 1].rstrip() + "…"
+
+
+def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
+    """`text` fitted to `budget` tokens, by priority (see the module docstring): every line at
+    its short shape first, in priority order, then widened in the same order while room is left."""
+    sections = parse_earlier(text)
+    if not sections:
+        return ""
+    whole = _render(sections, [[0] * len(s.lines) for s in sections])
+    if count(whole) <= budget:
+        return whole
+    chosen = [[-1] * len(s.lines) for s in sections]
+    order = sorted(
+        (priority(section, line), i, j)
+        for i, section in enumerate(sections)
+        for j, line in enumerate(section.lines)
+    )
+    used = count(_render(sections, chosen))  # the closing line that names every section
+    opened: set[int] = set()
+    for _, i, j in order:
+        price = count(_short(sections[i].lines[j].text)) + 1
+        if i not in opened:  # the section's heading and its "more lines" line come with it
+            price += count(sections[i].heading) + 8
+        if used + price <= budget:
+            chosen[i][j] = 1
+            used += price
+            opened.add(i)
+    for _, i, j in order:
+        text_ = sections[i].lines[j].text
+        if chosen[i][j] == 1 and len(text_) > SHORT_CHARS:
+            extra = count(text_) - count(_short(text_))
+            if used + extra <= budget:
+                chosen[i][j] = 0
+                used += extra
+    rendered = _render(sections, chosen)
+    while count(rendered) > budget:  # the estimate was short: drop the last lines taken
+        taken = [(p, i, j) for p, i, j in order if chosen[i][j] >= 0]
+        if not taken:
+            short = _hidden_count(sections)  # not even the sections' names fit
+            return short if count(short) <= budget else ""
+        _, i, j = taken[-1]
+        chosen[i][j] = -1
+        rendered = _render(sections, chosen)
+    return rendered

@@ -1,0 +1,136 @@
+"""Carriers: the user's words in tool results, plans, edits, created names, skills, reports."""
+
+from __future__ import annotations
+
+import orjson
+
+from compactcli.summarizers.carriers import (
+    accepted_plan,
+    created_names,
+    edit_notes,
+    plan_steps,
+    proposed_plans,
+    report,
+    skill_rules,
+    user_answers,
+)
+
+ASK = {
+    "questions": [
+        {"question": "TypeScript or plain JavaScript?", "header": "Language", "options": []},
+        {"question": "Where does backup.sh run?", "header": "URL", "options": []},
+    ]
+}
+
+
+def test_claude_code_question_answers_are_the_users_words() -> None:
+    result = (
+        'Your questions have been answered: "TypeScript or plain JavaScript?"="TypeScript '
+        '(Recommended)", "Where does backup.sh run?"="Host machine, via published port". '
+        "You can now continue with these answers in mind."
+    )
+    assert user_answers("AskUserQuestion", ASK, result) == [
+        'Answered "TypeScript or plain JavaScript?": TypeScript (Recommended)',
+        'Answered "Where does backup.sh run?": Host machine, via published port',
+    ]
+    older = 'User has answered your questions: "Use pnpm?"="Yes, never npm". You can now continue.'
+    assert user_answers("AskUserQuestion", {}, older) == ['Answered "Use pnpm?": Yes, never npm']
+
+
+def test_codex_request_user_input_answers_are_read_by_question_id() -> None:
+    arguments = {"questions": [{"id": "db", "question": "Which database?", "options": None}]}
+    result = orjson.dumps({"answers": {"db": {"answers": ["SQLite, no server"]}}}).decode()
+    assert user_answers("request_user_input", arguments, result) == [
+        'Answered "Which database?": SQLite, no server'
+    ]
+
+
+def test_a_comment_sent_back_with_a_call_is_kept_and_boilerplate_is_not() -> None:
+    said = "Tool call declined. User feedback: keep the old endpoint, add a new one beside it"
+    assert user_answers("Bash", {}, said) == [
+        "Said when sending back a call: keep the old endpoint, add a new one beside it"
+    ]
+    # a rejection is read by the facts (as a user message), not twice here
+    rejected = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected. "
+        "To tell you how to proceed, the user said:\nuse port 6543"
+    )
+    assert user_answers("Edit", {}, rejected) == []
+    assert user_answers("Bash", {}, "plain output\nexit 0") == []
+
+
+def test_an_approved_plan_gives_its_steps_and_a_rejected_one_nothing() -> None:
+    plan = (
+        "# Plan\n\n1. Add `RAIN_THRESHOLD` env var\n2. Average both ends\n```ts\nx()\n```\n- Tests"
+    )
+    approved = "User has approved your plan. You can now start coding."
+    steps = accepted_plan("ExitPlanMode", {"plan": plan}, approved)
+    assert steps == ["Plan", "Add `RAIN_THRESHOLD` env var", "Average both ends", "Tests"]
+    assert accepted_plan("ExitPlanMode", {"plan": plan}, "The user doesn't want to proceed") == []
+    assert accepted_plan("Bash", {"plan": plan}, approved) == []
+
+
+def test_a_codex_proposed_plan_and_a_plan_in_prose() -> None:
+    text = (
+        "Here it is.\n<proposed_plan>\n- Cut the cache TTL to 1s\n- Keep the API\n</proposed_plan>"
+    )
+    assert proposed_plans(text) == ["Cut the cache TTL to 1s", "Keep the API"]
+    assert proposed_plans("no plan here") == []
+    assert plan_steps("Just move the files and fix imports.") == [
+        "Just move the files and fix imports."
+    ]
+
+
+def test_edits_say_what_changed_per_file() -> None:
+    edit = {"file_path": "src/config.ts", "old_string": "port: 5432", "new_string": "port: 6543"}
+    assert edit_notes("Edit", edit) == [("src/config.ts", "`port: 5432` -> `port: 6543`")]
+    big = {"file_path": "a.py", "old_string": "x\ny\nz\nw", "new_string": "q"}
+    assert edit_notes("Edit", big) == []
+    assert edit_notes("Write", {"file_path": "a.py", "content": "x"}) == [("a.py", "written")]
+    pi = {"path": "b.ts", "oldText": "const a = 1", "newText": "const a = 2"}
+    assert edit_notes("edit", pi) == [("b.ts", "`const a = 1` -> `const a = 2`")]
+    patch = (
+        "*** Begin Patch\n*** Add File: new.py\n+print(1)\n*** Update File: app.py\n@@\n"
+        "-TIMEOUT = 5\n+TIMEOUT = 1\n*** Delete File: old.py\n*** End Patch"
+    )
+    assert edit_notes("apply_patch", patch) == [
+        ("new.py", "created"),
+        ("app.py", "`TIMEOUT = 5` -> `TIMEOUT = 1`"),
+        ("old.py", "deleted"),
+    ]
+
+
+def test_created_names_come_from_what_an_edit_writes() -> None:
+    content = (
+        "export default function WeatherCard() {}\nclass RainForecast:\n    def average_ends(self):\n"
+        "interface CasePayload {}\nconst MAX_RETRIES = 3\n"
+    )
+    names = created_names("Write", {"file_path": "x.tsx", "content": content})
+    assert names == ["WeatherCard", "RainForecast", "average_ends", "CasePayload"]
+    assert created_names("Read", {"file_path": "x.tsx", "content": content}) == []
+
+
+def test_skill_rules_keep_the_binding_lines_with_the_name() -> None:
+    body = (
+        "Base directory for this skill: /home/u/.claude/skills/apply-grant\n\n"
+        "---\nname: apply-grant\n---\n## Rules\n- Never fabricate proof of work.\n"
+        "- The grant is fixed at 200 USDG.\n- You must ask for the wallet address.\n"
+        "```bash\nnever run this\n```\n"
+    )
+    assert skill_rules(body) == (
+        "apply-grant",
+        ["Never fabricate proof of work.", "You must ask for the wallet address."],
+    )
+    assert skill_rules("just text") is None
+
+
+def test_a_report_keeps_its_list_and_change_lines() -> None:
+    text = (
+        "Done. Here's what changed:\n\n- Added `OpenApiConfig` with snake_case schemas\n"
+        "- Moved ops/ to the repo root\n\n```\ncode\n```\nLet me know."
+    )
+    assert report(text) == (
+        "Done. Here's what changed:; Added `OpenApiConfig` with snake_case schemas; "
+        "Moved ops/ to the repo root; Let me know."
+    )
+    assert report("Sure, what would you like next?") is None

@@ -1,0 +1,109 @@
+"""An agent's earlier summary: read into sections, fitted by priority, never cut blind."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compactcli.summarizers.earlier import fit_earlier, parse_earlier
+
+CLAUDE_CODE = """This session is being continued from a previous conversation that ran out of context.
+
+Summary:
+1. Primary Request and Intent:
+   The user is building a weather Lambda.
+   - "Use pnpm, never npm."
+2. Key Technical Concepts:
+   - AWS Lambda, Node 20
+   - OpenWeatherMap API
+3. Files and Code Sections:
+   - **`src/index.ts`**
+     - Handler entry point
+       ```ts
+       export const handler = async () => {}
+       ```
+4. Errors and fixes:
+   - npm install not working in bash: used pnpm instead
+7. Pending Tasks:
+   - Update discord.test.ts assertions
+9. Optional Next Step:
+   Run the build.
+
+If you need specific details from before compaction, read the full transcript at: /x.jsonl
+Continue the conversation from where it left off without asking the user any further questions.
+"""
+
+PI = """# Context Checkpoint: Refactoring
+
+## Goal
+Refactor `coding-agent` into one `AgentSession`.
+
+## Completed Work
+| WP | Description | Status |
+|----|-------------|--------|
+| WP1 | bash-executor.ts | done |
+
+## User Preferences
+- **E2E tests only** - no unit tests
+"""
+
+
+def count(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def test_claude_code_sections_kinds_code_and_wrappers() -> None:
+    sections = parse_earlier(CLAUDE_CODE)
+    assert [(s.heading, s.kind) for s in sections] == [
+        ("Primary Request and Intent", "request"),
+        ("Key Technical Concepts", "context"),
+        ("Files and Code Sections", "files"),
+        ("Errors and fixes", "errors"),
+        ("Pending Tasks", "pending"),
+        ("Optional Next Step", "pending"),
+    ]
+    files = sections[2]
+    assert [line.code for line in files.lines] == [False, False, True]
+    whole = fit_earlier(CLAUDE_CODE, 10_000, count)
+    assert "continued from a previous conversation" not in whole
+    assert "without asking the user" not in whole
+    assert '- "Use pnpm, never npm."' in whole
+    assert "export const handler" in whole
+
+
+def test_pi_headings_and_tables_are_read() -> None:
+    sections = parse_earlier(PI)
+    assert [s.heading for s in sections] == [
+        "Context Checkpoint: Refactoring",
+        "Goal",
+        "Completed Work",
+        "User Preferences",
+    ]
+    assert sections[2].lines[-1].text == "WP1 | bash-executor.ts | done"
+
+
+def test_a_tight_budget_keeps_requests_rules_and_pending_before_context_and_code() -> None:
+    fitted = fit_earlier(CLAUDE_CODE, 100, count)
+    assert count(fitted) <= 100
+    assert "Update discord.test.ts assertions" in fitted
+    assert "Use pnpm, never npm." in fitted
+    assert "export const handler" not in fitted
+    assert "Not shown:" in fitted
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["## Goal", "1. Pending Tasks:", "```", "**Files**", "| a | b |"]),
+            st.text(alphabet="abc -*`|#\n", max_size=60),
+        ),
+        max_size=30,
+    ),
+    st.integers(min_value=5, max_value=400),
+)
+def test_the_fitted_summary_is_within_budget_or_empty(lines: list[str], budget: int) -> None:
+    text = "\n".join(lines)
+    fitted = fit_earlier(text, budget, count)
+    whole = fit_earlier(text, 10**6, count)
+    assert fitted == whole or count(fitted) <= budget or fitted.startswith("(Not shown")
