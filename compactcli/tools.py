@@ -227,9 +227,61 @@ def _paths(arguments: Any) -> Iterable[str]:
 
 
 _READ_ONLY_PROGRAMS = frozenset(
-    ["ls", "cat", "nl", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "wc", "pwd", "echo", "printf", "tree", "stat", "file", "which", "whereis", "type", "du", "df", "less", "more", "diff", "cmp", "sort", "uniq", "cut", "column", "awk", "jq", "yq", "basename", "dirname", "realpath", "readlink", "date", "whoami", "uname", "env", "printenv", "id", "hostname", "true", "test"]
+    [
+        "ls",
+        "cat",
+        "nl",
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "find",
+        "fd",
+        "wc",
+        "pwd",
+        "echo",
+        "printf",
+        "tree",
+        "stat",
+        "file",
+        "which",
+        "whereis",
+        "type",
+        "du",
+        "df",
+        "less",
+        "more",
+        "diff",
+        "cmp",
+        "sort",
+        "uniq",
+        "cut",
+        "column",
+        "awk",
+        "jq",
+        "yq",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "date",
+        "whoami",
+        "uname",
+        "env",
+        "printenv",
+        "id",
+        "hostname",
+        "true",
+        "test",
+    ]
 )
-_READ_ONLY_GIT = frozenset(["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"])
+_READ_ONLY_GIT = frozenset(
+    ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
+)
 
 
 def _segments(command: str) -> list[str]:
