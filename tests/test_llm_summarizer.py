@@ -217,9 +217,10 @@ def test_what_the_server_receives() -> None:
     assert (
         "<facts>\nGoal (the user's first request): Fix the failing login test in src/auth.py. "
         "Never push to main.\nUser constraints:\n- Never push to main.\nFiles modified:\n"
-        "- src/auth.py\nFiles read:\n- src/auth.py\nCommands run:\n"
-        "- pytest tests/test_auth.py -> failed: E KeyError: 'token'\nErrors:\n"
-        "- E KeyError: 'token' (unresolved, pytest tests/test_auth.py)\n</facts>"
+        "- src/auth.py (`user['token']` -> `user.get('token')`)\nFiles read:\n- src/auth.py\n"
+        "Commands run:\n- pytest tests/test_auth.py -> failed: E KeyError: 'token'\nErrors:\n"
+        "- E KeyError: 'token' (unresolved, pytest tests/test_auth.py)\n"
+        "The assistant's last message: Edited src/auth.py; the test needs a rerun.\n</facts>"
     ) in user["content"]
     conversation = user["content"].split("<conversation>\n", 1)[1].split("\n</conversation>")[0]
     assert conversation.split("\n\n")[:3] == [
