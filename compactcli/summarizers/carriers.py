@@ -18,7 +18,8 @@ returns short, verbatim lines:
 - `skill_rules(text)`: a loaded skill's name and its binding lines (must, never, always, do not);
   `instruction_rules(path, text)` the same for an instruction file a tool read (`SKILL.md`,
   `AGENTS.md`, `CLAUDE.md`, ...).
-- `report(text)`: an end-of-turn message (what was done or found) as one line, code left out.
+- `report(text)`: an end-of-turn message (what was done or found) as one line, code left out; a
+  long one keeps its head and its end, where agents flag what is open and ask.
 
 Everything here is a pure function of its arguments; nothing reads cue words from prose.
 """
@@ -43,7 +44,7 @@ ANSWER_PREFIXES = (ANSWERED, SENT_BACK)
 PLAN_STEPS = 12
 PLAN_STEP_CHARS = 200
 CHANGE_CHARS = 90  # one side of an `old -> new` change
-REPORT_CHARS = 2400
+REPORT_CHARS = 3000
 SKILL_RULES = 10
 
 # ---------------------------------------------------------------------------------------------
@@ -221,9 +222,18 @@ def _change(old: str, new: str) -> str | None:
     pairs: list[str] = []
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
+        if tag != "replace":
             continue
-        for o, n in zip(old_lines[i1:i2], new_lines[j1:j2], strict=True):
+        olds, news = old_lines[i1:i2], new_lines[j1:j2]
+        if len(olds) == len(news) and len(olds) <= 2:
+            found = list(zip(olds, news, strict=True))
+        else:  # lines rewritten among others: each with the new line most like it
+            found = []
+            for o in olds:
+                like = difflib.get_close_matches(o, news, n=1, cutoff=0.75)
+                if like and like[0] != o:
+                    found.append((o, like[0]))
+        for o, n in found:
             if len(o) <= CHANGE_CHARS and len(n) <= CHANGE_CHARS and len(pairs) < CHANGES_PER_EDIT:
                 pairs.append(f"`{o}` -> `{n}`")
     return "; ".join(pairs) or None
@@ -449,4 +459,7 @@ def report(text: str) -> str | None:
     found = "; ".join(dict.fromkeys(line for line in lines if line))
     if len(found) < REPORT_MIN_CHARS:
         return None
-    return _cut(found, REPORT_CHARS)
+    if len(found) <= REPORT_CHARS:  # else its head and its end: what it flags or asks last
+        return found
+    head = REPORT_CHARS * 2 // 3
+    return found[:head].rstrip() + " […] " + found[len(found) - (REPORT_CHARS - head) :].lstrip()

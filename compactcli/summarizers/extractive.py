@@ -132,7 +132,7 @@ _GOAL_CAPS = (6000, 2000, 600, 300, 120)
 _SHORT_MESSAGE = 240
 _FULL_MESSAGE = 2000
 _MESSAGE_CAPS = (6000, 2000, 480)
-_REPORT_CAPS = (2400, 700, 240)
+_REPORT_CAPS = (3000, 700, 240)
 _FOCUS_SHARE = 0.65
 _EARLIER_SHARE = 0.5
 """The least share of the budget an earlier summary keeps when the budget is tight."""
