@@ -119,7 +119,12 @@ def test_skill_rules_keep_the_binding_lines_with_the_name() -> None:
     )
     assert skill_rules(body) == (
         "apply-grant",
-        ["Never fabricate proof of work.", "You must ask for the wallet address."],
+        # under a heading of rules every item binds; elsewhere lines with a rule word
+        [
+            "Never fabricate proof of work.",
+            "The grant is fixed at 200 USDG.",
+            "You must ask for the wallet address.",
+        ],
     )
     assert skill_rules("just text") is None
 

@@ -45,7 +45,7 @@ PLAN_STEPS = 12
 PLAN_STEP_CHARS = 200
 CHANGE_CHARS = 90  # one side of an `old -> new` change
 REPORT_CHARS = 3000
-SKILL_RULES = 10
+SKILL_RULES = 12
 
 # ---------------------------------------------------------------------------------------------
 # The user's words inside tool results
@@ -417,17 +417,45 @@ def skill_rules(text: str) -> tuple[str, list[str]] | None:
     return name, _rules(text)
 
 
+_RULES_HEADING = compile_lazily(
+    r"^#{1,6}\s+.*\b(?:important|notes?|rules?|requirements?|constraints?|guidelines?|"
+    r"do not|don'?t|never|must)\b",
+    re.IGNORECASE,
+)
+_ANY_HEADING = compile_lazily(r"^#{1,6}\s")
+
+
 def _rules(text: str) -> list[str]:
+    """The binding lines of an instruction text: every list item under a heading of rules
+    (Important, Notes, Rules, Requirements...), and elsewhere the lines and table rows with a
+    rule word; headings, table headers and code left out."""
     rules: list[str] = []
     fenced = False
-    for line in text.splitlines():
-        if line.strip().startswith("```"):
+    in_rules = False
+    table = False  # the line before was a table row
+    for raw in text.splitlines():
+        line = raw.strip()
+        was_table, table = table, line.startswith("|")
+        row = table
+        if line.startswith("```"):
             fenced = not fenced
             continue
-        if fenced or not _RULE.search(line):
+        if fenced or not line:
             continue
-        rule = _cut(line.strip().lstrip("-*•> ").strip(), 240)
-        if len(rule) > 12 and rule not in rules:
+        if _ANY_HEADING.match(line):
+            in_rules = bool(_RULES_HEADING.match(line))
+            continue
+        if row:
+            cells = [c.strip().strip("*").strip() for c in line.strip("|").split("|")]
+            if not was_table or all(set(c) <= set("-: ") for c in cells):
+                continue  # a table's header, or the line under it
+            line = " — ".join(c for c in cells if c)
+        elif not (in_rules and _LIST_ITEM.match(raw)) and not _RULE.search(line):
+            continue
+        if not _RULE.search(line) and not in_rules:
+            continue
+        rule = _cut(line.lstrip("-*•> ").replace("**", ""), 240)
+        if len(rule) > 20 and rule not in rules:
             rules.append(rule)
         if len(rules) >= SKILL_RULES:
             break

@@ -277,6 +277,8 @@ def _items(
         shapes = _noted_shapes(goal, notes(goal), _GOAL_CAPS)
         if not notes(goal):
             shapes = _condensed_shapes(facts.goal, _GOAL_CAPS)
+        if quoted_message is not None and facts.goal == quoted_message:
+            shapes = (SEE_REQUEST,)  # quoted whole after the summary
         add(GOAL, shapes, kept=True)
     total = len(facts.user_messages)
     seen_goal = False
@@ -583,11 +585,13 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
         ):
             sections[current].append(line)
     bullets = {name: [line.removeprefix("- ") for line in body] for name, body in sections.items()}
+    goal = " ".join(sections.get(GOAL, []))
+    if goal == SEE_REQUEST and request:
+        goal = request
     messages = []
     for line in sections.get(USER_MESSAGES, []):
         match = _NUMBERED.match(line)
         if match:
-            goal = " ".join(sections.get(GOAL, []))
             if match.group(1) == SEE_GOAL and goal:
                 messages.append(goal)
             else:
@@ -642,7 +646,7 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
         dict.fromkeys([*(c for text in spoken for c in constraint_sentences(text)), *constraints])
     )
     facts = Facts(
-        goal=" ".join(sections.get(GOAL, [])),
+        goal=goal,
         user_messages=tuple(messages),
         constraints=tuple(constraints),
         files_read=tuple(bullets.get(FILES_READ, [])),
