@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the committed evaluation fixtures (fixtures/eval/), or check them.
+"""Write the committed evaluation fixtures (compactcli/evaluation/fixtures/), or check them.
 
     python scripts/eval_fixtures.py            # (re)write every fixture of SPECS
     python scripts/eval_fixtures.py --check    # exit 1 if a file differs from what the
@@ -20,7 +20,9 @@ from compactcli.evaluation.generator import SPECS, generate, write_fixture
 from compactcli.evaluation.measure import exact_counter
 from compactcli.evaluation.probes import dump_probes
 
-FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "eval")
+FOLDER = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "compactcli", "evaluation", "fixtures"
+)
 
 
 def main() -> int:

@@ -9,7 +9,7 @@ No language model is involved. The script starts an OpenAI-compatible chat-compl
 mechanically from the request's FACTS section (the extractive facts the prompt gives as ground
 truth): the constraints under "Constraints and preferences", the files under "Relevant files",
 and so on. Then it runs `compactcli eval --strategies llm-replay --record --upstream URL`, which
-stores each answer under the sha256 of its request in fixtures/eval/recordings/.
+stores each answer under the sha256 of its request in compactcli/evaluation/fixtures/recordings/.
 
 So the committed recordings exercise the replay path and everything the LLM summarizer does
 around the model (prompt, fitting, heading checks, facts appended), deterministically; the
@@ -38,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-RECORDINGS = os.path.join(ROOT, "fixtures", "eval", "recordings")
+RECORDINGS = os.path.join(ROOT, "compactcli", "evaluation", "fixtures", "recordings")
 
 # the sections of the prompt's FACTS block (compactcli.summarizers.prompt.render_facts)
 _SECTIONS = (

@@ -9,6 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
+EVAL_FIXTURES = ROOT / "compactcli" / "evaluation" / "fixtures"
+"""The synthetic evaluation fixtures, shipped inside the package."""
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 

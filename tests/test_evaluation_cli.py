@@ -1,9 +1,9 @@
 """`compactcli eval` on the committed fixtures: the gates CI runs, the published table, errors.
 
 The full run (every strategy, budget and round, the LLM strategy replayed from the committed
-recordings) happens once per module and is compared with fixtures/eval/baseline.json at 0%
-tolerance and with fixtures/eval/report.txt, the table the README shows. The gates are then
-read from the baseline it matched.
+recordings) happens once per module and is compared with compactcli/evaluation/fixtures/
+baseline.json at 0% tolerance and with report.txt beside it, the table the README shows. The
+gates are then read from the baseline it matched.
 """
 
 from __future__ import annotations
@@ -15,10 +15,14 @@ from pathlib import Path
 import orjson
 import pytest
 
+from compactcli.compact import settle
+from compactcli.evaluation.measure import count, exact_counter
+from compactcli.evaluation.strategies import STRATEGIES, Backends
+from compactcli.loading import read_transcript, to_bytes
 from tests.cli_runner import Run, run
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import EVAL_FIXTURES, FIXTURES, ROOT
 
-EVAL = FIXTURES / "eval"
+EVAL = EVAL_FIXTURES
 BASELINE = EVAL / "baseline.json"
 REPORT = EVAL / "report.txt"
 
@@ -130,7 +134,9 @@ def test_json_and_per_probe_records(tmp_path: Path) -> None:
         "passed",
         "inputs",
         "runs",
+        "parts",
         "bad_probes",
+        "notes",
     }
     assert data["fixtures"] == ["codex-20k-s2"]
     assert [(s["strategy"], s["budget"]) for s in data["summary"]] == [
@@ -187,7 +193,7 @@ def test_a_fixture_generated_at_run_time(tmp_path: Path) -> None:
         (
             ["--budgets", "0.1,x"],
             2,
-            "error: --budgets takes shares of the input such as 0.5,0.1, not '0.1,x'\n",
+            "error: --budgets takes shares of the input such as 0.5,0.1 or default, not '0.1,x'\n",
         ),
         (["--budgets", "1.5"], 2, "error: --budgets: 1.5 is not a share between 0 and 1\n"),
         (
@@ -300,3 +306,42 @@ def test_the_llm_strategy_runs_by_default_only_where_there_are_recordings() -> N
         2,
         "error: recording needs a folder to write to: --recordings DIR\n",
     )
+
+
+def test_the_default_budget_is_compact_as_a_user_runs_it(tmp_path: Path) -> None:
+    folder = _one(tmp_path)
+    result = run(
+        "eval",
+        "--fixtures",
+        str(folder),
+        "--strategies",
+        "prune,compact",
+        "--budgets",
+        "default,0.5",
+        "--rounds",
+        "1",
+        "--json",
+    )
+    data = orjson.loads(result.stdout)
+    assert data["settings"]["budgets"] == ["default", 0.5]
+    assert [(s["strategy"], s["budget"]) for s in data["summary"]] == [
+        ("prune", 0.5),  # a strategy defined by its budget has no default run
+        ("compact", "default"),
+        ("compact", 0.5),
+    ]
+    default = next(r for r in data["runs"] if r["budget"] == "default")
+    assert (default["budget_tokens"], default["compliant"]) == (None, None)
+
+    out = tmp_path / "out.jsonl"
+    done = run("compact", str(folder / "codex-20k-s2.jsonl"), "--force", "-o", str(out))
+    assert done.exit_code == 0, done.stderr
+    transcript = read_transcript(str(folder / "codex-20k-s2.jsonl"))
+    strategy = STRATEGIES["compact"]
+    assert strategy.run_default is not None
+    output = settle(strategy.run_default(transcript, Backends(exact_counter("codex"))))
+    assert to_bytes(output) == out.read_bytes()
+    assert default["tokens_out"] == count(output, exact_counter("codex"))
+
+    text = run("eval", "--fixtures", str(folder), "--strategies", "compact", "--budgets", "default")
+    assert re.search(r"^compact +default +\S+ +- ", text.stdout, re.MULTILINE)
+    assert text.stdout.startswith("compactcli eval: 1 fixture, 1 strategy, budgets default, ")

@@ -21,7 +21,7 @@ from compactcli.evaluation.render import RENDER_FORMATS, render_more
 from compactcli.evaluation.scenario import continue_session
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.evaluation.view import build_view, compactcli_boilerplate, cwd_of
-from tests.conftest import ROOT
+from tests.conftest import EVAL_FIXTURES, ROOT
 
 SMALL = [Spec(fmt, "20k", seed) for fmt in RENDER_FORMATS for seed in (11, 12, 13)]
 
@@ -140,7 +140,7 @@ def test_the_committed_fixtures_are_what_the_generator_makes() -> None:
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    names = sorted(p.name for p in (ROOT / "fixtures" / "eval").glob("*.probes.jsonl"))
+    names = sorted(p.name for p in EVAL_FIXTURES.glob("*.probes.jsonl"))
     assert names == sorted(f"{s.name}.probes.jsonl" for s in SPECS)
 
 

@@ -12,11 +12,11 @@ from compactcli.evaluation.probes import (
     make_probe,
     parse_probes,
 )
-from tests.conftest import FIXTURES
+from tests.conftest import EVAL_FIXTURES
 
 
 def test_probe_files_round_trip_byte_for_byte() -> None:
-    path = FIXTURES / "eval" / "claude-code-20k-s1.probes.jsonl"
+    path = EVAL_FIXTURES / "claude-code-20k-s1.probes.jsonl"
     data = path.read_bytes()
     assert dump_probes(load_probes(str(path))) == data
 

@@ -15,7 +15,7 @@ import pytest
 
 from compactcli.evaluation.replay import Cassettes, replay_server, request_key
 from tests.cli_runner import run
-from tests.conftest import FIXTURES
+from tests.conftest import EVAL_FIXTURES
 from tests.llm_server import completion, ok, serve
 
 BODY = {
@@ -85,7 +85,7 @@ def test_an_llm_run_without_its_recordings_fails(tmp_path: Path) -> None:
     folder = tmp_path / "fixtures"
     folder.mkdir()
     for name in ("openai-20k-s3.jsonl", "openai-20k-s3.probes.jsonl"):
-        shutil.copy(FIXTURES / "eval" / name, folder / name)
+        shutil.copy(EVAL_FIXTURES / name, folder / name)
     result = run(
         "eval",
         "--fixtures",
@@ -118,10 +118,10 @@ def test_record_needs_an_upstream() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", sorted(p.name for p in (FIXTURES / "eval" / "recordings").glob("*.jsonl"))
+    "name", sorted(p.name for p in (EVAL_FIXTURES / "recordings").glob("*.jsonl"))
 )
 def test_committed_recordings_are_well_formed(name: str) -> None:
-    for line in (FIXTURES / "eval" / "recordings" / name).read_bytes().splitlines():
+    for line in (EVAL_FIXTURES / "recordings" / name).read_bytes().splitlines():
         entry = orjson.loads(line)
         assert set(entry) == {"key", "model", "messages", "params", "response"}
         assert entry["model"] == "compactcli-scripted"

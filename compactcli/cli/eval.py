@@ -12,33 +12,51 @@ from compactcli.cli.runner import guarded
 from compactcli.errors import BackendError, ExitCode, InputError, UsageError
 
 
-def _fractions(text: str) -> tuple[float, ...]:
-    values: list[float] = []
-    for part in text.split(","):
-        part = part.strip().rstrip("%")
-        try:
-            value = float(part) / (100 if text.count("%") else 1)
-        except ValueError:
-            raise UsageError(
-                f"--budgets takes shares of the input such as 0.5,0.1, not {text!r}"
-            ) from None
-        if not 0 < value <= 1:
-            raise UsageError(f"--budgets: {part} is not a share between 0 and 1")
-        values.append(value)
-    return tuple(values)
+def _input_error(error: Exception) -> InputError:
+    """An evaluation error (`PATH: what is wrong`) as the command's input error (exit 3)."""
+    where, _, message = str(error).partition(": ")
+    return InputError(where, None, message)
 
 
 @guarded
 def eval_command(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="TRANSCRIPT",
+            help="Your own transcripts to evaluate, each with its probe file: "
+            "NAME.probes.jsonl beside NAME.jsonl, or --probes.",
+            show_default=False,
+        ),
+    ] = None,
     *,
     fixtures: Annotated[
         list[str] | None,
         typer.Option(
             "--fixtures",
-            help="Folder of NAME.jsonl transcripts with NAME.probes.jsonl probe files "
-            "(repeatable; default: fixtures/eval).",
+            help="Folder of NAME.probes.jsonl probe files with their NAME.jsonl transcripts "
+            "(repeatable; default: the synthetic fixtures that ship with compactcli).",
             show_default=False,
             metavar="DIR",
+        ),
+    ] = None,
+    transcripts: Annotated[
+        str | None,
+        typer.Option(
+            "--transcripts",
+            help="Where a --fixtures probe file's transcript is looked up (DIR/NAME.jsonl) "
+            "when it is not beside the probe file.",
+            show_default=False,
+            metavar="DIR",
+        ),
+    ] = None,
+    probes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probes",
+            help="The probe file of a TRANSCRIPT (repeatable: one per TRANSCRIPT, in order).",
+            show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     generate: Annotated[
@@ -61,12 +79,20 @@ def eval_command(
         ),
     ] = None,
     budgets: Annotated[
-        str, typer.Option(help="Budgets as shares of each input's tokens.", metavar="SHARES")
+        str,
+        typer.Option(
+            help="Budgets as shares of each input's tokens, or the word default (compact "
+            "--force with its built-in settings: no token budget).",
+            metavar="SHARES",
+        ),
     ] = "0.5,0.25,0.1,0.05,0.02",
     rounds: Annotated[
         int,
         typer.Option(
-            min=1, help="Rounds of compaction at 10%, new turns between them.", metavar="N"
+            min=1,
+            help="Rounds of compaction at 10% (and default, when swept): new turns appended "
+            "to a generated session, a real session cut into N parts appended one by one.",
+            metavar="N",
         ),
     ] = 3,
     json: Annotated[bool, typer.Option("--json", help="Print every figure as JSON.")] = False,
@@ -129,11 +155,12 @@ def eval_command(
     """Score compaction strategies by the facts that survive them, offline.
 
     Each strategy compacts every fixture to each budget (a share of the input's exact o200k
-    tokens); the probes say which facts must survive (and which must not appear). Prints
-    retention and compression side by side, the gates and the probes lost; exits 1 when a gate
-    fails (the default compact at 10%: user constraints and pending asks 100%, modified files
-    95%, error strings and decisions 80%, weighted 90%, no negative-probe violation, integrity
-    100%), 4 when an LLM answer has no recording.
+    tokens, or default); the probes say which facts must survive (and which must not appear).
+    Prints retention and compression side by side (the whole context and the summary alone,
+    per category and per carrier), the drift, the gates and the probes lost; exits 1 when a
+    gate fails (the default compact at 10%: user constraints and pending asks 100%, modified
+    files 95%, error strings and decisions 80%, weighted 90%, no negative-probe violation,
+    integrity 100%), 4 when an LLM answer has no recording.
     """
     from compactcli import evaluation
     from compactcli.evaluation.baseline import compare, dumps, figures
@@ -142,10 +169,18 @@ def eval_command(
 
     if record and not upstream:
         raise UsageError("--record needs --upstream URL (the server that answers)")
+    if transcripts and not fixtures:
+        raise UsageError("--transcripts DIR goes with --fixtures DIR (the probe files)")
+    if probes and not paths:
+        raise UsageError("--probes FILE goes with the TRANSCRIPT files it describes")
     folders = tuple(fixtures) if fixtures else ()
+    files = tuple(paths or ())
     specs = tuple(evaluation.parse_spec(g) for g in generate or ())
-    if not folders and not specs:
-        folders = (os.path.join("fixtures", "eval"),)
+    if not folders and not specs and not files:
+        try:
+            folders = (evaluation.default_folder(),)
+        except evaluation.FixtureError as error:
+            raise _input_error(error) from None
     store = evaluation.recordings_for(recordings, folders)
     if strategies:
         chosen = tuple(s.strip() for s in strategies.split(",") if s.strip())
@@ -157,9 +192,12 @@ def eval_command(
         raise UsageError(f"unknown strategy {unknown[0]!r}; known: {', '.join(STRATEGIES)}")
     options = evaluation.EvalOptions(
         folders=folders,
+        transcripts=transcripts,
+        files=files,
+        probes=tuple(probes or ()),
         generate=specs,
         settings=evaluation.EvalSettings(
-            budgets=_fractions(budgets),
+            budgets=evaluation.parse_budgets(budgets),
             strategies=chosen,
             rounds=rounds,
             records=records is not None,
@@ -173,8 +211,7 @@ def eval_command(
     except evaluation.ReplayMiss as miss:
         raise BackendError(str(miss)) from None
     except (evaluation.FixtureError, evaluation.ProbeError) as error:
-        where, _, message = str(error).partition(": ")
-        raise InputError(where, None, message) from None
+        raise _input_error(error) from None
     if records is not None:
         with open(records, "wb") as handle:
             for line in result.records:

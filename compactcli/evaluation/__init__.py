@@ -3,51 +3,62 @@
 The parts, each in its own module:
 
 - `probes`: the probe-file schema (what to look for, and how);
+- `sources`: where fixtures come from (a folder of probe files, with the transcripts beside them
+  or in another folder; transcripts named one by one; the synthetic set shipped in the package);
 - `filler`, `scenario`, `render`, `generator`: the seeded generator of realistic transcripts
   (Claude Code, Codex, OpenAI chat, Anthropic Messages) with planted facts and their probes;
 - `matching`, `view`, `scorer`: deterministic matching in the compacted transcript as the next
   model call would see it, in the whole output and in the summary alone;
-- `integrity`, `measure`, `metrics`: integrity checks, exact token counts, retention and
-  compression figures;
-- `strategies`: the strategies compared (drop oldest turns, prune, head+tail truncation,
-  extractive summary, the default `compact`, and `compact` with the LLM summary replayed);
+- `integrity`, `measure`, `metrics`, `commands`: integrity checks, exact token counts, retention
+  (per category and per carrier) and compression figures, the share of a summary spent on
+  read-only commands;
+- `budgets`, `strategies`: the budgets (shares of the input, or `default`: none) and the
+  strategies compared (drop oldest turns, prune, head+tail truncation, extractive summary, the
+  default `compact`, and `compact` with the LLM summary replayed);
+- `parts`: a real session cut into parts, for its drift rounds;
 - `replay`: the record-and-replay store and server for the LLM summary;
 - `harness`, `gates`, `report`: the loop over fixtures, budgets and rounds, the gates, the
   table and JSON.
 
 `run(options)` runs it all, as `compactcli eval` does, and returns the evaluation and the gate
-results. Importing this package imports neither litellm nor tiktoken; the LLM strategy imports
-litellm when it first summarizes.
+results. With no fixture named (no folder, file or generated fixture), it evaluates the
+synthetic fixtures shipped in the package (`sources.default_folder()`), with their recordings.
+Importing this package imports neither litellm nor tiktoken; the LLM strategy imports litellm
+when it first summarizes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from compactcli.errors import UsageError
+from compactcli.evaluation.budgets import DEFAULT, Budget, parse_budgets
 from compactcli.evaluation.gates import GateResult, check_gates, failed
 from compactcli.evaluation.generator import SPECS, Fixture, Spec, generate, parse_spec
-from compactcli.evaluation.harness import (
-    BUDGETS,
-    EvalSettings,
-    Evaluation,
-    FixtureError,
-    evaluate,
-    load_fixtures,
-)
+from compactcli.evaluation.harness import BUDGETS, EvalSettings, Evaluation, evaluate
 from compactcli.evaluation.measure import exact_counter
 from compactcli.evaluation.probes import ProbeError
 from compactcli.evaluation.replay import REPLAY_MODEL, Cassettes, ReplayMiss, ReplayServer
+from compactcli.evaluation.sources import (
+    FixtureError,
+    check_names,
+    default_folder,
+    load_files,
+    load_fixtures,
+)
 from compactcli.evaluation.view import compactcli_boilerplate
 from compactcli.summarizers import Summarizer
 
 __all__ = [
     "BUDGETS",
+    "DEFAULT",
     "REPLAY_MODEL",
     "SPECS",
+    "Budget",
     "EvalOptions",
     "EvalSettings",
     "Evaluation",
@@ -56,7 +67,9 @@ __all__ = [
     "ProbeError",
     "ReplayMiss",
     "Spec",
+    "default_folder",
     "failed",
+    "parse_budgets",
     "parse_spec",
     "recordings_for",
     "run",
@@ -67,7 +80,10 @@ __all__ = [
 class EvalOptions:
     """What `run` evaluates, and where the LLM answers come from."""
 
-    folders: tuple[str, ...] = ()  # fixture folders (NAME.jsonl + NAME.probes.jsonl)
+    folders: tuple[str, ...] = ()  # fixture folders (NAME.probes.jsonl, NAME.jsonl beside)
+    transcripts: str | None = None  # where a folder's missing NAME.jsonl is looked up
+    files: tuple[str, ...] = ()  # transcripts named one by one
+    probes: tuple[str, ...] = ()  # their probe files, in order (none: NAME.probes.jsonl beside)
     generate: tuple[Spec, ...] = ()  # fixtures generated at run time
     settings: EvalSettings = field(default_factory=EvalSettings)
     recordings: str | None = None  # the replay store's folder (`recordings_for`)
@@ -86,12 +102,14 @@ def recordings_for(recordings: str | None, folders: tuple[str, ...]) -> str | No
 
 
 def fixtures_for(options: EvalOptions) -> list[Fixture]:
-    """The fixtures of every folder, then the generated ones."""
+    """The fixtures of every folder, then the transcripts named, then the generated ones."""
     fixtures: list[Fixture] = []
     for folder in options.folders:
-        fixtures += load_fixtures(folder)
+        fixtures += load_fixtures(folder, options.transcripts)
+    fixtures += load_files(options.files, options.probes)
     for spec in options.generate:
         fixtures.append(generate(spec, exact_counter(spec.format)))
+    check_names(fixtures)
     return fixtures
 
 
@@ -139,6 +157,8 @@ def run(
 
     Raises `ReplayMiss` when the LLM strategy needs a recording the store lacks.
     """
+    if not (options.folders or options.files or options.generate):
+        options = dataclasses.replace(options, folders=(default_folder(),))
     fixtures = fixtures_for(options)
     with _llm(options) as replay:
         evaluation = evaluate(
@@ -150,4 +170,4 @@ def run(
             on_fixture=replay.where,
             progress=progress,
         )
-    return evaluation, check_gates(evaluation.runs)
+    return evaluation, check_gates(evaluation.runs, evaluation.parts)

@@ -1,8 +1,9 @@
 """The evaluation's baseline: the figures of a run, kept in the repository and compared exactly.
 
 `figures(evaluation, gates)` is every deterministic figure of a run (per run: tokens, budget,
-retention counts, violations, integrity failures, the ids of the probes lost; pooled: the
-report's summary, sweep and gates), without timings; `dumps` writes it with one line per run.
+retention counts, violations, integrity failures, the ids of the probes lost, the summary's
+read-only command tokens; pooled: the report's summary, sweep, drift over parts and gates; the
+notes), without timings; `dumps` writes it with one line per run.
 `compare(expected, actual)` lists the differences, one line each, at 0% tolerance: a change of
 any figure is an explicit, reviewed update of the file (`compactcli eval --write-baseline FILE`).
 """
@@ -22,22 +23,6 @@ from compactcli.evaluation.report import to_json
 def figures(evaluation: Evaluation, gates: Sequence[GateResult]) -> dict[str, Any]:
     """Every deterministic figure of the run (see the module docstring), as plain JSON values."""
     data = to_json(evaluation, gates)
-    runs = [
-        {
-            "fixture": r["fixture"],
-            "strategy": r["strategy"],
-            "budget": r["budget"],
-            "cycle": r["cycle"],
-            "tokens": [r["tokens_in"], r["tokens_out"], r["budget_tokens"]],
-            "heuristic": [r["heuristic_in"], r["heuristic_out"]],
-            "weighted": r["weighted"],
-            "retention": r["retention"],
-            "violations": [r["decoy_violations"], r["superseded_violations"]],
-            "integrity": r["integrity"],
-            "lost": [f["id"] for f in r["failures"]],
-        }
-        for r in data["runs"]
-    ]
     found: dict[str, Any] = orjson.loads(
         orjson.dumps(
             {
@@ -46,11 +31,32 @@ def figures(evaluation: Evaluation, gates: Sequence[GateResult]) -> dict[str, An
                 "gates": data["gates"],
                 "summary": data["summary"],
                 "sweep": data["sweep"],
-                "runs": runs,
+                "parts_drift": data["parts"]["drift"],
+                "notes": data["notes"],
+                "runs": [_run(r) for r in data["runs"]]
+                + [{**_run(r), "parts": True} for r in data["parts"]["runs"]],
             }
         )
     )
     return found
+
+
+def _run(r: dict[str, Any]) -> dict[str, Any]:
+    """One run's deterministic figures, on one line of the file."""
+    return {
+        "fixture": r["fixture"],
+        "strategy": r["strategy"],
+        "budget": r["budget"],
+        "cycle": r["cycle"],
+        "tokens": [r["tokens_in"], r["tokens_out"], r["budget_tokens"]],
+        "heuristic": [r["heuristic_in"], r["heuristic_out"]],
+        "weighted": r["weighted"],
+        "retention": r["retention"],
+        "violations": [r["decoy_violations"], r["superseded_violations"]],
+        "integrity": r["integrity"],
+        "lost": [f["id"] for f in r["failures"]],
+        "read_only": [r["read_only_tokens"], r["summary_tokens"]],
+    }
 
 
 def dumps(found: dict[str, Any]) -> bytes:

@@ -14,10 +14,15 @@ over every fixture (issue 7; EVAL.md §3.8):
 | negative-probe violations (decoys, superseded values as current) | 0 |
 | integrity (outputs with no integrity failure) | 100% |
 
-`REPORTED` are targets EVAL.md proposes but does not gate yet: budget compliance at 10x,
-weighted retention >= 95% at 4x, must-survive retention at 50x, drift <= 5 points after 3 rounds.
-`check_gates(runs)` evaluates both; a gate whose runs are missing (the strategy or budget was
-not part of the run) is `skipped`, which does not fail.
+Reported, not gated, are targets EVAL.md proposes but does not gate yet: budget compliance at
+10x, weighted retention >= 95% at 4x, must-survive retention at 50x, drift <= 5 points after 3
+rounds (generated sessions continued) and after the last part of a real session (its parts
+appended one by one, `compactcli.evaluation.parts`). `check_gates(runs, parts)` evaluates both;
+a gate whose runs are missing (the strategy or budget was not part of the run) is `skipped`,
+which does not fail, and a reported target with no runs is left out.
+
+`drift_points(runs, strategy, budget)` is the drift itself: weighted retention of the round-1
+probes in round 1 minus in round k, in percentage points, pooled over fixtures.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compactcli.evaluation.budgets import Budget
+from compactcli.evaluation.drift import parts_drift
 from compactcli.evaluation.metrics import Pooled, RunMetrics, pool
 from compactcli.evaluation.strategies import GATED
 
@@ -69,8 +76,9 @@ def _at(runs: Sequence[RunMetrics], budget: float, cycle: int = 1) -> list[RunMe
     return [r for r in runs if r.strategy == GATED and r.budget == budget and r.cycle == cycle]
 
 
-def check_gates(runs: Sequence[RunMetrics]) -> list[GateResult]:
-    """The gates and the reported targets, over `runs` (see the module docstring)."""
+def check_gates(runs: Sequence[RunMetrics], parts: Sequence[RunMetrics] = ()) -> list[GateResult]:
+    """The gates and the reported targets, over `runs` and the real sessions' drift rounds
+    `parts` (see the module docstring)."""
     results: list[GateResult] = []
     gated = _at(runs, GATE_BUDGET)
     pooled = pool(gated) if gated else None
@@ -156,16 +164,30 @@ def check_gates(runs: Sequence[RunMetrics]) -> list[GateResult]:
                 False,
             )
         )
+    drift = parts_drift(parts, GATED, GATE_BUDGET)
+    if drift is not None and drift.loss is not None:
+        results.append(
+            GateResult(
+                "drift_parts",
+                f"drift over {len(drift.rounds)} parts (points)",
+                "<= 5",
+                drift.loss,
+                drift.loss <= 5.0 + 1e-9,
+                False,
+            )
+        )
     return results
 
 
-def drift_points(runs: Sequence[RunMetrics], strategy: str) -> list[tuple[int, float]]:
-    """(round, drift in percentage points) for `strategy` at the drift budget: weighted
-    retention in round 1 minus in round k, over the round-1 probes still current in every
-    round, pooled over fixtures."""
+def drift_points(
+    runs: Sequence[RunMetrics], strategy: str, budget: Budget = GATE_BUDGET
+) -> list[tuple[int, float]]:
+    """(round, drift in percentage points) for `strategy` at `budget`: weighted retention in
+    round 1 minus in round k, over the round-1 probes still current in every round, pooled over
+    fixtures."""
     by_cycle: dict[int, list[RunMetrics]] = {}
     for run in runs:
-        if run.strategy == strategy and run.budget == GATE_BUDGET:
+        if run.strategy == strategy and run.budget == budget:
             by_cycle.setdefault(run.cycle, []).append(run)
     if 1 not in by_cycle or len(by_cycle) < 2:
         return []

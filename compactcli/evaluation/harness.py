@@ -1,67 +1,79 @@
-"""The evaluation loop: fixtures x strategies x budgets, then rounds of new turns (drift).
+"""The evaluation loop: fixtures x strategies x budgets, then rounds of compaction (drift).
 
-`load_fixtures(folder, counter_for)` reads every `NAME.probes.jsonl` in a folder with its
-`NAME.jsonl` transcript. A fixture whose name is a generator spec (`claude-code-20k-s1`) and
-whose bytes are what the generator makes for it gets its generated session back, so later
-rounds continue the same project; any other fixture's rounds are written by a session seeded
-from its bytes, without superseding anything (its own facts are unknown to the generator).
-
-`evaluate(fixtures, settings, backends_for)` runs, for each fixture:
+Fixtures come from `compactcli.evaluation.sources` (`load_fixtures` is re-exported here).
+`evaluate(fixtures, settings, boilerplate=...)` runs, for each fixture:
 
 1. the input itself, scored (the anchor of each curve; a probe not found in its own input is a
    bad probe and is listed);
-2. every strategy at every budget of the sweep (a share of the input's exact o200k tokens);
-3. at `settings.drift_budget`, `settings.rounds - 1` more rounds: new turns of about
-   `settings.new_turns` of the input's size are appended to the previous round's output
-   (adding facts, and superseding one setting), and the strategy compacts again to the same
-   token budget. The generator writes the four formats of `render.RENDER_FORMATS`; a fixture
-   in another format (pi) gets no later rounds.
+2. every strategy at every budget of the sweep (a share of the input's exact o200k tokens, or
+   `default`: no token budget, for the strategies that have a default run; see
+   `compactcli.evaluation.budgets`);
+3. the drift, at `settings.drift_budget` (and at `default` when the sweep has it), over
+   `settings.rounds` rounds:
+   - a generated fixture (`Fixture.session` set) continues its session: new turns of about
+     `settings.new_turns` of the input's size are appended to the previous round's output
+     (adding facts, and superseding one setting), and the strategy compacts again to the same
+     token budget. These rounds are runs 2..K of `Evaluation.runs` (run 1 is the sweep's).
+   - any other fixture is a real session, which cannot be continued: it is cut into
+     `settings.rounds` parts (`compactcli.evaluation.parts`); round 1 compacts the first part,
+     each later round appends the next part's records byte for byte to the previous output and
+     compacts again, to the budget of the raw session seen so far. Round k is scored on the
+     probes whose `origin.line` lies in the records seen so far, and every round also on the
+     probes of the first part, the set drift is measured on. These runs are `Evaluation.parts`.
+     An appended transcript that does not validate (an error the raw session does not have)
+     ends that fixture's rounds, with a note in `Evaluation.notes`, as does a session with no
+     valid cut.
 
 Every output is measured (`measure.count`), checked (`integrity.check`) and scored
-(`scorer.score`); the result is an `Evaluation` with one `RunMetrics` per run and, when asked,
-one record per probe per run. An LLM strategy's run that needed a recording the store lacks,
-or whose summary did not come from the LLM, raises `ReplayMiss`.
+(`scorer.score`), and the share of its summary spent on read-only commands that succeeded is
+counted (`compactcli.evaluation.commands`); the result is an `Evaluation` with one `RunMetrics`
+per run and, when asked, one record per probe per run (those of the parts rounds carry
+`"parts": true`). An LLM strategy's run that needed a recording the store lacks, or whose summary
+did not come from the LLM, raises `ReplayMiss`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from compactcli.compact import settle
-from compactcli.evaluation import integrity
-from compactcli.evaluation.generator import (
-    SIZES,
-    Fixture,
-    Spec,
-    generate,
-    probes_for,
-    transcript_from_records,
-)
+from compactcli.dialects import get_dialect
+from compactcli.evaluation import integrity, parts
+from compactcli.evaluation.budgets import DEFAULT, Budget, budget_tokens, is_default, label
+from compactcli.evaluation.commands import read_only_cost
+from compactcli.evaluation.generator import Fixture, probes_for, transcript_from_records
 from compactcli.evaluation.measure import count, exact_counter, heuristic_counter
 from compactcli.evaluation.metrics import RunMetrics, run_metrics
-from compactcli.evaluation.probes import Probe, check_probes, load_probes
-from compactcli.evaluation.render import RENDER_FORMATS, render_more
+from compactcli.evaluation.probes import Probe, check_probes
+from compactcli.evaluation.render import render_more
 from compactcli.evaluation.replay import ReplayMiss
-from compactcli.evaluation.scenario import Fact, Session, build_session, continue_session
+from compactcli.evaluation.scenario import Fact, Session, continue_session
 from compactcli.evaluation.scorer import ProbeScore, score
+from compactcli.evaluation.sources import FixtureError, load_fixtures
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.evaluation.view import Boilerplate, build_view, cwd_of
-from compactcli.loading import read_transcript
 from compactcli.summarizers import Summarizer
 from compactcli.transcript import Record, Transcript
 
-BUDGETS: tuple[float, ...] = (0.5, 0.25, 0.1, 0.05, 0.02)
+BUDGETS: tuple[Budget, ...] = (0.5, 0.25, 0.1, 0.05, 0.02)
+
+__all__ = [
+    "BUDGETS",
+    "EvalSettings",
+    "Evaluation",
+    "FixtureError",
+    "drift_budgets",
+    "evaluate",
+    "load_fixtures",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class EvalSettings:
-    budgets: tuple[float, ...] = BUDGETS
+    budgets: tuple[Budget, ...] = BUDGETS
     strategies: tuple[str, ...] = tuple(STRATEGIES)
     rounds: int = 3
     drift_budget: float = 0.1
@@ -77,50 +89,13 @@ class Evaluation:
     inputs: list[RunMetrics] = field(default_factory=list)
     bad_probes: list[dict[str, Any]] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
+    parts: list[RunMetrics] = field(default_factory=list)  # the drift rounds of real sessions
+    notes: list[str] = field(default_factory=list)  # rounds that could not run, and why
 
 
-class FixtureError(ValueError):
-    """A fixture folder that cannot be evaluated (a probe file without its transcript...)."""
-
-
-def load_fixtures(folder: str) -> list[Fixture]:
-    """Every fixture in `folder` (see the module docstring), in name order."""
-    if not os.path.isdir(folder):
-        raise FixtureError(f"{folder}: no such folder")
-    names = sorted(
-        n[: -len(".probes.jsonl")] for n in os.listdir(folder) if n.endswith(".probes.jsonl")
-    )
-    if not names:
-        raise FixtureError(f"{folder}: no probe files (NAME.probes.jsonl next to NAME.jsonl)")
-    fixtures: list[Fixture] = []
-    for name in names:
-        path = os.path.join(folder, f"{name}.jsonl")
-        if not os.path.isfile(path):
-            raise FixtureError(f"{path}: missing (its probe file is {name}.probes.jsonl)")
-        transcript = read_transcript(path)
-        probes = load_probes(os.path.join(folder, f"{name}.probes.jsonl"))
-        fixtures.append(Fixture(name, transcript, tuple(probes), _session_of(name, transcript)))
-    return fixtures
-
-
-def _spec_of(name: str) -> Spec | None:
-    parts = name.rsplit("-", 2)
-    if len(parts) != 3 or parts[1] not in SIZES or not parts[2].startswith("s"):
-        return None
-    if parts[0] not in RENDER_FORMATS or not parts[2][1:].isdigit():
-        return None
-    return Spec(parts[0], parts[1], int(parts[2][1:]))
-
-
-def _session_of(name: str, transcript: Transcript) -> Session | None:
-    """The generated session behind a fixture, when regenerating it gives the same bytes."""
-    spec = _spec_of(name)
-    if spec is None or spec.format != transcript.format:
-        return None
-    fixture = generate(spec, exact_counter(spec.format))
-    if hashlib.sha256(fixture.data).hexdigest() != transcript.sha256:
-        return None
-    return fixture.session
+def drift_budgets(settings: EvalSettings) -> tuple[Budget, ...]:
+    """The budgets the drift rounds run at: the drift budget, and `default` when swept."""
+    return (settings.drift_budget, *((DEFAULT,) if DEFAULT in settings.budgets else ()))
 
 
 def evaluate(
@@ -169,6 +144,7 @@ class _Fixture:
         self.exact = exact_counter(self.format)
         self.heuristic = heuristic_counter(self.format)
         self.cwd = cwd_of(fixture.transcript)
+        self._cuts: parts.Parts | str | None = None
 
     def run(self) -> None:
         fixture, settings = self.fixture, self.settings
@@ -187,13 +163,16 @@ class _Fixture:
                 "input", 1.0, 0, source, source, (tokens_in, heuristic_in), tokens_in, scores, []
             )
         )
+        drift = drift_budgets(settings) if settings.rounds > 1 else ()
         for name in settings.strategies:
-            outputs: dict[float, Transcript] = {}
+            strategy = STRATEGIES[name]
+            outputs: dict[Budget, Transcript] = {}
             budgets = list(settings.budgets)
             if settings.rounds > 1 and settings.drift_budget not in budgets:
                 budgets.append(settings.drift_budget)
             for budget in budgets:
-                budget_tokens = int(tokens_in * budget)
+                if is_default(budget) and strategy.run_default is None:
+                    continue  # a strategy defined by its budget has no default run
                 output, metrics = self._run(
                     name,
                     budget,
@@ -201,27 +180,24 @@ class _Fixture:
                     source,
                     fixture.probes,
                     (tokens_in, heuristic_in),
-                    budget_tokens,
+                    budget_tokens(budget, tokens_in),
                     frozenset(p.id for p in fixture.probes if not p.negative),
                 )
                 outputs[budget] = output
                 self.evaluation.runs.append(metrics)
-            if settings.rounds > 1 and self.format in RENDER_FORMATS:
-                self._rounds(
-                    name,
-                    outputs[settings.drift_budget],
-                    int(tokens_in * settings.drift_budget),
-                    tokens_in,
-                )
+            for budget in drift:
+                if budget not in outputs:
+                    continue
+                if fixture.session is not None:  # generated: its session goes on
+                    self._rounds(name, outputs[budget], budget, tokens_in)
+                else:
+                    self._parts(name, budget)
 
-    def _rounds(self, name: str, first: Transcript, budget_tokens: int, tokens_in: int) -> None:
+    def _rounds(self, name: str, first: Transcript, budget: Budget, tokens_in: int) -> None:
+        """Rounds 2..K of a generated fixture: its session continued (module docstring)."""
         fixture = self.fixture
         session = fixture.session
-        supersede = session is not None
-        if session is None:
-            seed = int(fixture.transcript.sha256[:8] or "0", 16)
-            session = build_session(seed, 5000)
-            session = dataclasses.replace(session, facts=[])
+        assert session is not None
         probes = list(fixture.probes)
         original = {p.id for p in probes if not p.negative}
         previous = first
@@ -230,7 +206,7 @@ class _Fixture:
         for cycle in range(2, self.settings.rounds + 1):
             state = Session(session.seed, session.project, turns, facts, session.image_png)
             new_turns, new_facts = continue_session(
-                state, cycle, int(tokens_in * self.settings.new_turns), supersede=supersede
+                state, cycle, int(tokens_in * self.settings.new_turns), supersede=True
             )
             rendered = render_more(new_turns, previous, state, cycle)
             appended = _append(previous, rendered.records)
@@ -252,36 +228,92 @@ class _Fixture:
             round_heuristic = count(appended, self.heuristic)
             output, metrics = self._run(
                 name,
-                self.settings.drift_budget,
+                budget,
                 cycle,
                 appended,
                 probes,
                 (round_in, round_heuristic),
-                budget_tokens,
+                budget_tokens(budget, tokens_in),
                 frozenset(original),
             )
             self.evaluation.runs.append(metrics)
             previous = output
 
+    def _plan(self) -> parts.Parts | str:
+        if self._cuts is None:
+            self._cuts = parts.plan_parts(self.fixture.transcript, self.settings.rounds)
+            if isinstance(self._cuts, str):
+                self.evaluation.notes.append(
+                    f"{self.fixture.name}: no drift over parts: {self._cuts}"
+                )
+        return self._cuts
+
+    def _parts(self, name: str, budget: Budget) -> None:
+        """The drift rounds of a real session, part by part (module docstring)."""
+        plan = self._plan()
+        if isinstance(plan, str):
+            return
+        fixture = self.fixture
+        source = fixture.transcript
+        ends = (*plan.starts, len(source.records))
+        lines: tuple[int | None, ...] = (*plan.lines, None)
+        first = frozenset(p.id for p in parts.probes_seen(fixture.probes, lines[0]))
+        previous: Transcript | None = None
+        for cycle, (end, line) in enumerate(zip(ends, lines, strict=True), 1):
+            raw = parts.prefix(source, end)
+            grown = raw
+            if previous is not None:
+                grown, _ = parts.extend(previous, source, ends[cycle - 2], end)
+                problem = _unfit(previous, grown, raw, ends[cycle - 2])
+                if problem:
+                    self.evaluation.notes.append(
+                        f"{fixture.name}: {name} at {label(budget)}, round {cycle}: the previous "
+                        f"output with part {cycle}'s records appended {problem}; this and later "
+                        "rounds skipped"
+                    )
+                    return
+            probes = parts.probes_seen(fixture.probes, line)
+            check_probes(probes, f"{fixture.name} round {cycle}")
+            output, metrics = self._run(
+                name,
+                budget,
+                cycle,
+                grown,
+                probes,
+                (count(grown, self.exact), count(grown, self.heuristic)),
+                budget_tokens(budget, count(raw, self.exact)),
+                first,
+                in_parts=True,
+            )
+            self.evaluation.parts.append(metrics)
+            previous = output
+
     def _run(
         self,
         name: str,
-        budget: float,
+        budget: Budget,
         cycle: int,
         source: Transcript,
         probes: Sequence[Probe],
         tokens: tuple[int, int],
-        budget_tokens: int,
+        tokens_budget: int | None,
         original: frozenset[str],
+        *,
+        in_parts: bool = False,
     ) -> tuple[Transcript, RunMetrics]:
         strategy = STRATEGIES[name]
         if name == "llm-replay" and self.llm is None:
             raise ReplayMiss("the llm-replay strategy needs an LLM summarizer (a replay server)")
         backends = Backends(self.exact, self.llm)
         if self.progress:
-            self.progress(f"{self.fixture.name}: {name} at {budget:.0%}, round {cycle}")
+            where = "part" if in_parts else "round"
+            self.progress(f"{self.fixture.name}: {name} at {label(budget)}, {where} {cycle}")
         started = time.perf_counter()
-        output = strategy.run(source, budget_tokens, backends)
+        if tokens_budget is None:
+            assert strategy.run_default is not None
+            output = strategy.run_default(source, backends)
+        else:
+            output = strategy.run(source, tokens_budget, backends)
         seconds = time.perf_counter() - started
         if name == "llm-replay":
             self._check_llm(output, budget, cycle)
@@ -294,7 +326,7 @@ class _Fixture:
             source,
             output,
             tokens,
-            budget_tokens,
+            tokens_budget,
             scores,
             integrity.check(source, output),
             original=original,
@@ -309,14 +341,15 @@ class _Fixture:
                         "strategy": name,
                         "budget": budget,
                         "cycle": cycle,
+                        **({"parts": True} if in_parts else {}),
                         **s.to_dict(),
                     }
                 )
         return output, metrics
 
-    def _check_llm(self, output: Transcript, budget: float, cycle: int) -> None:
+    def _check_llm(self, output: Transcript, budget: Budget, cycle: int) -> None:
         misses = self.check_replay() if self.check_replay else []
-        where = f"{self.fixture.name} at {budget:.0%}, round {cycle}"
+        where = f"{self.fixture.name} at {label(budget)}, round {cycle}"
         if misses:
             raise ReplayMiss(
                 f"no recording for {len(misses)} LLM request(s) of {where} "
@@ -334,15 +367,21 @@ class _Fixture:
         view = build_view(transcript, self.boilerplate)
         return score(probes, view, self.cwd)
 
+    def _summary_costs(self, output: Transcript) -> tuple[int, int]:
+        """(read-only command tokens, tokens) of the summary messages of `output`'s context."""
+        context = get_dialect(output.format).context(output)
+        text = "\n".join(m.text for m in context if m.summary)
+        return read_only_cost(text, self.exact.text_tokens)
+
     def _metrics(
         self,
         name: str,
-        budget: float,
+        budget: Budget,
         cycle: int,
         source: Transcript,
         output: Transcript,
         tokens: tuple[int, int],
-        budget_tokens: int,
+        tokens_budget: int | None,
         scores: Sequence[ProbeScore],
         failures: Sequence[str],
         *,
@@ -361,13 +400,24 @@ class _Fixture:
             budget=budget,
             cycle=cycle,
             tokens=(tokens[0], out[0], tokens[1], out[1]),
-            budget_tokens=budget_tokens,
+            budget_tokens=tokens_budget,
             scores=scores,
             integrity=failures,
             summarizes=summarizes,
             original=original,
             seconds=seconds,
+            summary_costs=self._summary_costs(output) if summarizes else (0, 0),
         )
+
+
+def _unfit(previous: Transcript, grown: Transcript, raw: Transcript, start: int) -> str | None:
+    """Why `grown` (`previous` with the records of `raw` from `start` on appended) cannot be
+    compacted next, or None."""
+    broken = parts.new_errors(grown, raw)
+    if broken:
+        error = broken[0]
+        return f"does not validate (line {error.line}: {error.code}: {error.message})"
+    return parts.context_problem(previous, grown, raw, start)
 
 
 def _superseded(probe: Probe, fact: Fact) -> Probe:

@@ -4,21 +4,25 @@ A run is one strategy on one fixture at one budget in one round. `run_metrics` t
 scores and token counts into `RunMetrics`:
 
 - retention per category (passed / total, positive probes) and weighted overall (the probes'
-  weights), in the whole output and in the summary alone;
+  weights), in the whole output and in the summary alone, and retention per carrier (the
+  probes' `origin.carrier`: where in the session the fact was), in both scopes too;
 - must-survive violations (must-survive probes that did not pass), negative-probe violations
   (decoys found, superseded values presented as current);
 - the share of passing `key_terms` probes found only at that level (paraphrase drift);
 - the position curve: retention by the depth the fact was planted at, in five buckets;
 - compression: tokens out over tokens in (exact o200k, and the heuristic), budget compliance
-  (`tokens_out <= budget`, exact), negative compression (`tokens_out > tokens_in`);
+  (`tokens_out <= budget`, exact; None for a run with no token budget), negative compression
+  (`tokens_out > tokens_in`);
+- the summary's size and the share of it spent on read-only commands that succeeded
+  (`compactcli.evaluation.commands`), both in exact tokens;
 - integrity failures (`compactcli.evaluation.integrity`).
 
-`pool(runs)` adds runs up (sums of passed and total; mean ratio; counts of compliant and intact
-runs). Over a budget sweep: `auc` (area under weighted retention against the kept share of
-tokens, on a log scale from 1% to 100%, normalised to 0-1, retention 0 beyond the most
-compressed point reached) and `max_compression` (the highest tokens-in / tokens-out at which
-weighted retention is still at least 90%). Over rounds: `drift` (weighted retention of the
-original probes in round 1 minus round k, in percentage points).
+`pool(runs)` adds runs up (sums of passed and total and of summary tokens; mean ratio; counts
+of compliant and intact runs). Over a budget sweep: `auc` (area under weighted retention
+against the kept share of tokens, on a log scale from 1% to 100%, normalised to 0-1, retention 0
+beyond the most compressed point reached) and `max_compression` (the highest tokens-in /
+tokens-out at which weighted retention is still at least 90%). Over rounds: `drift` (weighted
+retention of the original probes in round 1 minus round k, in percentage points).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactcli.evaluation.probes import POSITIVE
+from compactcli.evaluation.budgets import Budget
+from compactcli.evaluation.probes import CARRIERS, POSITIVE
 from compactcli.evaluation.scorer import ProbeScore
 
 BUCKETS = 5
@@ -53,6 +58,11 @@ class Tally:
         return [_number(self.passed), _number(self.total)]
 
 
+def share(part: int, whole: int) -> float | None:
+    """`part / whole` rounded for reports; None when `whole` is 0."""
+    return round(part / whole, 4) if whole else None
+
+
 def _number(value: float) -> float:
     return int(value) if float(value).is_integer() else round(value, 4)
 
@@ -62,13 +72,13 @@ class RunMetrics:
     fixture: str
     format: str
     strategy: str
-    budget: float  # share of the input's tokens
+    budget: Budget  # share of the input's tokens, or "default" (no token budget)
     cycle: int
     tokens_in: int
     tokens_out: int
     heuristic_in: int
     heuristic_out: int
-    budget_tokens: int
+    budget_tokens: int | None  # None: no token budget
     retention: Mapping[str, Tally]
     weighted: Tally
     summary_retention: Mapping[str, Tally] | None
@@ -84,14 +94,24 @@ class RunMetrics:
     """Round-1 probes still positive: id -> (weight, passed), for drift."""
     failures: tuple[dict[str, Any], ...] = ()
     """The probes that failed (positive ones not found, negative ones violated)."""
+    carriers: Mapping[str, Tally] = field(default_factory=dict)
+    summary_carriers: Mapping[str, Tally] | None = None
+    summary_tokens: int = 0  # exact tokens of the summary messages
+    read_only_tokens: int = 0  # of which on read-only commands that succeeded
 
     @property
     def ratio(self) -> float:
         return self.tokens_out / self.tokens_in if self.tokens_in else 1.0
 
     @property
-    def compliant(self) -> bool:
+    def compliant(self) -> bool | None:
+        if self.budget_tokens is None:
+            return None
         return self.tokens_out <= self.budget_tokens
+
+    @property
+    def read_only_share(self) -> float | None:
+        return share(self.read_only_tokens, self.summary_tokens)
 
     @property
     def negative_compression(self) -> bool:
@@ -129,6 +149,13 @@ class RunMetrics:
             "position": [t.to_list() for t in self.position],
             "integrity": list(self.integrity),
             "failures": list(self.failures),
+            "carriers": {k: v.to_list() for k, v in self.carriers.items()},
+            "summary_carriers": {k: v.to_list() for k, v in self.summary_carriers.items()}
+            if self.summary_carriers is not None
+            else None,
+            "summary_tokens": self.summary_tokens,
+            "read_only_tokens": self.read_only_tokens,
+            "read_only_share": self.read_only_share,
         }
 
 
@@ -147,6 +174,24 @@ def _retention(scores: Iterable[ProbeScore], *, summary: bool) -> dict[str, Tall
         passed = bool(outcome and outcome.passed)
         found[score.probe.category] += Tally(1 if passed else 0, 1)
     return {k: v for k, v in found.items() if v.total}
+
+
+def _carriers(scores: Iterable[ProbeScore], *, summary: bool) -> dict[str, Tally]:
+    found: dict[str, Tally] = {}
+    for score in scores:
+        if score.probe.negative:
+            continue
+        outcome = score.summary if summary else score.whole
+        passed = bool(outcome and outcome.passed)
+        carrier = score.probe.origin.carrier
+        found[carrier] = found.get(carrier, Tally()) + Tally(1 if passed else 0, 1)
+    return {k: found[k] for k in carrier_order(found)}
+
+
+def carrier_order(carriers: Iterable[str]) -> list[str]:
+    """`carriers` in report order: those of `CARRIERS` in its order, then the others sorted."""
+    present = set(carriers)
+    return [c for c in CARRIERS if c in present] + sorted(present - set(CARRIERS))
 
 
 def _weighted(scores: Iterable[ProbeScore], *, summary: bool) -> Tally:
@@ -170,18 +215,20 @@ def run_metrics(
     fixture: str,
     format: str,
     strategy: str,
-    budget: float,
+    budget: Budget,
     cycle: int,
     tokens: tuple[int, int, int, int],
-    budget_tokens: int,
+    budget_tokens: int | None,
     scores: Sequence[ProbeScore],
     integrity: Sequence[str],
     summarizes: bool,
     original: frozenset[str] = frozenset(),
     seconds: float = 0.0,
+    summary_costs: tuple[int, int] = (0, 0),
 ) -> RunMetrics:
     """The metrics of one run; `tokens` is (exact in, exact out, heuristic in, heuristic out);
-    `original` names the probes of round 1 that are still positive (for drift)."""
+    `original` names the probes of round 1 that are still positive (for drift);
+    `summary_costs` is (read-only command tokens, summary tokens) of the output's summary."""
     position = [Tally() for _ in range(BUCKETS)]
     key_only = Tally()
     for score in scores:
@@ -226,6 +273,10 @@ def run_metrics(
             if s.probe.id in original and not s.probe.negative
         },
         failures=failures,
+        carriers=_carriers(scores, summary=False),
+        summary_carriers=_carriers(scores, summary=True) if has_summary else None,
+        summary_tokens=summary_costs[1] if summarizes else 0,
+        read_only_tokens=summary_costs[0] if summarizes else 0,
     )
 
 
@@ -260,6 +311,14 @@ class Pooled:
     compliant: int
     negative_compression: int
     intact: int
+    carriers: Mapping[str, Tally] = field(default_factory=dict)
+    summary_carriers: Mapping[str, Tally] | None = None
+    summary_tokens: int = 0
+    read_only_tokens: int = 0
+
+    @property
+    def read_only_share(self) -> float | None:
+        return share(self.read_only_tokens, self.summary_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -276,19 +335,32 @@ class Pooled:
             "summary_retention": {k: _rate(v) for k, v in self.summary_retention.items()}
             if self.summary_retention is not None
             else None,
+            "summary_retention_counts": {k: v.to_list() for k, v in self.summary_retention.items()}
+            if self.summary_retention is not None
+            else None,
+            "carriers": {k: _rate(v) for k, v in self.carriers.items()},
+            "carrier_counts": {k: v.to_list() for k, v in self.carriers.items()},
+            "summary_carriers": {k: _rate(v) for k, v in self.summary_carriers.items()}
+            if self.summary_carriers is not None
+            else None,
             "must_survive_violations": self.must_survive_violations,
             "violations": self.violations,
             "key_terms_only": _rate(self.key_terms_only),
             "position": [_rate(t) for t in self.position],
+            "summary_tokens": self.summary_tokens,
+            "read_only_tokens": self.read_only_tokens,
+            "read_only_share": self.read_only_share,
         }
 
 
-def _sum(tallies: Iterable[Mapping[str, Tally]]) -> dict[str, Tally]:
+def _sum(tallies: Iterable[Mapping[str, Tally]], *, carriers: bool = False) -> dict[str, Tally]:
+    """Tallies added up by key: categories in `POSITIVE` order, or carriers in theirs."""
     total: dict[str, Tally] = {}
     for tally in tallies:
         for key, value in tally.items():
             total[key] = total.get(key, Tally()) + value
-    return {k: total[k] for k in POSITIVE if k in total}
+    order = carrier_order(total) if carriers else [k for k in POSITIVE if k in total]
+    return {k: total[k] for k in order}
 
 
 def pool(runs: Sequence[RunMetrics]) -> Pooled:
@@ -327,6 +399,14 @@ def pool(runs: Sequence[RunMetrics]) -> Pooled:
         compliant=sum(1 for r in runs if r.compliant),
         negative_compression=sum(1 for r in runs if r.negative_compression),
         intact=sum(1 for r in runs if not r.integrity),
+        carriers=_sum((r.carriers for r in runs), carriers=True),
+        summary_carriers=_sum(
+            (r.summary_carriers for r in summaries if r.summary_carriers), carriers=True
+        )
+        if summaries
+        else None,
+        summary_tokens=sum(r.summary_tokens for r in runs),
+        read_only_tokens=sum(r.read_only_tokens for r in runs),
     )
 
 

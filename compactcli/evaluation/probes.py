@@ -58,12 +58,26 @@ NEGATIVE: tuple[Category, ...] = ("superseded", "decoy")
 MODES: tuple[Mode, ...] = ("exact", "normalized", "key_terms", "path")
 CARRIERS = (
     "user_text",
+    "user_answer",
+    "user_paste",
     "assistant_text",
+    "plan",
+    "report",
+    "edit",
     "tool_input",
     "tool_result",
+    "soft_failure",
+    "earlier_summary",
+    "skill",
     "todo",
+    "system",
     "none",
 )
+"""Where a fact was found (`origin.carrier`), in the order reports list them: what the user
+typed, answered (to a question tool) or pasted; the assistant's text, an accepted plan, an
+end-of-turn change report, an edit's old or new value; a tool call's arguments, its output, an
+error inside output that exited 0; an earlier summary the agent wrote; a skill's rules; a todo
+item; a system record; none (a decoy). Other values are accepted and listed after these."""
 
 DEFAULT_MODE: dict[Category, Mode] = {
     "user_constraint": "normalized",

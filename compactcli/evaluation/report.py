@@ -1,11 +1,16 @@
 """The evaluation's report: the results table as plain text, and the same as JSON.
 
 `render(evaluation, gates)` is the text `compactcli eval` prints: retention and compression
-for every strategy at every budget (round 1, pooled over fixtures), the sweep summary per
-strategy (AUC, highest compression at >= 90% weighted retention, paraphrase share, drift), the
-position curve of the gated strategy, the gates, and every probe the gated strategy lost at
-the gate budget. `to_json(evaluation, gates)` is `--json`: the same figures, per run and pooled.
-Plain text (no colour, fixed columns), so the README can show it as printed.
+for every strategy at every budget (round 1, pooled over fixtures; the whole context the agent
+loads next, with the summary alone beside it); the summary alone per category, with the share
+of its tokens spent on read-only commands that succeeded; retention per carrier (where in the
+session each fact was) for the main strategy (the gated `compact` when it ran) at every budget;
+the sweep summary per strategy (AUC, highest compression at >= 90% weighted retention,
+paraphrase share, drift of generated sessions); the drift over the parts of real sessions (each
+round's own retention, the first part's retention, the loss); the position curve of the gated
+strategy, the gates, every probe the gated strategy lost at the gate budget, and notes on
+rounds that could not run. `to_json(evaluation, gates)` is `--json`: the same figures, per run
+and pooled. Plain text (no colour, fixed columns), so the README can show it as printed.
 """
 
 from __future__ import annotations
@@ -13,9 +18,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from compactcli.evaluation.budgets import Budget, is_default, label
+from compactcli.evaluation.drift import all_parts_drift
 from compactcli.evaluation.gates import GATE_BUDGET, GateResult, drift_points
 from compactcli.evaluation.harness import Evaluation
-from compactcli.evaluation.metrics import BUCKETS, Pooled, RunMetrics, auc, max_compression, pool
+from compactcli.evaluation.metrics import (
+    BUCKETS,
+    Pooled,
+    RunMetrics,
+    auc,
+    carrier_order,
+    max_compression,
+    pool,
+)
 from compactcli.evaluation.strategies import GATED, STRATEGIES
 
 COLUMNS = (
@@ -37,8 +52,8 @@ def _percent(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value * 100:.{digits}f}%"
 
 
-def _groups(evaluation: Evaluation) -> list[tuple[str, float, list[RunMetrics]]]:
-    groups: list[tuple[str, float, list[RunMetrics]]] = []
+def _groups(evaluation: Evaluation) -> list[tuple[str, Budget, list[RunMetrics]]]:
+    groups: list[tuple[str, Budget, list[RunMetrics]]] = []
     for name in evaluation.settings.strategies:
         for budget in evaluation.settings.budgets:
             runs = [
@@ -80,12 +95,12 @@ def _sweep(evaluation: Evaluation, name: str) -> dict[str, Any]:
     }
 
 
-def _row(name: str, budget: float, pooled: Pooled, summarizes: bool) -> list[str]:
+def _row(name: str, budget: Budget, pooled: Pooled, summarizes: bool) -> list[str]:
     cells = [
         name,
-        f"{budget:.0%}",
+        label(budget),
         _percent(pooled.ratio),
-        f"{pooled.compliant}/{pooled.runs}",
+        "-" if is_default(budget) else f"{pooled.compliant}/{pooled.runs}",
         _percent(pooled.weighted.rate),
         _percent(pooled.summary_weighted.rate) if summarizes and pooled.summary_weighted else "-",
     ]
@@ -114,7 +129,7 @@ def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
     lines = [
         f"compactcli eval: {_count(len(evaluation.fixtures), 'fixture')}, "
         f"{_count(len(settings.strategies), 'strateg', 'y', 'ies')}, budgets "
-        + " ".join(f"{b:.0%}" for b in settings.budgets)
+        + " ".join(label(b) for b in settings.budgets)
         + f", {settings.rounds} round{'s' if settings.rounds != 1 else ''}; "
         "tokens: exact o200k_base (as `compactcli estimate --method exact`)",
         "fixtures: " + ", ".join(evaluation.fixtures),
@@ -137,6 +152,8 @@ def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
         for name, budget, runs in _groups(evaluation)
     ]
     lines += _table(header, rows, left=1)
+    lines += _summary_table(evaluation)
+    lines += _carrier_table(evaluation)
 
     lines += ["", "Sweep (per strategy)"]
     sweep_rows = []
@@ -159,9 +176,16 @@ def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
             ]
         )
     lines += _table(
-        ["strategy", "AUC", "max compression >= 90%", "key-terms only", "drift (points) at 10%"],
+        [
+            "strategy",
+            "AUC",
+            "max compression >= 90%",
+            "key-terms only",
+            f"drift (points) at {label(GATE_BUDGET)}",
+        ],
         sweep_rows,
     )
+    lines += _parts_table(evaluation)
 
     gated = [
         r
@@ -204,6 +228,9 @@ def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
     if evaluation.bad_probes:
         lines += ["", "Probes not found in their own input (fix the probe file)"]
         lines += [f"  {b['fixture']} {b['id']}: {b['fact']}" for b in evaluation.bad_probes]
+    if evaluation.notes:
+        lines += ["", "Notes"]
+        lines += [f"  {note}" for note in evaluation.notes]
     failed = [g for g in gates if g.gate and g.passed is False]
     passed = [g for g in gates if g.gate and g.passed]
     lines += ["", f"gates: {len(passed)} passed, {len(failed)} failed"]
@@ -212,7 +239,7 @@ def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
 
 def _gate_line(result: GateResult) -> str:
     value = result.value
-    if result.name == "violations" or result.name == "drift":
+    if result.name in ("violations", "drift", "drift_parts"):
         shown = "-" if value is None else f"{value:g}"
     else:
         shown = _percent(value)
@@ -244,5 +271,96 @@ def to_json(evaluation: Evaluation, gates: Sequence[GateResult]) -> dict[str, An
         "passed": not any(g.gate and g.passed is False for g in gates),
         "inputs": [i.to_dict() for i in evaluation.inputs],
         "runs": [r.to_dict() for r in evaluation.runs],
+        "parts": {
+            "drift": [d.to_dict() for d in all_parts_drift(evaluation.parts)],
+            "runs": [r.to_dict() for r in evaluation.parts],
+        },
         "bad_probes": evaluation.bad_probes,
+        "notes": evaluation.notes,
     }
+
+
+def main_strategy(evaluation: Evaluation) -> str | None:
+    """The strategy the per-carrier table shows: the gated one when it ran, else the first."""
+    strategies = evaluation.settings.strategies
+    if GATED in strategies:
+        return GATED
+    return strategies[0] if strategies else None
+
+
+def _summary_table(evaluation: Evaluation) -> list[str]:
+    """The summary alone, per category, and its read-only command share."""
+    rows = []
+    for name, budget, runs in _groups(evaluation):
+        pooled = pool(runs)
+        if not STRATEGIES[name].summarizes or pooled.summary_retention is None:
+            continue
+        cells = [
+            name,
+            label(budget),
+            _percent(pooled.summary_weighted.rate if pooled.summary_weighted else None),
+        ]
+        for key, _ in COLUMNS:
+            tally = pooled.summary_retention.get(key)
+            cells.append(_percent(tally.rate) if tally else "-")
+        cells.append(_percent(pooled.read_only_share))
+        rows.append(cells)
+    if not rows:
+        return []
+    header = ["strategy", "budget", "weighted", *(c for _, c in COLUMNS), "read-only"]
+    return [
+        "",
+        "Summary alone (round 1, pooled; read-only = share of summary tokens on read-only "
+        "commands that succeeded)",
+        *_table(header, rows),
+    ]
+
+
+def _carrier_table(evaluation: Evaluation) -> list[str]:
+    """Retention per carrier of the main strategy, one column per budget."""
+    name = main_strategy(evaluation)
+    groups = [(b, pool(runs)) for n, b, runs in _groups(evaluation) if n == name]
+    if not groups:
+        return []
+    carriers = carrier_order(c for _, pooled in groups for c in pooled.carriers)
+    rows = []
+    for carrier in carriers:
+        total = max(int(p.carriers[carrier].total) for _, p in groups if carrier in p.carriers)
+        cells = [carrier, str(total)]
+        for _, pooled in groups:
+            tally = pooled.carriers.get(carrier)
+            cells.append(_percent(tally.rate) if tally else "-")
+        rows.append(cells)
+    header = ["carrier", "probes", *(label(b) for b, _ in groups)]
+    return [
+        "",
+        f"Retention by carrier ({name}, round 1, pooled; where in the session the fact was)",
+        *_table(header, rows),
+    ]
+
+
+def _parts_table(evaluation: Evaluation) -> list[str]:
+    """The drift over the parts of real sessions."""
+    drifts = all_parts_drift(evaluation.parts)
+    if not drifts:
+        return []
+    rows = []
+    for drift in drifts:
+        rows.append(
+            [
+                drift.strategy,
+                label(drift.budget),
+                str(len(drift.fixtures)),
+                " ".join(_percent(r.own) for r in drift.rounds),
+                " ".join(_percent(r.first) for r in drift.rounds),
+                "-" if drift.loss is None else f"{drift.loss:+.1f}",
+            ]
+        )
+    header = ["strategy", "budget", "fixtures", "own probes", "first part's probes", "loss"]
+    parts = max(len(d.rounds) for d in drifts)
+    return [
+        "",
+        f"Drift over {parts} parts of each real session (round k: part k's records appended to "
+        "round k-1's output, compacted again; weighted retention per round; loss in points)",
+        *_table(header, rows),
+    ]

@@ -19,6 +19,12 @@ scored in the same harness, on the same probes:
 
 A strategy that cannot reach the budget returns its smallest result; budget compliance is
 measured, not assumed.
+
+The `default` budget (`compactcli.evaluation.budgets.DEFAULT`) sets no token budget: a strategy
+that has a default (`Strategy.run_default`) runs as `compactcli compact --force` does with its
+built-in settings (the heuristic count, the default kept tail, no `--max-tokens`): `compact`,
+and `extractive` and `llm-replay` with their summarizer and pruning choices. `drop-oldest`,
+`prune` and `head-tail` are defined by a budget and have no default run.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from compactcli.evaluation.measure import Counter, count
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts
+from compactcli.tokens import get_counter
 from compactcli.transcript import Transcript
 
 DROPPED = "Earlier turns were dropped to fit the context budget; they are not summarized."
@@ -55,6 +62,7 @@ class Backends:
 
 
 Run = Callable[[Transcript, int, Backends], Transcript]
+RunDefault = Callable[[Transcript, Backends], Transcript]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,7 @@ class Strategy:
     description: str
     summarizes: bool  # whether its output has a summary to score on its own
     run: Run
+    run_default: RunDefault | None = None  # the run with no token budget, when it has one
 
 
 class DropSummarizer:
@@ -96,6 +105,33 @@ def _pipeline(
             fit=True,
         )
     return compact(transcript, options, summarizer=summarizer, counter=backends.exact)
+
+
+def _defaults(transcript: Transcript, summarizer: Summarizer, *, pruning: bool) -> Transcript:
+    """`compactcli compact --force` with every other setting at its default."""
+    options = options_from_settings({**DEFAULTS, "force": True})
+    if not pruning:
+        options = dataclasses.replace(options, prune=NO_PRUNE)
+    counter = get_counter(
+        DEFAULTS["method"],
+        model=get_dialect(transcript.format).model(transcript),
+        format=transcript.format,
+    )
+    return compact(transcript, options, summarizer=summarizer, counter=counter)
+
+
+def extractive_default(transcript: Transcript, backends: Backends) -> Transcript:
+    return _defaults(transcript, get_summarizer("extractive"), pruning=False)
+
+
+def compact_default(transcript: Transcript, backends: Backends) -> Transcript:
+    return _defaults(transcript, get_summarizer("extractive"), pruning=True)
+
+
+def llm_default(transcript: Transcript, backends: Backends) -> Transcript:
+    if backends.llm is None:
+        raise ValueError("the llm-replay strategy needs an LLM summarizer (a replay server)")
+    return _defaults(transcript, backends.llm, pruning=True)
 
 
 def drop_oldest(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
@@ -262,9 +298,27 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("drop-oldest", "drop the oldest turns, no summary", False, drop_oldest),
         Strategy("prune", "clear old tool output only", False, prune_only),
         Strategy("head-tail", "truncate tool output to head and tail", False, head_tail),
-        Strategy("extractive", "extractive summary, no pruning", True, extractive),
-        Strategy("compact", "default compact: prune + extractive summary", True, default_compact),
-        Strategy("llm-replay", "compact with the LLM summary, replayed", True, llm_replay),
+        Strategy(
+            "extractive",
+            "extractive summary, no pruning",
+            True,
+            extractive,
+            extractive_default,
+        ),
+        Strategy(
+            "compact",
+            "default compact: prune + extractive summary",
+            True,
+            default_compact,
+            compact_default,
+        ),
+        Strategy(
+            "llm-replay",
+            "compact with the LLM summary, replayed",
+            True,
+            llm_replay,
+            llm_default,
+        ),
     )
 }
 GATED = "compact"

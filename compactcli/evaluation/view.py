@@ -68,7 +68,7 @@ def compactcli_boilerplate() -> Boilerplate:
     summaries' headings, the prune placeholders, the drop-oldest marker."""
     from compactcli.dialects.pi import COMPACTION_PREFIX, COMPACTION_SUFFIX
     from compactcli.evaluation.strategies import DROPPED
-    from compactcli.injection import CLOSING, HEAD_HEADING, PREAMBLE
+    from compactcli.injection import CLOSING, HEAD_HEADING, PREAMBLE, TASK_PREAMBLE
     from compactcli.injection.claude_code import SUMMARY_SUFFIX
     from compactcli.injection.codex import SUMMARY_PREFIX
     from compactcli.prune import CLEARED_PREFIXES
@@ -79,6 +79,7 @@ def compactcli_boilerplate() -> Boilerplate:
         (*SUMMARY_HEADINGS, *HEADINGS, *PROGRESS_PARTS, FACTS_HEADING, HEAD_HEADING),
         (
             PREAMBLE,
+            TASK_PREAMBLE,
             CLOSING,
             SUMMARY_SUFFIX,
             SUMMARY_PREFIX,
