@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.dialects import atomic_units
 from compactcli.prune import PruneOptions, prune
-from compactcli.summarizers.facts import Command, extract_facts
+from compactcli.summarizers.facts import Command, Outcome, extract_facts, outcome
 from compactcli.tokens import get_counter
-from compactcli.transcript import Transcript
+from compactcli.transcript import Block, Transcript
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.transcript_strategies import FORMAT_NAMES, plans, render
@@ -494,6 +494,27 @@ def test_a_cleared_failure_keeps_its_error_line_and_a_success_does_not(tmp_path:
     # a second run changes nothing
     again = prune(after, PruneOptions(keep_recent=1), counter=_counter(after))
     assert to_bytes(again) == to_bytes(after)
+
+
+def test_an_error_printed_by_a_call_that_did_not_fail_is_kept_in_its_placeholder(
+    tmp_path: Path,
+) -> None:
+    # piped through `head`: exit 0, and the error is in the output
+    soft = "Exit code 0\n" + PASSING_LOG + "src/a.ts(3,1): error TS2304: Cannot find name 'x'.\n"
+    path = _shell_session(tmp_path, soft, "Exit code 0\nok")
+    _, after = _prune(path, keep_recent=1)
+    digest = hashlib.sha256(soft.encode()).hexdigest()
+    placeholder = after.records[2].raw["content"]
+    assert placeholder == (
+        f"[Old tool result cleared: exec_command npm test -- shard 1 — 43 lines, "
+        f"{len(soft):,} chars, sha256:{digest}; "
+        "printed an error: src/a.ts(3,1): error TS2304: Cannot find name 'x'.]"
+    )
+    # a later summary still reads it as an error, not as a failed call
+    block = Block(kind="tool_result", text=placeholder)
+    assert outcome(block, shell=True, soft=True) == Outcome(
+        "ok", error="src/a.ts(3,1): error TS2304: Cannot find name 'x'."
+    )
 
 
 def test_a_failure_whose_placeholder_would_not_be_smaller_stays_whole(tmp_path: Path) -> None:
