@@ -9,11 +9,13 @@
    pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the excess, at
    most `FIT_ATTEMPTS` times), and, when no tail is small enough because the current turn is
    larger than the budget, once more with `cut_turn` (the turn is cut and its prompt quoted
-   verbatim in the summary; the check records `cut_turn`). When the result is still over its
-   limits after all that (with `fit`), it is compacted again as read back, as a second run
-   would, until a round changes nothing (at most `FIT_ROUNDS` rounds; the check records
-   `rounds`): a second `compact` then finds nothing to do. Not with a summary a model wrote
-   (each round would ask it again);
+   verbatim in the summary; the check records `cut_turn`). A session whose context is that one
+   turn (nothing before its prompt to summarize) has it cut so by the summarize stage itself,
+   with `force` and over the threshold alike, unless that does not make the context smaller
+   (`compactcli.summarize`). When the result is still over its limits after all that (with
+   `fit`), it is compacted again as read back, as a second run would, until a round changes
+   nothing (at most `FIT_ROUNDS` rounds; the check records `rounds`): a second `compact` then
+   finds nothing to do. Not with a summary a model wrote (each round would ask it again);
 3. **check**: the result must validate (no error the input did not have) and be smaller than the
    input; otherwise the input comes back unchanged and the check says why. Whether the result is
    under the threshold and the budget, and by how much it is over, is recorded.
@@ -411,7 +413,7 @@ def _summarize_to_fit(
         pruned, options, options.summarize, summarizer, counter, measure, after_prune
     )
     cut_turn = options.summarize.cut_turn
-    if options.fit and _over(report) and not cut_turn:
+    if options.fit and _over(report) and not cut_turn and not _pinned(result):
         turn = dataclasses.replace(options.summarize, cut_turn=True)
         other = _fit_tail(pruned, options, turn, summarizer, counter, measure, after_prune)
         attempts += other[3]
@@ -494,6 +496,15 @@ def _summary_size(result: Transcript) -> int | None:
             size = stats.details.get("summarize", {}).get("summary_tokens")
             return size if isinstance(size, int) else None
     return None
+
+
+def _pinned(result: Transcript) -> bool:
+    """Whether the last summarize stage of `result` cut the current turn (or tried to): the
+    stage does so when nothing else could be summarized, and `cut_turn` would change nothing."""
+    for stats in reversed(result.stats):
+        if stats.stage == "summarize":
+            return stats.details.get("summarize", {}).get("pinned_prompt") is not None
+    return False
 
 
 def _tail_tokens(result: Transcript) -> int | None:

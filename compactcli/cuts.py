@@ -13,8 +13,9 @@ summarizing. The rules:
   whatever they cost. It holds the last user prompt (`is_prompt`: text the person typed, not text
   the agent injected; unless the protected head holds it) while the tail from that prompt stays
   under the soft ceiling; when the current turn alone is larger (one prompt followed by a long run
-  of work), the cut may fall inside it and the prompt is `pinned`: summarized with the middle, and
-  quoted verbatim in the summary by the stage. When the budget falls inside an atomic unit, the
+  of work), the cut may fall inside it (`pin`) and the prompt is `pinned`: summarized with the
+  middle, and quoted verbatim in the summary by the stage. When nothing before that prompt can be
+  summarized, the `NoCut` says so (`turn_only`). When the budget falls inside an atomic unit, the
   tail takes that unit whole if it then stays under 1.5 times the budget (a soft ceiling), and
   leaves it out otherwise.
 - A cut only falls where an atomic unit starts (`compactcli.dialects.atomic_units`: never inside
@@ -68,9 +69,15 @@ class Cut:
 
 @dataclass(frozen=True, slots=True)
 class NoCut:
-    """Why nothing is summarized."""
+    """Why nothing is summarized.
+
+    `turn_only`: the last user prompt is kept with everything after it and nothing before it
+    can be summarized, so only cutting its turn (`find_cut(..., pin=True)`) could summarize
+    anything (a session of one prompt and the work on it).
+    """
 
     reason: str
+    turn_only: bool = False
 
 
 def is_prompt(message: Message) -> bool:
@@ -188,7 +195,8 @@ def _nothing(
     if prompt is not None and limit == prompt and start >= limit:
         return NoCut(
             f"nothing to summarize before the last user prompt (message {prompt + 1} of "
-            f"{count}), which is kept with everything after it"
+            f"{count}), which is kept with everything after it",
+            turn_only=True,
         )
     if limit < start or count <= MIN_TAIL_MESSAGES:
         size = f"{count} message{'' if count == 1 else 's'}"

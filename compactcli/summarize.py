@@ -20,11 +20,18 @@ Guarantees:
   it must validate (no error the input did not have), end with the kept tail, and be smaller on
   the context view. A result that fails a check is not returned: the input comes back
   unchanged, with the reason in the stats.
-- The last user prompt is kept, in the tail or in the head. Only with `cut_turn`, when its turn
-  alone is larger than the kept tail may grow (`compactcli.cuts`), is it pinned instead:
-  summarized with the middle and quoted verbatim at the end of the summary, under
-  `REQUEST_HEADING`, its place given in `details["summarize"]["pinned_prompt"]`; when that
-  summary would not make the context smaller, the cut that keeps the prompt is used.
+- The last user prompt is kept, in the tail or in the head. When its turn alone is larger than
+  the kept tail may grow (`compactcli.cuts`), it is pinned instead, with `cut_turn` or when
+  nothing before it could be summarized (the `NoCut` is `turn_only`: a session of one prompt
+  and the work on it, also after the agent's own compaction, but not after a summary of ours,
+  whose run kept the prompt with its turn, so that a second run changes nothing): summarized
+  with the middle and quoted verbatim at the end of the summary, under `REQUEST_HEADING`, its
+  place given in `details["summarize"]["pinned_prompt"]`, and the summary's preamble names it as
+  the current task (`compactcli.injection.TASK_PREAMBLE`). When that summary would not make the
+  context smaller, the cut that keeps the prompt is used, or, when there is none, the input
+  comes back unchanged with both reasons. A request an earlier summary of ours quoted stays
+  quoted, with that preamble, in the summary that replaces it while no prompt follows it
+  (`details["summarize"]["carried_request"]`).
 - Nothing worth summarizing (the context fits in what must be kept, or only an earlier summary
   is left to replace) gives the input back unchanged, byte for byte, with the reason.
 - The stage appends one `StageStats` (stage "summarize"): tokens before and after on the
@@ -46,18 +53,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from compactcli import boundary
-from compactcli.cuts import Cut, NoCut, find_cut
+from compactcli.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
 from compactcli.dialects import Dialect, atomic_units, get_dialect
 from compactcli.dialects.pi import COMPACTION_PREFIX, COMPACTION_SUFFIX
 from compactcli.injection import (
-    PREAMBLE,
     Injection,
     Writer,
     frame,
     get_writer,
+    has_preamble,
     quote_head,
     quote_request,
     raw_item,
+    split_request,
     unframe,
 )
 from compactcli.injection.claude_code import SUMMARY_SUFFIX
@@ -94,7 +102,9 @@ class SummarizeOptions:
 
 def default_summary_tokens(replaced: int) -> int:
     """The summary budget when none is given: a tenth of what it replaces, 400 to 8,000 tokens,
-    and never more than half of it."""
+    and never more than half of it. A summary that updates an earlier one gets at least the
+    earlier one's size plus this budget for the turns after it, so memory never shrinks by a
+    round of compaction the user did not size."""
     budget = min(MAX_SUMMARY_TOKENS, max(MIN_SUMMARY_TOKENS, replaced // 10))
     return max(1, min(budget, replaced // 2))
 
@@ -107,6 +117,7 @@ class _Earlier:
     head: str
     facts: Facts | None
     turns: tuple[Message, ...]  # the middle's messages to summarize, in order
+    request: str  # the request quoted by the newest of our summaries, when no prompt follows it
 
 
 def summarize(
@@ -124,6 +135,8 @@ def summarize(
     tokens = [counter.message_tokens(m) for m in context]
     before = sum(tokens)
     stage = _Stage(transcript, options, dialect, counter, context, before, started)
+    initial = writer.initial(context)
+    accept = writer.acceptor(transcript, context)
 
     def cut_at(pin: bool) -> Cut | NoCut:
         return find_cut(
@@ -131,23 +144,62 @@ def summarize(
             tokens,
             keep_recent_tokens=options.keep_recent_tokens,
             protect_first=options.protect_first,
-            initial=writer.initial(context),
+            initial=initial,
             alternating=writer.alternating,
-            accept=writer.acceptor(transcript, context),
+            accept=accept,
             refusal=writer.refusal,
             pin=pin,
         )
 
     cut = cut_at(pin=options.cut_turn)
+    alone: NoCut | None = None  # nothing but the current turn to summarize: it is cut instead
+    uncut = ""  # why the current turn is not cut after all
+    if isinstance(cut, NoCut) and cut.turn_only:
+        uncut = _kept_turn(context, tokens, options.keep_recent_tokens, options.cut_turn)
+        turn = cut_at(pin=True) if not uncut and not options.cut_turn else None
+        if isinstance(turn, Cut):
+            alone, cut = cut, turn
     if isinstance(cut, NoCut):
-        return stage.unchanged(cut.reason)
-    done, changed = _summarize_at(cut, stage, writer, summarizer, tokens)
-    if not changed and cut.pinned is not None:
+        return stage.unchanged(f"{cut.reason}; {uncut}" if uncut else cut.reason)
+    done = _summarize_at(cut, stage, writer, summarizer, tokens)
+    if isinstance(done, _Unused) and cut.pinned is not None and alone is None:
         # cutting the current turn did not pay: keep its prompt in the tail instead
         other = cut_at(pin=False)
         if isinstance(other, Cut):
-            return _summarize_at(other, stage, writer, summarizer, tokens)[0]
+            done = _summarize_at(other, stage, writer, summarizer, tokens)
+    if isinstance(done, _Unused):
+        reason = (
+            done.reason if alone is None else f"{alone.reason}; with its turn cut, {done.reason}"
+        )
+        return stage.unchanged(reason, done.info)
     return done
+
+
+def _kept_turn(context: Sequence[Message], tokens: Sequence[int], keep: int, cut_turn: bool) -> str:
+    """Why the turn of the last user prompt, when nothing before it could be summarized, is not
+    cut: it is within the kept tail's soft ceiling, or (without `cut_turn`) the newest summary
+    before it is ours (the run that wrote it kept the prompt with its turn, and the same options
+    keep deciding so). "" when it may be cut."""
+    prompt = next((i for i in range(len(context) - 1, -1, -1) if is_prompt(context[i])), None)
+    if prompt is None:
+        return ""
+    turn = sum(tokens[prompt:])
+    if turn <= keep * SOFT_CEILING:
+        return f"its turn ({turn:,} tokens) is within 1.5 times the kept tail ({keep:,} tokens)"
+    summary = next((m for m in reversed(context[:prompt]) if m.summary), None)
+    if cut_turn or summary is None:
+        return ""
+    if any(b.kind == "text" and has_preamble(b.text) for b in summary.blocks):
+        return "an earlier summary of ours kept it with its turn (--cut-turn cuts the turn)"
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Unused:
+    """A summary that was made but not used: why, and what it was."""
+
+    reason: str
+    info: Mapping[str, Any]
 
 
 def _summarize_at(
@@ -156,8 +208,8 @@ def _summarize_at(
     writer: Writer,
     summarizer: Summarizer,
     tokens: Sequence[int],
-) -> tuple[Transcript, bool]:
-    """Summarize `cut`'s middle: (the result, whether it changed the transcript)."""
+) -> Transcript | _Unused:
+    """Summarize `cut`'s middle: the result, or why it is not used."""
     transcript, options, dialect = stage.transcript, stage.options, stage.dialect
     context, counter, before = stage.context, stage.counter, stage.before
     earlier = _earlier(transcript, dialect, context[cut.head : cut.start])
@@ -166,6 +218,11 @@ def _summarize_at(
         head_text = quote_head(context[: cut.head])
     replaced = sum(tokens[cut.head : cut.start])
     budget = options.summary_tokens or default_summary_tokens(replaced)
+    if options.summary_tokens is None and earlier.text:
+        # room for the whole earlier summary, and for the new turns as much as without it
+        summaries = sum(tokens[i] for i in cut.middle if context[i].summary)
+        new_turns = default_summary_tokens(max(replaced - summaries, 1))
+        budget = max(budget, counter.text_tokens(earlier.text) + new_turns)
     result = summarizer.summarize(
         SummaryRequest(
             messages=earlier.turns,
@@ -180,13 +237,17 @@ def _summarize_at(
         )
     )
     facts = _carry_files(result.facts, earlier.facts)
-    body = result.text
+    request = ""
     if cut.pinned is not None:
-        body = f"{body.strip()}\n\n{quote_request(context[cut.pinned])}"
-    text = frame(body, head_text)
+        request = quote_request(context[cut.pinned])
+    elif earlier.request and not any(is_prompt(m) for m in context[cut.start :]):
+        request = earlier.request  # the task an earlier summary quoted is still the current one
+    text = frame(result.text, head_text, request)
     info = stage.info(result, earlier, cut, text)
     if cut.pinned is not None:
         info["pinned_prompt"] = stage.where(context[cut.pinned])
+    elif request:
+        info["carried_request"] = True
     draft = Injection(context, cut, text, {}, facts, before, 0)
     measured = transcript.evolve(records=writer.write(transcript, draft))
     rewritten = _rewritten(transcript.records, measured.records)
@@ -198,7 +259,7 @@ def _summarize_at(
         reason = (
             f"the summary would not make the context smaller ({after:,} tokens, {before:,} before)"
         )
-        return stage.unchanged(reason, info), False
+        return _Unused(reason, info)
     details = boundary.details(
         stage="summarize",
         trigger=options.trigger,
@@ -221,10 +282,8 @@ def _summarize_at(
     result_transcript = transcript.evolve(records=writer.write(transcript, injection))
     problem = _check(transcript, result_transcript, dialect, injection)
     if problem:
-        return stage.unchanged(
-            f"the result failed a check and was not used: {problem}", info
-        ), False
-    return stage.changed(result_transcript, after, info, details), True
+        return _Unused(f"the result failed a check and was not used: {problem}", info)
+    return stage.changed(result_transcript, after, info, details)
 
 
 @dataclass(slots=True)
@@ -322,28 +381,33 @@ def _rewritten(before: Sequence[Record], after: Sequence[Record]) -> list[int]:
 
 
 def summary_body(message: Message) -> str | None:
-    """The body of the summary this stage wrote in `message` (its framing and the agents'
-    wrappers taken off), or None when the message holds none."""
-    ours = [b.text for b in message.blocks if b.kind == "text" and PREAMBLE in b.text]
-    return unframe("\n\n".join(ours), _WRAPPERS)[0] if ours else None
+    """The body of the summary this stage wrote in `message` (its framing, its quoted request
+    and the agents' wrappers taken off), or None when the message holds none."""
+    ours = [b.text for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
+    return split_request(unframe("\n\n".join(ours), _WRAPPERS)[0])[0] if ours else None
 
 
 def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]) -> _Earlier:
-    """Split the middle into earlier summaries (their bodies, head quote and facts) and turns."""
+    """Split the middle into earlier summaries (their bodies, head quote, facts and quoted
+    request) and turns."""
     texts: list[str] = []
     head = ""
     facts: Facts | None = None
     turns: list[Message] = []
+    request = ""
     compactions = dialect.compactions(transcript) if any(m.summary for m in middle) else []
     for message in middle:
         if not message.summary:
             turns.append(message)
+            request = "" if is_prompt(message) else request
             continue
-        ours = [b for b in message.blocks if b.kind == "text" and PREAMBLE in b.text]
+        ours = [b for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
+        rest: Message | None = None
         if ours:
-            rest = tuple(b for b in message.blocks if not any(b is o for o in ours))
-            if rest:
-                turns.append(dataclasses.replace(message, blocks=rest, summary=False))
+            blocks = tuple(b for b in message.blocks if not any(b is o for o in ours))
+            if blocks:
+                rest = dataclasses.replace(message, blocks=blocks, summary=False)
+                turns.append(rest)
             source = "\n\n".join(b.text for b in ours)
         else:
             source = message.text
@@ -351,13 +415,17 @@ def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]
         if body:
             texts.append(body)
         head = quoted or head
+        # a request stays current until a prompt follows (an agent's own summary may hold one)
+        request = split_request(body)[1] if ours else ""
+        if rest is not None and is_prompt(rest):
+            request = ""
         for compaction in compactions:
             if message.index in (compaction.index, compaction.summary_index):
                 found = _recorded_facts(transcript.records[compaction.index].raw)
                 if found is not None:
                     facts = found if facts is None else _carry_files(found, facts)
                 break
-    return _Earlier("\n\n".join(texts) if texts else None, head, facts, tuple(turns))
+    return _Earlier("\n\n".join(texts) if texts else None, head, facts, tuple(turns), request)
 
 
 def _recorded_facts(raw: Any) -> Facts | None:
@@ -443,5 +511,5 @@ def _same(before: Transcript, old: Message, after: Transcript, new: Message) -> 
         return True
     if not new.summary:
         return False
-    own = [b.text for b in new.blocks if PREAMBLE not in b.text]
+    own = [b.text for b in new.blocks if not has_preamble(b.text)]
     return own == [b.text for b in old.blocks]

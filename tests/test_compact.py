@@ -28,9 +28,9 @@ from compactcli.compact import (
     over_parts,
     settle,
 )
-from compactcli.cuts import is_prompt
+from compactcli.cuts import SOFT_CEILING, is_prompt
 from compactcli.estimate import EstimateOptions, estimate
-from compactcli.injection import PREAMBLE
+from compactcli.injection import TASK_PREAMBLE, has_preamble
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
@@ -38,7 +38,7 @@ from compactcli.summarizers.llm import BREAKER
 from compactcli.tokens import TokenCounter, get_counter
 from compactcli.transcript import Transcript
 from tests.cli_runner import run
-from tests.conftest import FIXTURES
+from tests.conftest import EVAL_FIXTURES, FIXTURES
 from tests.llm_server import serve
 from tests.test_llm_summarizer import ANSWER, MODEL
 from tests.transcript_strategies import FORMAT_NAMES, Call, Plan, Step, Turn, plans, render
@@ -129,35 +129,65 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
     assert validate(result).errors == ()
 
 
-def test_fit_cuts_the_current_turn_when_no_tail_keeps_its_prompt_under_the_budget() -> None:
-    # one prompt, then the agent's work on it: no cut before the prompt can help
+def test_a_single_turn_over_the_budget_is_cut_inside_its_turn_by_the_summary() -> None:
+    # one prompt, then the agent's work on it: nothing before the prompt to summarize, so the
+    # summary cuts the turn itself once the kept tail is small enough (the turn larger than 1.5
+    # times it); --cut-turn is not needed
     path = TRANSCRIPTS / "claude-code-session.jsonl"
     plain = compact_check(library(path, max_tokens=900, summarize=SummarizeOptions()))
     assert plain is not None
     assert plain.not_summarized == (
         "nothing to summarize before the last user prompt (message 1 of 13), "
-        "which is kept with everything after it"
+        "which is kept with everything after it; its turn (1,372 tokens) is within 1.5 times the "
+        "kept tail (20,000 tokens)"
     )
     result = library(path, max_tokens=900, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.cut_turn, check.keep_recent_tokens) == ((), True, 398)
-    assert (check.tokens_before, check.tokens_after) == (1821, 507)
+    assert (check.over, check.cut_turn, check.tokens_before) == ((), False, 1821)
+    assert check.keep_recent_tokens < 1372 / SOFT_CEILING
     assert validate(result).errors == ()
-    # the same bytes as the two stages with the tail that fitted and --cut-turn
+    summary = next(m for m in get_dialect("claude-code").context(result) if m.summary)
+    assert TASK_PREAMBLE in summary.text
+    # the same bytes as the two stages with the tail that fitted (no --cut-turn)
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=398, cut_turn=True),
+        SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
     assert to_bytes(staged) == to_bytes(result)
 
 
+def test_fit_cuts_the_current_turn_when_no_tail_keeps_its_prompt_under_the_budget() -> None:
+    # an earlier turn, then a skill's turn too large for any tail that keeps its command
+    path = TRANSCRIPTS / "claude-code-skill.jsonl"
+    result = library(path, max_tokens=1000, fit=True)
+    check = compact_check(result)
+    assert check is not None
+    assert (check.over, check.cut_turn, check.tokens_before) == ((), True, 2440)
+    assert validate(result).errors == ()
+    # the same bytes as the two stages with the tail that fitted and --cut-turn; without it,
+    # that tail keeps the command with its turn
+    transcript = read_transcript(str(path))
+    counter = counter_for(transcript)
+    pruned = settle(prune(transcript, PruneOptions(), counter=counter))
+    staged = [
+        summarize(
+            pruned,
+            SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens, cut_turn=cut_turn),
+            summarizer=EXTRACTIVE,
+            counter=counter,
+        )
+        for cut_turn in (True, False)
+    ]
+    assert to_bytes(staged[0]) == to_bytes(result) != to_bytes(staged[1])
+
+
 def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> None:
-    path = FIXTURES / "eval" / "codex-20k-s2.jsonl"
+    path = EVAL_FIXTURES / "codex-20k-s2.jsonl"
     # a budget the user gave is never lowered: 89 tokens over
     given = compact_check(
         library(path, max_tokens=2500, fit=True, summarize=SummarizeOptions(summary_tokens=9000))
@@ -181,9 +211,7 @@ def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> No
 
 
 def test_a_smaller_summary_that_leaves_the_result_over_is_not_used() -> None:
-    check = compact_check(
-        library(FIXTURES / "eval" / "codex-20k-s2.jsonl", max_tokens=1500, fit=True)
-    )
+    check = compact_check(library(EVAL_FIXTURES / "codex-20k-s2.jsonl", max_tokens=1500, fit=True))
     assert check is not None
     assert (check.summary_tokens, check.cut_turn) == (None, False)
     assert check.over == (("budget", 1500, check.tokens_after - 1500),)
@@ -707,22 +735,22 @@ def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
 
 
 def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() -> None:
-    path = FIXTURES / "eval" / "anthropic-20k-s4.jsonl"
+    path = EVAL_FIXTURES / "anthropic-20k-s4.jsonl"
     result = run("compact", str(path), "--max-tokens", "4000", "-o", "o.jsonl", "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert (report["tokens_after"], report["notes"]) == (
-        4683,
+        4790,
         [
-            f"{path}: still over: the summary takes 1,100 tokens and the kept tail (3 messages) "
-            "2,589; a smaller summary left it over too (4,116 tokens)"
+            f"{path}: still over: the summary takes 1,207 tokens and the kept tail (3 messages) "
+            "2,589; a smaller summary left it over too (4,153 tokens)"
         ],
     )
     found = compact_check(library(path, max_tokens=4000, fit=True))
     assert found is not None
     assert (found.tokens_after, found.smaller_summary_total, found.summary_tokens) == (
-        4683,
-        4116,
+        4790,
+        4153,
         None,
     )
 
@@ -853,11 +881,12 @@ def _check_safety(stage: str, fmt: str, plan: Plan, options: Any, tmp_path: Path
     # calls and results stay paired; no call loses a result it had
     assert _unanswered(after) <= _unanswered(before)
 
-    # the last user message survives: as the last user message of the context, unless
-    # --protect-first put it in the protected head (kept, or quoted verbatim in the summary);
-    # a message is what the person typed (a skill's body after it is not)
+    # the last user message survives: as the last user message of the context, or quoted
+    # verbatim at the end of the summary when its turn was cut, unless --protect-first put it
+    # in the protected head (kept, or quoted verbatim in the summary); a message is what the
+    # person typed (a skill's body after it is not)
     def user_texts(t: Transcript) -> list[str]:
-        return [m.text for m in dialect.context(t) if is_prompt(m) or PREAMBLE in m.text]
+        return [m.text for m in dialect.context(t) if is_prompt(m) or has_preamble(m.text)]
 
     last = user_texts(before)[-1]
     protected = getattr(getattr(options, "summarize", options), "protect_first", 0)
@@ -957,44 +986,37 @@ def test_a_summary_a_model_wrote_is_not_compacted_again_in_more_rounds(tmp_path:
 def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
     tmp_path: Path,
 ) -> None:
-    # one prompt and its work: only a cut turn summarizes anything, and 300 tokens is too few
+    # an earlier turn, then a skill's turn: only a cut turn comes near 700 tokens, which no
+    # tail meets
+    path = TRANSCRIPTS / "claude-code-skill.jsonl"
     out = tmp_path / "out.jsonl"
-    first = run(
-        "compact",
-        str(TRANSCRIPTS / "claude-code-session.jsonl"),
-        "--max-tokens",
-        "300",
-        "--json",
-        "-o",
-        str(out),
-    )
+    first = run("compact", str(path), "--max-tokens", "700", "--json", "-o", str(out))
     assert first.exit_code == 1
     assert json.loads(first.stdout) == {
-        "path": str(TRANSCRIPTS / "claude-code-session.jsonl"),
+        "path": str(path),
         "status": "compacted",
-        "tokens_before": 1821,
-        "tokens_after": 507,
-        "saved": 1314,
+        "tokens_before": 2440,
+        "tokens_after": 894,
+        "saved": 1546,
         "method": "heuristic",
         "output": str(out),
         "backup": None,
         "summarized": True,
         "llm_calls": 0,
-        "over": {"what": "budget", "limit": 300, "excess": 207},
+        "over": {"what": "budget", "limit": 700, "excess": 194},
         "exit_code": 1,
         "message": None,
         "warnings": [],
         "notes": [
-            f"{TRANSCRIPTS / 'claude-code-session.jsonl'}: still over: the summary takes 256 "
-            "tokens and the kept tail (3 messages) 251; the kept messages leave the summary 49 "
-            "tokens, less than its smallest (256)"
+            f"{path}: still over: the summary takes 424 tokens and the kept tail (3 messages) 470; "
+            "the kept messages leave the summary 230 tokens, less than its smallest (424)"
         ],
-        "keep_recent_tokens": 270,
+        "keep_recent_tokens": 0,
         "cut_turn": True,
     }
     assert validate(read_transcript(str(out))).errors == ()
     again = run(
-        "compact", str(out), "--max-tokens", "300", "--json", "-o", str(tmp_path / "again.jsonl")
+        "compact", str(out), "--max-tokens", "700", "--json", "-o", str(tmp_path / "again.jsonl")
     )
     assert json.loads(again.stdout)["status"] == "unchanged"
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()

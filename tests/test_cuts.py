@@ -121,7 +121,8 @@ def test_nothing_to_summarize_says_why() -> None:
     one_prompt = [msg("user", text("do it all")), *conversation()[3:6]]
     assert cut(one_prompt, [10] * 4, keep_recent_tokens=30) == NoCut(
         "nothing to summarize before the last user prompt (message 1 of 4), "
-        "which is kept with everything after it"
+        "which is kept with everything after it",
+        turn_only=True,
     )
     assert cut(one_prompt, [10] * 4, keep_recent_tokens=0) == NoCut(
         "nothing to summarize but the last user prompt (message 1 of 4): what follows it is kept"
@@ -138,7 +139,8 @@ def test_a_protected_head_may_hold_the_last_prompt() -> None:
     # the whole turn (70 tokens) fits under 1.5 times the budget: the prompt stays in the tail
     assert cut(messages, tokens, keep_recent_tokens=50) == NoCut(
         "nothing to summarize before the last user prompt (message 1 of 7), "
-        "which is kept with everything after it"
+        "which is kept with everything after it",
+        turn_only=True,
     )
     assert cut(messages, tokens, keep_recent_tokens=0, protect_first=1) == Cut(1, 4, 30)
 
@@ -190,6 +192,46 @@ SELECTION = "<ide_selection>The user selected the lines 1 to 9 of a.py</ide_sele
 def test_a_prompt_is_text_the_person_typed(blocks: tuple[Block, ...], expected: bool) -> None:
     assert is_prompt(msg("user", *blocks)) is expected
     assert is_prompt(msg("assistant", *blocks)) is False
+
+
+def one_turn(*before: Message) -> list[Message]:
+    """`before`, then one prompt and seven messages of work on it (a call and its result)."""
+    work = [msg("assistant", text("more")), msg("assistant", call("c9")), msg("tool", result("c9"))]
+    return [*before, msg("user", text("do it all")), *conversation()[3:6], *work, msg("assistant")]
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        (),
+        (msg("system", text("standing context")),),  # the format's initial messages
+        (msg("user", text("summary of older turns"), summary=True),),  # after a compaction
+    ],
+    ids=["alone", "after-standing-context", "after-an-earlier-summary"],
+)
+def test_when_only_the_current_turn_could_be_summarized_the_no_cut_says_so(
+    before: tuple[Message, ...],
+) -> None:
+    messages = one_turn(*before)
+    tokens = [10] * len(messages)
+    initial = sum(1 for m in before if m.role == "system")
+    found = cut(messages, tokens, keep_recent_tokens=20, initial=initial, pin=False)
+    assert isinstance(found, NoCut) and found.turn_only
+    assert found.reason.startswith("nothing to summarize before the last user prompt")
+    # cutting the turn summarizes it, an earlier summary with it, and pins the prompt
+    pinned = cut(messages, tokens, keep_recent_tokens=20, initial=initial, pin=True)
+    assert pinned == Cut(initial, len(messages) - 3, 30, pinned=len(before))
+
+
+def test_a_turn_with_earlier_turns_before_it_is_not_turn_only() -> None:
+    messages = [*conversation()[:2], *one_turn()]
+    tokens = [10] * len(messages)
+    # the earlier turn is summarized, the prompt kept with its whole turn
+    assert cut(messages, tokens, keep_recent_tokens=20, pin=False) == Cut(0, 2, 80)
+    # nothing worth summarizing for other reasons is not turn_only either
+    assert cut(conversation(), [10] * 8, keep_recent_tokens=1000) == NoCut(
+        "nothing to summarize: the whole conversation fits in the kept tail"
+    )
 
 
 def test_the_current_turn_starts_at_the_typed_command_not_at_the_skill_body_after_it() -> None:

@@ -11,7 +11,7 @@ import pytest
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.dialects import detect_format
 from compactcli.dialects.base import OUR_SUMMARY_START
-from compactcli.injection import PREAMBLE
+from compactcli.injection import PREAMBLES
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
@@ -117,7 +117,7 @@ def test_compact_and_estimate_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_our_summary_is_known_by_how_its_text_starts() -> None:
-    assert PREAMBLE.startswith(OUR_SUMMARY_START)
+    assert all(preamble.startswith(OUR_SUMMARY_START) for preamble in PREAMBLES)
 
 
 def test_a_message_may_hold_a_plain_string() -> None:

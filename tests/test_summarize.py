@@ -21,8 +21,10 @@ from compactcli.injection import (
     PREAMBLE,
     REQUEST_HEADING,
     STUB_RESULT,
+    TASK_PREAMBLE,
     Injection,
     get_writer,
+    has_preamble,
 )
 from compactcli.injection.codex import SUMMARY_PREFIX
 from compactcli.summarize import SummarizeOptions, summarize
@@ -596,7 +598,7 @@ def test_our_earlier_summary_is_updated_and_its_file_lists_carry_over(
     request = fake.requests[0]
     assert request.previous is not None
     assert request.previous.startswith("## Goal\n")
-    assert PREAMBLE not in request.previous
+    assert not has_preamble(request.previous)
     earlier = first.stats[-1].details["boundary"]["facts"]["files_read"]
     assert len(earlier) == 2
     assert request.previous_facts is not None
@@ -917,7 +919,7 @@ def _pairs(t: Transcript) -> tuple[set[str], set[str]]:
 def _prompts(t: Transcript) -> Iterator[str]:
     """What the person typed (a skill's body after it is not), and the summaries' text."""
     for message in context(t):
-        if is_prompt(message) or (message.role == "user" and PREAMBLE in message.text):
+        if is_prompt(message) or (message.role == "user" and has_preamble(message.text)):
             yield from (b.text for b in message.blocks if b.kind == "text")
 
 
@@ -1022,12 +1024,9 @@ def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fm
     before = read_transcript(path)
     dialect = get_dialect(fmt)
     prompts = [m for m in dialect.context(before) if is_prompt(m)]
-    after = summarize(
-        before,
-        SummarizeOptions(keep_recent_tokens=100, cut_turn=True),
-        summarizer=get_summarizer("extractive"),
-        counter=get_counter("heuristic", format=fmt),
-    )
+    options = SummarizeOptions(keep_recent_tokens=100, cut_turn=True)
+    counter = get_counter("heuristic", format=fmt)
+    after = summarize(before, options, summarizer=get_summarizer("extractive"), counter=counter)
     stats = after.stats[-1]
     assert stats.changed and stats.tokens_after < stats.tokens_before
     assert stats.details["summarize"]["pinned_prompt"]["line"] == PINNED[fmt]
@@ -1036,13 +1035,10 @@ def test_a_single_prompt_session_is_cut_inside_its_turn_and_the_prompt_quoted(fm
     summary = next(m for m in dialect.context(after) if m.summary or "compactcli" in m.text)
     quoted = f"{REQUEST_HEADING}\n{prompts[-1].text}"
     assert quoted in summary.text
+    # the preamble names the quoted request as the task to carry on
+    assert TASK_PREAMBLE in summary.text and PREAMBLE not in summary.text
     # a second run finds nothing more worth summarizing and changes nothing
-    again = summarize(
-        after,
-        SummarizeOptions(keep_recent_tokens=100, cut_turn=True),
-        summarizer=get_summarizer("extractive"),
-        counter=get_counter("heuristic", format=fmt),
-    )
+    again = summarize(after, options, summarizer=get_summarizer("extractive"), counter=counter)
     assert to_bytes(again) == to_bytes(after)
 
 
@@ -1059,14 +1055,14 @@ def summarize_skill_session(transcript: Transcript, **options: Any) -> tuple[Tra
         counter=get_counter("heuristic", format="claude-code"),
     )
     assert after.stats[-1].changed and validate(after).errors == ()
-    summary = next(m for m in get_dialect("claude-code").context(after) if PREAMBLE in m.text)
+    summary = next(m for m in get_dialect("claude-code").context(after) if has_preamble(m.text))
     return after, summary.text
 
 
 def test_a_skill_turn_is_kept_from_the_command_the_user_typed() -> None:
     before = read_transcript(SKILL_SESSION)
     after, summary = summarize_skill_session(before, keep_recent_tokens=300)
-    kept = [m for m in get_dialect("claude-code").context(after) if PREAMBLE not in m.text]
+    kept = [m for m in get_dialect("claude-code").context(after) if not has_preamble(m.text)]
     # the tail opens on /release-notes (line 7), with the skill's body (line 8) after it
     assert [after.line_of(m.index) for m in kept[:2]] == [7, 8]
     assert "/release-notes" not in summary
@@ -1109,7 +1105,8 @@ def test_a_cut_turn_summary_points_to_the_quoted_request_instead_of_repeating_it
         counter=get_counter("heuristic", format=fmt),
     )
     assert after.stats[-1].details["summarize"]["pinned_prompt"] is not None
-    summary = next(m for m in get_dialect(fmt).context(after) if PREAMBLE in m.text).text
+    summary = next(m for m in get_dialect(fmt).context(after) if has_preamble(m.text)).text
+    assert TASK_PREAMBLE in summary and PREAMBLE not in summary
     lines = summary.splitlines()
     messages = lines[lines.index("## User messages (oldest first)") + 1 :]
     assert messages[:4] == [
@@ -1124,24 +1121,36 @@ def test_a_cut_turn_summary_points_to_the_quoted_request_instead_of_repeating_it
     assert summary.count("Does it work with tabs?") == 1
 
 
-@pytest.mark.parametrize(
-    "options",
-    [
-        SummarizeOptions(keep_recent_tokens=20_000, cut_turn=True),
-        SummarizeOptions(keep_recent_tokens=100),
-    ],
-    ids=["turn-fits-under-the-ceiling", "without-cut-turn"],
-)
-def test_otherwise_the_prompt_stays_in_the_tail(options: SummarizeOptions) -> None:
+@pytest.mark.parametrize("cut_turn", [True, False])
+def test_a_turn_under_the_ceiling_keeps_its_prompt_in_the_tail(cut_turn: bool) -> None:
     before = read_transcript(TRANSCRIPTS / "codex-session.jsonl")
     after = summarize(
         before,
-        options,
+        SummarizeOptions(keep_recent_tokens=20_000, cut_turn=cut_turn),
         summarizer=get_summarizer("extractive"),
         counter=get_counter("heuristic", format="codex"),
     )
     assert to_bytes(after) == to_bytes(before)
     assert after.stats[-1].details["reason"] == (
         "nothing to summarize before the last user prompt (message 3 of 17), "
-        "which is kept with everything after it"
+        "which is kept with everything after it; its turn (980 tokens) is within 1.5 times the "
+        "kept tail (20,000 tokens)"
     )
+
+
+def test_without_cut_turn_a_prompt_after_earlier_turns_stays_in_the_tail() -> None:
+    before = read_transcript(TRANSCRIPTS / "codex-summarize-session.jsonl")
+    dialect = get_dialect("codex")
+    last = [m for m in dialect.context(before) if is_prompt(m)][-1]
+    after = summarize(
+        before,
+        SummarizeOptions(keep_recent_tokens=100),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", format="codex"),
+    )
+    info = after.stats[-1].details["summarize"]
+    assert after.stats[-1].changed and "pinned_prompt" not in info
+    context = dialect.context(after)
+    summary = next(m for m in context if has_preamble(m.text))
+    assert PREAMBLE in summary.text and REQUEST_HEADING not in summary.text
+    assert [m.text for m in context if is_prompt(m)][-1] == last.text

@@ -168,7 +168,8 @@ def compact_command(
             "--cut-turn",
             help="Let the summary cut the current turn when it alone is larger than the kept "
             "tail; its prompt is then quoted verbatim in the summary. Without it, compact does "
-            "so only when nothing else brings the result under the budget.",
+            "so only when nothing precedes the turn to summarize (a session of one prompt) or "
+            "nothing else brings the result under the budget.",
         ),
     ] = False,
     focus: Annotated[

@@ -22,8 +22,8 @@ def summarize_command(
         typer.Option(
             min=0,
             help="Keep the newest messages up to this many tokens as they are (at least the "
-            "last user prompt, unless --cut-turn, and 3 messages; up to 1.5 times this to keep "
-            "a tool call whole).",
+            "last user prompt, unless its turn is cut, and 3 messages; up to 1.5 times this to "
+            "keep a tool call whole).",
             metavar="TOKENS",
         ),
     ] = 20_000,
@@ -40,7 +40,8 @@ def summarize_command(
         typer.Option(
             "--cut-turn",
             help="When the current turn alone is larger than 1.5 times --keep-recent-tokens, "
-            "cut inside it and quote its prompt verbatim at the end of the summary.",
+            "cut inside it and quote its prompt verbatim at the end of the summary. Without it, "
+            "only a turn with nothing before it to summarize (a session of one prompt) is cut.",
         ),
     ] = False,
     summary_tokens: Annotated[
@@ -116,8 +117,11 @@ def summarize_command(
 
     The head (system and developer prompts, --protect-first messages) and the newest
     --keep-recent-tokens are kept as they are; what lies between is summarized and written in
-    the format's own summary record. When there is nothing worth summarizing, or the summary
-    would not make the context smaller, the output is the input, byte for byte.
+    the format's own summary record. The last user prompt is kept with its turn; when that
+    turn alone is larger than 1.5 times --keep-recent-tokens and nothing before it can be
+    summarized (or with --cut-turn), the turn is cut instead and its prompt quoted verbatim at
+    the end of the summary, as the task to carry on. When there is nothing worth summarizing,
+    or the summary would not make the context smaller, the output is the input, byte for byte.
     """
     from compactcli import console
     from compactcli.dialects import get_dialect

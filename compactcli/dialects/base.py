@@ -60,8 +60,9 @@ from compactcli.transcript import (
 Severity = Literal["error", "warning"]
 
 OUR_SUMMARY_START = "[compactcli summary:"
-"""How a summary we write starts (`compactcli.injection.PREAMBLE`): where a format has no place
-for our details (a message list the API reads as it is), this is how a reader knows it is ours."""
+"""How a summary we write starts (each of `compactcli.injection.PREAMBLES`): where a format has
+no place for our details (a message list the API reads as it is), this is how a reader knows it
+is ours."""
 
 
 @dataclass(frozen=True, slots=True)

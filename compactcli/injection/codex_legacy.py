@@ -13,10 +13,10 @@ In a Codex rollout the summary text starts with Codex's own summary prefix, as C
 compaction writes it, so Codex takes it for a summary too, and our details (with the facts) go
 under a top-level `compactcli` key, which Codex's resume ignores. A Responses list is sent to the
 API as it is, and the API refuses unknown keys: its summary message is a plain user message
-(known as ours by the text it starts with, `PREAMBLE`), and the details go to the stats and
-`--boundary FILE` only. A final pass drops an output whose call is not in the new file
-and gives a call whose output was lost a stub `function_call_output` right after the call's
-other outputs.
+(known as ours by the text it starts with, `OUR_SUMMARY_START`), and the details go to the stats
+and `--boundary FILE` only. A final pass drops an output whose call is not in the new file and
+gives a call whose output was lost a stub `function_call_output` right after the call's other
+outputs.
 """
 
 from __future__ import annotations
