@@ -13,6 +13,10 @@ and nothing is redirected to a file (`>`, `>>`, `&>`; `/dev/null` and `2>&1` are
 Command substitution (`$(...)`, backquotes) and text the shell cannot split count as not
 read-only. The test is conservative: a command it does not know is not read-only.
 
+This is the measurement's own rule, kept apart from the one the summarizer folds read-only
+commands with (`compactcli.tools.read_only_command`) on purpose: a metric that used the
+summarizer's rule could not see where that rule goes wrong.
+
 `read_only_cost(text, count)` is (tokens of the read-only `ok` lines, tokens of the whole text)
 under the token counting function `count`: their quotient is the share of a summary spent on
 recalling that the agent looked at something and it worked.
