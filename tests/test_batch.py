@@ -192,19 +192,19 @@ def test_one_bad_file_is_reported_by_name_and_the_others_are_compacted(folder: P
     assert result.stderr == (
         "error: logs/broken.jsonl:2: invalid JSON: unexpected end of data at column 51\n"
         "logs/codex-summarize-session.jsonl: not summarized: the summary would not make the "
-        "context smaller (2,738 tokens, 2,552 before)\n"
+        "context smaller (2,737 tokens, 2,552 before)\n"
         "logs/openai-summarize-session.jsonl: not summarized: the summary would not make the "
         "context smaller (2,623 tokens, 2,538 before)\n"
     )
     assert result.stdout == (
         "file                                      before   after         saved  status               \n"
-        "logs/anthropic-summarize-session.jsonl     5,954   2,415   3,539 (59%)  compacted            \n"
+        "logs/anthropic-summarize-session.jsonl     5,954   2,441   3,513 (59%)  compacted            \n"
         "logs/broken.jsonl                              -       -             -  failed (exit 3)      \n"
-        "logs/claude-code-summarize-session.jsonl   6,149   2,464   3,685 (60%)  compacted            \n"
+        "logs/claude-code-summarize-session.jsonl   6,149   2,490   3,659 (60%)  compacted            \n"
         "logs/codex-summarize-session.jsonl         4,847   2,851   1,996 (41%)  compacted            \n"
         "logs/openai-summarize-session.jsonl        3,659   2,538   1,121 (31%)  compacted            \n"
-        "logs/pi-summarize-session.jsonl            6,329   2,439   3,890 (61%)  compacted            \n"
-        "total (6 files)                           26,938  12,707  14,231 (53%)  5 compacted, 1 failed\n"
+        "logs/pi-summarize-session.jsonl            6,329   2,465   3,864 (61%)  compacted            \n"
+        "total (6 files)                           26,938  12,785  14,153 (53%)  5 compacted, 1 failed\n"
     )
     assert sorted(os.listdir("out")) == sorted(p.name for p in SESSIONS)
 
@@ -232,7 +232,7 @@ def test_json_lines_say_what_happened_to_each_file(folder: Path) -> None:
     assert lines[1]["message"] == (
         "logs/broken.jsonl:2: invalid JSON: unexpected end of data at column 51"
     )
-    assert lines[0]["diff"]["tokens_after"] == 2415
+    assert lines[0]["diff"]["tokens_after"] == 2441
     assert lines[0]["keep_recent_tokens"] == 2000
     assert not Path("out").exists()
 
@@ -246,7 +246,7 @@ def test_fail_fast_stops_and_says_so(folder: Path) -> None:
     )
     assert result.stdout.splitlines()[-2:] == [
         "logs/pi-summarize-session.jsonl                -      -            -  skipped                         ",
-        "total (6 files)                            5,954  2,415  3,539 (59%)  1 compacted, 1 failed, 4 skipped",
+        "total (6 files)                            5,954  2,441  3,513 (59%)  1 compacted, 1 failed, 4 skipped",
     ]
     assert os.listdir("out") == ["anthropic-summarize-session.jsonl"]
 

@@ -1081,7 +1081,9 @@ def test_a_cut_skill_turn_quotes_the_command_and_names_the_skill_file() -> None:
         "- /home/dana/src/almanac/CHANGELOG.md",
         "",
     ]
-    assert "Never rewrite an existing section" not in summary  # the body is not copied
+    # the body is not copied, its binding lines are kept with the skill's name
+    assert "- Skill release-notes: 5. Never rewrite an existing section." in summary
+    assert "Group the merged pull requests" not in summary
 
 
 def test_a_quoted_request_leaves_out_the_ide_selection_sent_with_it() -> None:
