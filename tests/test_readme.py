@@ -1,4 +1,4 @@
-"""Every example in README.md is true: console sessions and Python blocks are run as written.
+"""Every example in README.md and docs/*.md is true: console sessions and Python blocks are run as written.
 
 A ```console block holds `$ COMMAND` lines, each followed by the exact output it prints
 (standard output and standard error together). The commands of a block run in order, each in a
@@ -21,7 +21,10 @@ import pytest
 
 from tests.conftest import ROOT
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = "\n".join(
+    path.read_text(encoding="utf-8")
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+)
 BLOCK = re.compile(r"```(console|python|pycon)\n(.*?)```", re.DOTALL)
 
 
