@@ -1,10 +1,13 @@
-"""Interruption and faults, with real processes: Ctrl-C leaves no partial file and exits 130; a
-full disk or an unwritable folder is one clear line (exit 5) with the input untouched; a closed
-pipe (`| head`) ends quietly."""
+"""Interruption and faults, with real processes: Ctrl-C leaves no partial file and exits 130 (0
+once the output is in place); a full disk or an unwritable folder is one clear line (exit 5)
+with the input and the reports untouched; a killed run's temporary file is removed by the next
+run; a closed pipe (`| head`) ends quietly; a rejected key is exit 4, and an answer too large to
+use gives the extractive summary."""
 
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import signal
@@ -14,11 +17,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 import pytest
 
-from compactcli import read_transcript, validate
+from compactcli import get_dialect, read_transcript, validate
+from compactcli.summarizers.llm import BREAKER
+from tests.cli_runner import run
 from tests.conftest import FIXTURES
-from tests.llm_server import Reply, completion, serve
+from tests.llm_server import Reply, completion, error, ok, serve
 from tests.test_llm_summarizer import ANSWER, MODEL
 from tests.transcript_strategies import Call, Plan, Step, Turn, render
 
@@ -369,3 +375,219 @@ def test_head_in_a_shell_pipe(tmp_path: Path) -> None:
     )
     assert done.stdout == b"0\n"
     assert done.stderr == b""
+
+
+# ---------------------------------------------------------------------------------------------
+# reports on a full disk, what a killed run leaves, Ctrl-C once the output is in place
+
+CLAUDE = FIXTURES / "transcripts" / "claude-code-session.jsonl"
+STAGE_RUNS = {
+    "prune": ("prune", str(CLAUDE), "--keep-recent", "0", "--min-chars", "50"),
+    "compact": ("compact", str(PI), "--force", "--keep-recent-tokens", "2000"),
+}
+
+
+@pytest.mark.parametrize("command", STAGE_RUNS)
+def test_full_disk_appending_stats_leaves_the_old_file_whole(tmp_path: Path, command: str) -> None:
+    stats = tmp_path / "stats.jsonl"
+    old = b'{"run": 1}\n' * 360  # 3,960 bytes: the next line does not fit under 4,096
+    stats.write_bytes(old)
+    done = subprocess.run(
+        [*COMMAND, *STAGE_RUNS[command], "--stats", str(stats)],  # the transcript: a pipe
+        capture_output=True,
+        env=_env(),
+        preexec_fn=_disk_of(4096),
+    )
+    assert done.returncode == 5
+    assert done.stderr.decode() == f"error: {stats}: cannot write: File too large\n"
+    assert stats.read_bytes() == old  # no cut line at its end
+    assert os.listdir(tmp_path) == ["stats.jsonl"]
+
+
+@pytest.mark.parametrize("command", STAGE_RUNS)
+def test_full_disk_writing_the_boundary_keeps_the_old_one(tmp_path: Path, command: str) -> None:
+    boundary = tmp_path / "boundary.json"
+    boundary.write_bytes(b'{"old": true}\n')
+    done = subprocess.run(
+        [*COMMAND, *STAGE_RUNS[command], "--boundary", str(boundary)],
+        capture_output=True,
+        env=_env(),
+        preexec_fn=_disk_of(256),
+    )
+    assert done.returncode == 5
+    assert done.stderr.decode() == f"error: {boundary}: cannot write: File too large\n"
+    assert boundary.read_bytes() == b'{"old": true}\n'
+    assert os.listdir(tmp_path) == ["boundary.json"]
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (and been waited for)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_run_killed_mid_write_leaves_a_temporary_file_that_the_next_run_removes(
+    tmp_path: Path,
+) -> None:
+    stats = tmp_path / "stats.jsonl"
+    with open(stats, "wb") as handle:  # a long report: its copy takes a while to write
+        handle.truncate(64 << 20)
+    out = tmp_path / "out.jsonl"
+    args = [*COMMAND, *STAGE_RUNS["prune"], "-o", str(out), "--stats", str(stats)]
+    leftover = None
+    for _ in range(3):  # until a write is caught in progress (the first try does, in practice)
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, env=_env())
+        temporary = tmp_path / f".stats.jsonl.compactcli-{process.pid}.tmp"
+        while process.poll() is None and not temporary.exists():
+            time.sleep(0.001)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+            leftover = temporary
+            break
+        process.wait()
+    assert leftover is not None and leftover.exists(), "no write was caught in progress"
+    size = stats.stat().st_size
+    assert leftover.stat().st_size <= size  # cut off before the rename: the report is as it was
+    again = subprocess.run(args, capture_output=True, env=_env())
+    assert (again.returncode, again.stderr) == (0, b"")
+    assert not leftover.exists()
+    assert sorted(os.listdir(tmp_path)) == ["out.jsonl", "stats.jsonl"]
+    with open(stats, "rb") as handle:
+        handle.seek(size)
+        assert orjson.loads(handle.read())["path"] == str(CLAUDE)  # one whole line added
+
+
+def test_the_leftovers_of_runs_that_ended_are_removed_and_those_of_live_ones_kept(
+    tmp_path: Path,
+) -> None:
+    dead = tmp_path / f".out.jsonl.compactcli-{_dead_pid()}.tmp"
+    other = tmp_path / f".other.jsonl.compactcli-{_dead_pid()}.tmp"
+    live = tmp_path / f".out.jsonl.compactcli-{os.getpid()}.tmp"  # this test's own process
+    for path in (dead, other, live):
+        path.write_bytes(b"half a transcript")
+    done = subprocess.run(
+        [*COMMAND, *STAGE_RUNS["compact"], "-o", str(tmp_path / "out.jsonl")],
+        capture_output=True,
+        env=_env(),
+    )
+    assert done.returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.jsonl", live.name])
+
+
+@pytest.mark.parametrize("command", STAGE_RUNS)
+def test_ctrl_c_once_the_output_is_in_place_reports_success(tmp_path: Path, command: str) -> None:
+    """The stats go to a named pipe that nobody reads yet: the run waits there, its output
+    renamed into place, when Ctrl-C comes."""
+    expected = subprocess.run(
+        [*COMMAND, *STAGE_RUNS[command]], capture_output=True, env=_env(), check=True
+    ).stdout
+    pipe = tmp_path / "stats.pipe"
+    os.mkfifo(pipe)
+    out = tmp_path / "out.jsonl"
+    process = subprocess.Popen(
+        [*COMMAND, *STAGE_RUNS[command], "-o", str(out), "--stats", str(pipe)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    _wait_for(out.exists)
+    time.sleep(0.3)  # on to the stats, which wait for a reader
+    process.send_signal(signal.SIGINT)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets the run go on
+    try:
+        _, err = process.communicate(timeout=60)
+        line = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert (process.returncode, err) == (0, b"")
+    assert out.read_bytes() == expected
+    assert orjson.loads(line)["changed"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# the model's answers: a rejected key, an answer too large to use
+
+
+def _llm(server_url: str) -> list[str]:
+    return ["--summarizer", "llm", "--model", MODEL, "--api-base", server_url]
+
+
+@pytest.mark.parametrize("status", [401, 403])
+@pytest.mark.parametrize("command", ["summarize", "compact"])
+def test_a_rejected_key_ends_the_run_with_exit_4(tmp_path: Path, status: int, command: str) -> None:
+    out = tmp_path / "out.jsonl"
+    extra = ["--force", "--no-cache"] if command == "compact" else []
+    with serve(error(status, "Incorrect API key provided")) as server:
+        done = run(
+            command,
+            str(PI),
+            "--keep-recent-tokens",
+            "2000",
+            *extra,
+            *_llm(server.url),
+            "-o",
+            str(out),
+        )
+        asked = len(server.requests)
+    assert (done.exit_code, done.stdout) == (4, "")
+    assert done.stderr == (
+        f"error: {MODEL} at {server.url} refused the API key (HTTP {status}): Incorrect API key "
+        "provided; check the provider's key variable\n"
+    )
+    assert asked == 1  # not retried
+    assert os.listdir(tmp_path) == []
+
+
+def _summary(path: Path) -> str:
+    transcript = read_transcript(str(path))
+    (compaction,) = get_dialect(transcript.format).compactions(transcript)
+    return compaction.summary
+
+
+@pytest.mark.parametrize("command", ["summarize", "compact"])
+def test_an_answer_too_large_to_use_falls_back_to_the_extractive_summary(
+    tmp_path: Path, command: str
+) -> None:
+    BREAKER.reset()
+    big = ANSWER + "\n" + ("x" * 99 + "\n") * 200_000  # 20 MB
+    extra = ["--force", "--no-cache"] if command == "compact" else []
+    args = [command, str(PI), "--keep-recent-tokens", "2000", *extra]
+    offline = run(*args, "-o", str(tmp_path / "offline.jsonl"))
+    assert offline.exit_code == 0
+    with serve(ok(big)) as server:
+        done = run(*args, *_llm(server.url), "-o", str(tmp_path / "llm.jsonl"))
+    BREAKER.reset()
+    assert done.exit_code == 0
+    found = re.search(
+        r"llm summarizer: answer too large to use \(([\d,]+) characters for ([\d,]+) tokens\) "
+        r"\(3 calls\); the extractive summary was used",
+        done.stderr,
+    )
+    assert found is not None, done.stderr
+    assert int(found.group(1).replace(",", "")) == len(big.strip())
+    assert _summary(tmp_path / "llm.jsonl") == _summary(tmp_path / "offline.jsonl")
+
+
+def test_a_ctrl_c_during_a_write_waits_for_it_and_counts_only_until_the_run_settles() -> None:
+    from compactcli import interrupts
+
+    with pytest.raises(KeyboardInterrupt), interrupts.held():
+        signal.raise_signal(signal.SIGINT)
+        time.sleep(0.01)  # still inside: the write goes on
+        reached = True
+    assert reached
+    interrupts.settle()  # outside a command run: does nothing
+    assert not interrupts.settled()
+    interrupts.begin()
+    try:
+        with interrupts.held():
+            signal.raise_signal(signal.SIGINT)
+            interrupts.settle()  # the output is in place: the Ctrl-C is dropped
+        signal.raise_signal(signal.SIGINT)  # and so is one after it
+        time.sleep(0.01)
+        assert interrupts.settled()
+    finally:
+        interrupts.reset()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
