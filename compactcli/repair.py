@@ -1,0 +1,232 @@
+"""Invalid in, never invalid out: refusing a transcript that fails its checks, or repairing it.
+
+Every command that writes a transcript admits its input first (`admit`). A transcript with an
+error under `compactcli.validation.validate` is refused: `InvalidTranscript` (exit 1) carries the
+findings `compactcli validate` prints for it, and nothing is written. With `repair=True` it is
+repaired instead, the way the agent that wrote it repairs a session it loads: a placeholder
+result for every call left without one (a warning as much as an error: the agent answers each
+such call on load), results that answer no call dropped, duplicate ids and broken chains
+resolved as the agent's loader resolves them. Each format's repair lives next to its dialect
+(`compactcli.dialects.<format>_repair`, built on `compactcli.dialects.repairing`); this module
+runs it, pass after pass on its own result, until the transcript validates or a pass changes
+nothing, and refuses with `InvalidTranscript` (naming the first error left) when it is still
+invalid. A valid transcript whose calls are all answered is admitted as it is, the same object.
+
+`Admitted.staged(counter)` is the repaired transcript with a `repair` stage in its stats (the
+repairs under `details["repairs"]`, token figures of the repaired transcript's context), for
+the stats report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from compactcli.dialects import FORMATS, SNIFF_RECORDS, Finding, detect_format, get_dialect
+from compactcli.dialects.repairing import Repair
+from compactcli.errors import InputError, InvalidTranscript
+from compactcli.stats import StageStats
+from compactcli.transcript import Transcript
+from compactcli.validation import ValidationReport, validate
+
+if TYPE_CHECKING:
+    from compactcli.tokens import TokenCounter
+
+__all__ = [
+    "REPAIRS",
+    "Admitted",
+    "Repair",
+    "admit",
+    "check",
+    "describe",
+    "output_problem",
+    "read_back_problem",
+    "repair",
+]
+
+REPAIRS: Mapping[str, str] = {
+    "claude-code": "compactcli.dialects.claude_code_repair",
+    "codex": "compactcli.dialects.codex_repair",
+    "codex-legacy": "compactcli.dialects.codex_repair",
+    "openai-responses": "compactcli.dialects.codex_repair",
+    "pi": "compactcli.dialects.pi_repair",
+    "openai": "compactcli.dialects.openai_repair",
+    "anthropic": "compactcli.dialects.anthropic_repair",
+}
+"""The module holding each format's `repair(transcript, findings)`."""
+
+REPAIRED_WARNINGS = frozenset({"call-unanswered"})
+"""Warnings a repair fixes too: what the agent fixes on load although the file is valid."""
+
+MAX_PASSES = 10
+"""How many passes `repair` makes at most (each fixes what the one before left or caused)."""
+
+Fix = Callable[[Transcript, Sequence[Finding]], tuple[Transcript, list[Repair]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A transcript a command may go on with, and the repairs that made it so (none when it
+    was valid as it was)."""
+
+    transcript: Transcript
+    repairs: tuple[Repair, ...] = ()
+    records_before: int = 0
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        """One line per repair: `PATH:LINE: repaired CODE: WHAT WAS DONE` (`describe`)."""
+        return [describe(self.transcript.source, r.to_dict()) for r in self.repairs]
+
+    def staged(self, counter: TokenCounter) -> Transcript:
+        """The transcript with a `repair` stage in its stats when it was repaired."""
+        if not self.repairs:
+            return self.transcript
+        transcript = self.transcript
+        context = get_dialect(transcript.format).context(transcript)
+        tokens = sum(counter.message_tokens(m) for m in context)
+        stats = StageStats(
+            stage="repair",
+            method=counter.method,
+            tokens_before=tokens,
+            tokens_after=tokens,
+            records_before=self.records_before,
+            records_after=len(transcript.records),
+            messages_before=len(context),
+            messages_after=len(context),
+            seconds=self.seconds,
+            changed=True,
+            details={"repairs": [r.to_dict() for r in self.repairs]},
+        )
+        return transcript.evolve(stats=(*transcript.stats, stats))
+
+
+def describe(path: str, repair: Mapping[str, Any]) -> str:
+    """The line that reports one repair (`Repair.to_dict()`) made to file `path`."""
+    return f"{path}:{repair['line']}: repaired {repair['code']}: {repair['action']}"
+
+
+def admit(transcript: Transcript, *, repair: bool = False) -> Admitted:
+    """`transcript` if it validates (`check`), else its repair when `repair` is set (`repair`);
+    `InvalidTranscript` otherwise."""
+    if repair:
+        return _repair(transcript)
+    check(transcript)
+    return Admitted(transcript, records_before=len(transcript.records))
+
+
+def check(transcript: Transcript) -> None:
+    """Raise `InvalidTranscript` when `transcript` has a validate error."""
+    report = validate(transcript)
+    if report.ok:
+        return
+    count = _plural(len(report.errors), "error")
+    raise InvalidTranscript(
+        transcript.source,
+        f"invalid {transcript.format} transcript ({count}): nothing written; --repair repairs "
+        "it as the agent does when it loads a session",
+        _found(report),
+    )
+
+
+def repair(transcript: Transcript) -> Admitted:
+    """`transcript` repaired (see the module docstring); `InvalidTranscript` when it cannot be
+    made valid."""
+    started = time.perf_counter()
+    report = first = validate(transcript)
+    fix = _fixer(transcript.format)
+    current = transcript
+    done: list[Repair] = []
+    for _ in range(MAX_PASSES):
+        findings = (*report.errors, *report.warnings)
+        if report.ok and not any(f.code in REPAIRED_WARNINGS for f in findings):
+            break
+        fixed, made = fix(current, findings)
+        if not made or fixed.records is current.records:
+            break
+        done += made
+        current = fixed
+        report = validate(current)
+    if report.ok and current.records is not transcript.records:
+        lost = read_back_problem(transcript, current, what="the repaired file")
+        if lost is not None:
+            raise InvalidTranscript(
+                transcript.source, f"cannot be repaired: {lost}; nothing written", _found(first)
+            )
+    if not report.ok:
+        left = report.errors[0]
+        count = _plural(len(report.errors), "error")
+        raise InvalidTranscript(
+            transcript.source,
+            f"cannot be repaired: line {left.line}: {left.code}: {left.message} ({count} left "
+            f"after {_plural(len(done), 'repair')}); nothing written",
+            _found(first),
+        )
+    return Admitted(
+        current,
+        tuple(done),
+        records_before=len(transcript.records),
+        seconds=time.perf_counter() - started,
+    )
+
+
+_repair = repair
+
+
+def output_problem(before: Transcript, after: Transcript) -> str | None:
+    """Why `after`, a stage's result from the admitted `before`, must not be written: an error
+    `validate` finds in it, or records that would not read back as its format where `before`'s
+    do (None when it may be written)."""
+    if after.records is before.records:
+        return None
+    errors = validate(after).errors
+    if errors:
+        first = errors[0]
+        return f"the result would not validate (line {first.line}: {first.code}: {first.message})"
+    return read_back_problem(before, after)
+
+
+def read_back_problem(
+    before: Transcript, after: Transcript, *, what: str = "the result"
+) -> str | None:
+    """Why the records of `after` (`what` it is) would not read back as its format (detected
+    from its first records, as `read_transcript` does) when those of `before` do; None when
+    they would."""
+    found = _detected(after)
+    if found == after.format or _detected(before) != before.format:
+        return None
+    if found in FORMATS:
+        return f"{what} would not validate: it would read back as {found}, not {after.format}"
+    return f"{what} would not validate: it would not read back as {after.format} ({found})"
+
+
+def _detected(transcript: Transcript) -> str:
+    """The format `read_transcript` would detect in `transcript`'s records, or why none."""
+    objects = list(
+        itertools.islice(
+            (r.raw for r in transcript.records if isinstance(r.raw, dict)), SNIFF_RECORDS
+        )
+    )
+    try:
+        return detect_format(objects, transcript.source)
+    except InputError as error:
+        return error.message
+
+
+def _fixer(format: str) -> Fix:
+    module = importlib.import_module(REPAIRS[format])
+    fix: Fix = module.repair
+    return fix
+
+
+def _found(report: ValidationReport) -> tuple[tuple[int, str, str, str], ...]:
+    findings = sorted((*report.errors, *report.warnings), key=lambda f: (f.line, f.code))
+    return tuple((f.line, f.severity, f.code, f.message) for f in findings)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
