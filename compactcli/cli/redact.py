@@ -1,0 +1,214 @@
+"""`compactcli redact`: replace every secret in every record of transcripts, nothing else.
+
+The command chooses where each result goes with the rules of `compactcli compact` (`-o FILE`,
+`--out-dir DIR`, `--in-place` with a backup, `--dry-run`: `compactcli.cli.compact`), refuses an
+output that would write over an input (`compactcli.overwrite`), runs
+`compactcli.redact_transcript.redact_file` on every file (`compactcli.batch.run_batch`:
+failures kept to their file) and reports one row per file: its records, those changed, and the
+secrets replaced by kind (or `--json` lines). Records only ever go to standard output when a
+single transcript is written there; the report then goes to standard error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+import orjson
+import typer
+
+from compactcli.cli.admission import RepairOption, admission_lines
+from compactcli.cli.options import BadLinePolicy, Format, Json, OnBadLine, Paths, format_name
+from compactcli.cli.runner import guarded, stdin_hint
+from compactcli.cli.stage_output import DryRun
+from compactcli.inputs import expand_inputs
+
+if TYPE_CHECKING:
+    from compactcli import plain_table
+    from compactcli.batch import FileResult
+
+
+@guarded
+def redact_command(
+    paths: Paths = None,
+    *,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write the transcript (one input); - is standard output, the default.",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ] = None,
+    out_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--out-dir",
+            help="Write each result into this folder, under the same name (files of an input "
+            "folder keep their path below it).",
+            show_default=False,
+            metavar="DIR",
+        ),
+    ] = None,
+    in_place: Annotated[
+        bool,
+        typer.Option(
+            "--in-place",
+            help="Replace each input file that holds a secret, atomically; the original is "
+            "kept next to it as FILE.bak (FILE.1.bak, ... when that exists).",
+        ),
+    ] = False,
+    dry_run: DryRun = False,
+    format: Format = None,
+    on_bad_line: OnBadLine = BadLinePolicy.error,
+    json: Json = False,
+    repair: RepairOption = False,
+) -> None:
+    """Replace every secret in every record with [REDACTED:<kind>], changing nothing else.
+
+    Records without a secret keep their exact bytes; a record with one changes only in the
+    strings that held it. Thinking signatures, encrypted content and base64 data are left
+    as they are. The result must validate as the input did, or nothing is written (exit 1).
+    With --dry-run nothing is written and the secrets found are counted by kind.
+    """
+    from compactcli import overwrite
+    from compactcli.batch import run_batch
+    from compactcli.cli.compact import _destinations
+    from compactcli.redact_transcript import redact_file
+
+    files = expand_inputs(paths or [])
+    destinations = _destinations(paths or [], files, output, out_dir, in_place, dry_run)
+    if not dry_run:
+        option = "--out-dir" if out_dir is not None else "-o"
+        targets = [(option, d.path) for d in destinations.values() if d.mode == "file"]
+        overwrite.check(files, targets)
+    stdin_hint(files)
+
+    def work(path: str) -> FileResult:
+        return redact_file(
+            path,
+            destinations[path],
+            format=format_name(format),
+            on_bad_line=on_bad_line.value,
+            final=len(files) == 1,
+            repair=repair,
+        )
+
+    to_stdout = any(d.mode == "stdout" for d in destinations.values())
+    results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
+    _report(results, json=json, to_stdout=to_stdout)
+    code = max((r.code for r in results), default=0)
+    if code:
+        raise typer.Exit(code)
+
+
+def _reraise() -> bool:
+    return os.environ.get("COMPACTCLI_TRACEBACK") == "1"
+
+
+def _problems(result: FileResult) -> None:
+    from compactcli import console
+
+    for warning in result.warnings:
+        console.warning(warning)
+    for line in admission_lines(result):  # a refused input's findings, or --repair's repairs
+        console.say(line)
+    if result.failed:
+        console.error(result.message)
+
+
+COLUMNS = ("file", "records", "changed", "secrets", "kinds")
+
+
+def _figures(result: FileResult) -> dict[str, Any]:
+    figures: dict[str, Any] = dict(result.details.get("redact", {}))
+    return figures
+
+
+def kinds_text(kinds: dict[str, int]) -> str:
+    """The kinds column: `kind count` pairs, most frequent first."""
+    if not kinds:
+        return "-"
+    ordered = sorted(kinds.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{kind} {count:,}" for kind, count in ordered)
+
+
+def render_results(results: Sequence[FileResult]) -> plain_table.Table:
+    """One row per file, and a total row when there are several."""
+    from compactcli import plain_table
+
+    rows = []
+    for result in results:
+        if result.status in ("failed", "skipped"):
+            rows.append((result.path, "-", "-", "-", f"{result.status} (exit {result.code})"))
+            continue
+        figures = _figures(result)
+        rows.append(
+            (
+                result.path,
+                f"{figures['records']:,}",
+                f"{figures['records_changed']:,}",
+                f"{figures['secrets']:,}",
+                kinds_text(figures["kinds"]),
+            )
+        )
+    total = None
+    done = [_figures(r) for r in results if not r.failed and r.status != "skipped"]
+    if len(results) > 1:
+        kinds: dict[str, int] = {}
+        for figures in done:
+            for kind, count in figures["kinds"].items():
+                kinds[kind] = kinds.get(kind, 0) + count
+        total = (
+            f"total ({len(results)} files)",
+            f"{sum(f['records'] for f in done):,}",
+            f"{sum(f['records_changed'] for f in done):,}",
+            f"{sum(f['secrets'] for f in done):,}",
+            kinds_text(kinds),
+        )
+    return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
+
+
+def json_line(result: FileResult) -> str:
+    """The `--json` object of one file."""
+    figures = _figures(result)
+    data: dict[str, Any] = {
+        "path": result.path,
+        "status": result.status,
+        "output": result.output,
+        "backup": result.backup,
+        "records": figures.get("records"),
+        "records_changed": figures.get("records_changed"),
+        "secrets": figures.get("secrets"),
+        "kinds": figures.get("kinds", {}),
+        "exit_code": result.code,
+        "message": result.message or None,
+        "warnings": list(result.warnings),
+    }
+    for key in ("repairs", "findings"):
+        if key in result.details:
+            data[key] = result.details[key]
+    return orjson.dumps(data).decode()
+
+
+def _report(results: Sequence[FileResult], *, json: bool, to_stdout: bool) -> None:
+    from compactcli import console
+
+    if not json and len(results) == 1 and results[0].failed:
+        return  # its error line says it all
+    if to_stdout:  # standard output carries the records
+        if json:
+            for result in results:
+                console.stderr().print(json_line(result), markup=False, highlight=False)
+        elif sys.stderr.isatty():
+            console.stderr().print(console.rich_totals_table(render_results(results)))
+        return
+    if json:
+        for result in results:
+            typer.echo(json_line(result))
+        return
+    console.print_totals_table(render_results(results))

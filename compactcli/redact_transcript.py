@@ -1,0 +1,251 @@
+"""Redacting whole transcripts, record by record, and JSON values such as reports.
+
+`redact_transcript(transcript)` returns a `Redaction`: the transcript with every secret in
+every record replaced by `[REDACTED:<kind>]` (`compactcli.redact`), how many records changed
+and how many secrets of each kind were replaced. Only string values change:
+
+- every string value of a record goes through `compactcli.redact`, and the value of a field
+  whose name says secret (`"password": "hunter2"`) through `redact_named`; keys, numbers,
+  the structure and the order of keys stay as they are;
+- a record without a secret keeps its exact bytes; a record with one keeps its bytes except
+  for the strings that changed (each replaced where it is written), or, when that cannot be
+  done exactly, is written anew from its JSON;
+- a string holding JSON (OpenAI's tool call `arguments`) stays valid JSON;
+- opaque values are never touched: thinking signatures (`signature`), encrypted reasoning and
+  compaction items (`encrypted_content`), base64 payloads (`data` beside a `media_type`,
+  `mimeType` or a `type` of `base64`, `image` or `redacted_thinking`) and `data:` URLs. Changing
+  them would break the transcript, and they hold no text a secret could be read from.
+
+`redact_value(value)` is the same walk over any JSON value (boundary details, stats).
+
+`redact_file(path, destination, ...)` is one file of `compactcli redact`: read the transcript,
+redact it, check that the result validates as well as the input did (no new error), and write
+it where `destination` says, as `compactcli compact` writes its results (standard output, a
+file with the input's permission bits, in place with a backup, or nothing with `--dry-run`). It
+returns a `compactcli.batch.FileResult` whose `details["redact"]` holds the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from compactcli import batch
+from compactcli.errors import CompactError
+from compactcli.redact import Counts, redact_kinds, redact_named
+from compactcli.transcript import Record, Transcript, new_record
+
+if TYPE_CHECKING:
+    from compactcli.compact import Destination
+    from compactcli.jsonl import OnBadLine
+
+__all__ = ["Redaction", "redact_file", "redact_transcript", "redact_value"]
+
+_OPAQUE_KEYS = frozenset({"signature", "encrypted_content"})
+_MEDIA_KEYS = ("media_type", "mimeType", "mime_type")
+_OPAQUE_TYPES = frozenset({"base64", "image", "redacted_thinking"})
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """A redacted transcript and what was replaced in it."""
+
+    transcript: Transcript
+    records: int  # records changed
+    counts: Mapping[str, int] = field(default_factory=dict)  # secrets replaced, by kind
+
+    @property
+    def secrets(self) -> int:
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "records": len(self.transcript.records),
+            "records_changed": self.records,
+            "secrets": self.secrets,
+            "kinds": dict(sorted(self.counts.items())),
+        }
+
+
+def _add(total: Counts, counts: Counts) -> None:
+    for kind, number in counts.items():
+        total[kind] = total.get(kind, 0) + number
+
+
+def _opaque(key: str, holder: Mapping[str, Any]) -> bool:
+    """Whether the string at `key` of `holder` is an opaque payload, left as it is."""
+    if key in _OPAQUE_KEYS:
+        return True
+    return key == "data" and (
+        any(k in holder for k in _MEDIA_KEYS) or holder.get("type") in _OPAQUE_TYPES
+    )
+
+
+def _parses(text: str) -> bool:
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _string(value: str, key: str | None, counts: Counts, changes: dict[str, str]) -> str:
+    """`value` redacted (as the value of field `key`, when it is one); a `data:` URL as it is."""
+    if value.startswith("data:") and ";base64," in value[:120]:
+        return value
+    if key is not None:
+        redacted, found = redact_named(key, value)
+    else:
+        redacted, found = redact_kinds(value)
+    if redacted == value:
+        return value
+    if value.startswith(("{", "[")) and _parses(value) and not _parses(redacted):
+        # JSON inside a string (tool call arguments): redact its values, keep it JSON
+        inner, found = redact_value(orjson.loads(value))
+        redacted = orjson.dumps(inner).decode()
+    _add(counts, found)
+    changes[value] = redacted
+    return redacted
+
+
+def _walk(value: Any, counts: Counts, changes: dict[str, str], key: str | None = None) -> Any:
+    """`value` with its strings redacted: the same object when nothing changed."""
+    if isinstance(value, str):
+        return _string(value, key, counts, changes)
+    if isinstance(value, dict):
+        result: dict[str, Any] | None = None
+        for k, item in value.items():
+            if isinstance(item, str) and _opaque(k, value):
+                new = item
+            elif isinstance(item, (str, dict, list)):
+                new = _walk(item, counts, changes, k)
+            else:
+                new = item
+            if new is not item and result is None:
+                result = {}
+                for earlier, kept in value.items():  # the keys before, in their order
+                    if earlier == k:
+                        break
+                    result[earlier] = kept
+            if result is not None:
+                result[k] = new
+        return value if result is None else result
+    if isinstance(value, list):
+        items = [_walk(item, counts, changes) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items
+    return value
+
+
+def redact_value(value: Any) -> tuple[Any, Counts]:
+    """`value` (any JSON value) with every secret in its strings redacted, and the counts by
+    kind; the same object when it holds none."""
+    counts: Counts = {}
+    return _walk(value, counts, {}), counts
+
+
+def _line(record: Record, raw: Any, changes: Mapping[str, str]) -> bytes | None:
+    """The record's bytes with each changed string replaced where it is written; None when that
+    does not give exactly `raw` (the record is then written anew)."""
+    if record.line is None:
+        return None
+    line = bytes(record.line)
+    for old, new in changes.items():
+        written = orjson.dumps(old)
+        if written not in line:
+            return None
+        line = line.replace(written, orjson.dumps(new))
+    try:
+        same = orjson.loads(line) == raw
+    except orjson.JSONDecodeError:
+        return None
+    return line if same else None
+
+
+def redact_transcript(transcript: Transcript) -> Redaction:
+    """`transcript` with the secrets in all its records redacted (see the module docstring)."""
+    counts: Counts = {}
+    records: list[Record] = []
+    changed = 0
+    for record in transcript.records:
+        if record.raw is None or not isinstance(record.raw, (dict, list, str)):
+            records.append(record)
+            continue
+        changes: dict[str, str] = {}
+        raw = _walk(record.raw, counts, changes)
+        if raw is record.raw:
+            records.append(record)
+            continue
+        changed += 1
+        line = _line(record, raw, changes)
+        records.append(new_record(raw, line, record.lineno, record.eol or b"\n"))
+    if not changed:
+        return Redaction(transcript, 0, counts)
+    return Redaction(transcript.evolve(records=tuple(records)), changed, counts)
+
+
+def redact_file(
+    path: str,
+    destination: Destination,
+    *,
+    format: str | None = None,
+    on_bad_line: OnBadLine = "error",
+    final: bool = False,
+    repair: bool = False,
+) -> batch.FileResult:
+    """Redact one transcript file and write the result (see the module docstring).
+
+    An input that fails `validate` is refused (`InvalidTranscript`, nothing written), or with
+    `repair` repaired first (`compactcli.repair`; the repairs under `details["repairs"]`).
+
+    `final` says this is the run's only output. In place, a file that changed since it was
+    read is left as it is (`compactcli.in_place`). A result that would not validate raises
+    `CompactError` (exit 1) and nothing is written.
+    """
+    from compactcli.compact import _write
+    from compactcli.in_place import file_identity
+    from compactcli.jsonl import BadLines
+    from compactcli.loading import read_transcript
+    from compactcli.repair import admit
+    from compactcli.validation import validate
+
+    seen = file_identity(path) if destination.mode == "in_place" else None
+    bad = BadLines()
+    transcript = read_transcript(path, format, on_bad_line=on_bad_line, bad=bad, mapped=True)
+    admitted = admit(transcript, repair=repair)
+    transcript = admitted.transcript
+    verb = "skipped" if on_bad_line == "skip" else "kept unparsed"
+    warnings = tuple(f"{transcript.source}:{line}: {verb}: {why}" for line, why in bad.lines)
+    redaction = redact_transcript(transcript)
+    result = redaction.transcript
+    if redaction.records:
+        errors = validate(result).errors
+        if errors and len(errors) > len(validate(transcript).errors):
+            first = errors[0]
+            raise CompactError(
+                f"{transcript.source}: the redacted transcript would not validate (line "
+                f"{first.line}: {first.code}: {first.message}); nothing written"
+            )
+    output, backup = _write(
+        transcript,
+        result,
+        destination,
+        changed=redaction.records > 0 or bool(admitted.repairs),
+        seen=seen,
+        final=final,
+    )
+    return batch.FileResult(
+        path=transcript.source,
+        status="redacted" if redaction.records else "repaired" if admitted.repairs else "unchanged",
+        output=output,
+        backup=backup,
+        warnings=warnings,
+        details={
+            "redact": redaction.to_dict(),
+            **({"repairs": [r.to_dict() for r in admitted.repairs]} if admitted.repairs else {}),
+        },
+    )
