@@ -5,14 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from compactcli import InputError, read_transcript, to_bytes
+from compactcli import InputError, read_transcript, to_bytes, validate
 from compactcli.dialects import detect_format, get_dialect
 from compactcli.dialects.base import Finding
 from compactcli.dialects.codex import SUMMARY_PREFIX, CodexDialect
+from compactcli.estimate import EstimateOptions, estimate
+from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.summarizers import get_summarizer
+from compactcli.tokens import get_counter
 from compactcli.transcript import Message, Record, Transcript
 from tests.conftest import CORPUS, FIXTURES
+from tests.transcript_strategies import Plan, plans, render
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 INVALID = FIXTURES / "invalid"
@@ -509,6 +517,104 @@ def test_usage_starts_after_the_last_compaction() -> None:
     ]
     legacy = load("codex-compacted-legacy.jsonl")
     assert [(u.index, u.context, u.key) for u in CODEX.usage(legacy)] == [(26, 1940, "total:24940")]
+
+
+def test_codex_estimate_after_a_compaction_is_no_request_usage() -> None:
+    # Codex's recompute_token_usage after a compaction: only total_tokens, the new history's
+    # estimate; the running total carries over. The next request's usage is one.
+    running = {
+        "input_tokens": 90000,
+        "cached_input_tokens": 80000,
+        "output_tokens": 900,
+        "reasoning_output_tokens": 100,
+        "total_tokens": 90900,
+    }
+    estimate_only = dict.fromkeys(running, 0) | {"total_tokens": 1234}
+    info = {
+        "total_token_usage": running,
+        "last_token_usage": estimate_only,
+        "model_context_window": 258400,
+    }
+    request = dict(running, input_tokens=1500, output_tokens=40, total_tokens=1540)
+    answered = {**info, "last_token_usage": request}
+    t = in_memory(
+        META,
+        line("compacted", {"message": "", "replacement_history": [user("summary")]}),
+        line("event_msg", {"type": "token_count", "info": info, "rate_limits": None}),
+        line("response_item", user("go on")),
+        line("event_msg", {"type": "token_count", "info": answered, "rate_limits": None}),
+    )
+    assert [(u.index, u.context, u.input, u.output) for u in CODEX.usage(t)] == [
+        (4, 1540, 1500, 40)
+    ]
+    assert CODEX.usage(in_memory(*(r.raw for r in t.records[:3]))) == []
+
+
+def resume_context(t: Transcript) -> int:
+    """The context size Codex resumes a rollout with: the `last_token_usage.total_tokens` of
+    its last `token_count` with an `info` (session/mod.rs seeds its token info from it), which
+    it compares with its auto-compact limit before the first request; 0 without one."""
+    for record in reversed(t.records):
+        payload = record.get("payload")
+        if record.get("type") == "event_msg" and isinstance(payload, dict):
+            info = payload.get("info")
+            if payload.get("type") == "token_count" and isinstance(info, dict):
+                return int(info["last_token_usage"]["total_tokens"])
+    return 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(plan=plans(), keep=st.integers(min_value=0, max_value=400))
+def test_compaction_ends_with_codex_token_count_of_the_compacted_context(
+    plan: Plan, keep: int
+) -> None:
+    lines = render(plan, "codex").splitlines()
+    before = in_memory(*(orjson.loads(b) for b in lines))
+    after = summarize(
+        before,
+        SummarizeOptions(keep_recent_tokens=keep),
+        summarizer=get_summarizer("extractive"),
+        counter=get_counter("heuristic", model=CODEX.model(before), format="codex"),
+    )
+    stats = after.stats[-1]
+    if not stats.changed:
+        return
+    *_, compacted, turn, count = (r.raw for r in after.records)
+    assert (compacted["type"], turn["type"], count["type"]) == (
+        "compacted",
+        "turn_context",
+        "event_msg",
+    )
+    old = next(  # the generated rollouts record usage
+        r.raw["payload"]["info"]
+        for r in reversed(before.records)
+        if r.raw["type"] == "event_msg" and r.raw["payload"]["type"] == "token_count"
+    )
+    assert count["payload"] == {
+        "type": "token_count",
+        "info": {
+            "total_token_usage": old["total_token_usage"],
+            "last_token_usage": {
+                "input_tokens": 0,
+                "cached_input_tokens": 0,
+                "output_tokens": 0,
+                "reasoning_output_tokens": 0,
+                "total_tokens": stats.tokens_after,
+            },
+            "model_context_window": old["model_context_window"],
+        },
+        "rate_limits": None,
+    }
+    # Codex resumes with compactcli's count of the compacted context, so an auto-compact limit
+    # the compacted context is under is not reached (and one the input reached still is)
+    assert resume_context(after) == stats.tokens_after < stats.tokens_before
+    if resume_context(before) > stats.tokens_after + 1:
+        limit = (resume_context(before) + stats.tokens_after + 1) // 2
+        assert resume_context(after) < limit <= resume_context(before)
+    # compactcli counts the result as it did when it wrote it (the line is no request's usage)
+    assert CODEX.usage(after) == []
+    assert estimate(after, EstimateOptions()).tokens == stats.tokens_after
+    assert validate(after).errors == ()
 
 
 # --- validation ------------------------------------------------------------------------------

@@ -48,8 +48,11 @@ The collected user messages are the original records' views (Codex copies their 
 
 Usage (`usage`): `event_msg token_count` records with a non-null `info` after the last `compacted`
 line. `context` = `last_token_usage.input_tokens + output_tokens` (input already includes cached
-input). Codex writes the same `info` twice for one request (once when the response completes,
-again after the tool outputs); a record whose `info` repeats the previous one exactly is dropped.
+input). A `last_token_usage` with no input and no output is no request's usage and is left out:
+Codex writes one whose only figure is `total_tokens` after a compaction (its estimate of the new
+history), and so does our writer. Codex writes the same `info` twice for one request (once when
+the response completes, again after the tool outputs); a record whose `info` repeats the
+previous one exactly is dropped.
 `key` = `"total:<total_token_usage.total_tokens>"`, which only grows from one request to the next.
 
 Validation (`validate`), codes:
@@ -530,6 +533,8 @@ class CodexDialect(Dialect):
             total_tokens = total.get("total_tokens") if isinstance(total, dict) else None
             input_tokens = _int(last.get("input_tokens"))
             output_tokens = _int(last.get("output_tokens"))
+            if input_tokens + output_tokens == 0:  # an estimate, not a request's usage
+                continue
             found.append(
                 Usage(
                     index=index,
@@ -611,7 +616,7 @@ class CodexDialect(Dialect):
 
         for index, record in transcript.objects():
             kind = record.raw.get("type")
-            if kind not in RECORD_TYPES:
+            if not isinstance(kind, str) or kind not in RECORD_TYPES:
                 continue
             payload = record.raw.get("payload")
             if not isinstance(payload, dict):

@@ -1,6 +1,6 @@
 """Writing a summary into a Codex rollout (FORMATS.md §2.3, §2.4, §6).
 
-A rollout is append-only and so is this writer: every input line stays as it was, and two lines
+A rollout is append-only and so is this writer: every input line stays as it was, and these lines
 are appended:
 
 1. a `compacted` line whose `replacement_history` is the complete new history, the way Codex's
@@ -12,8 +12,14 @@ are appended:
    details go under a top-level `compactcli` key.
 2. a copy of the latest `turn_context` (the model and settings to resume with), as newer Codex
    writes one after a compaction.
+3. an `event_msg` `token_count` whose `last_token_usage` holds only `total_tokens`: compactcli's
+   count of the compacted context (`Injection.tokens_after`), as Codex writes its own estimate
+   of the new history after a compaction. On resume Codex takes the last `token_count` as the
+   context's size and compacts before the first request when it reaches the auto-compact limit;
+   without this line it would read the size from before the compaction. The running total and
+   the context window are the input's last ones.
 
-Both carry the timestamp of the input's last line, and, in a rollout whose lines are numbered
+All carry the timestamp of the input's last line, and, in a rollout whose lines are numbered
 (`ordinal`, Codex 0.150 and later), the numbers that follow the last one.
 
 The summary text starts with Codex's own summary prefix, so a later Codex compaction treats it as
@@ -100,6 +106,7 @@ class CodexWriter:
         turn = _last_turn_context(transcript)
         if turn is not None:
             lines.append({"type": "turn_context", "payload": turn})
+        lines.append({"type": "event_msg", "payload": _token_count(transcript, injection)})
         out = list(records)
         for line in lines:
             head: dict[str, Any] = {"timestamp": stamp}
@@ -142,6 +149,45 @@ def _last_ordinal(transcript: Transcript) -> int | None:
         if type(ordinal) is int:
             return ordinal
     return None
+
+
+def _token_count(transcript: Transcript, injection: Injection) -> dict[str, Any]:
+    """The `token_count` event Codex writes after its own compaction (`recompute_token_usage`):
+    `last_token_usage` holds only `total_tokens`, the estimate of the new history (here
+    compactcli's count of the compacted context); the running total and the context window
+    carry over from the input's last `token_count`."""
+    info: Any = {}
+    for record in reversed(transcript.records):
+        payload = record.get("payload")
+        if (
+            record.get("type") == "event_msg"
+            and isinstance(payload, dict)
+            and payload.get("type") == "token_count"
+            and isinstance(payload.get("info"), dict)
+        ):
+            info = payload["info"]
+            break
+    total = info.get("total_token_usage")
+    window = info.get("model_context_window")
+    return {
+        "type": "token_count",
+        "info": {
+            "total_token_usage": total if isinstance(total, dict) else _usage(0),
+            "last_token_usage": _usage(injection.tokens_after),
+            "model_context_window": window if type(window) is int else None,
+        },
+        "rate_limits": None,
+    }
+
+
+def _usage(total_tokens: int) -> dict[str, int]:
+    return {
+        "input_tokens": 0,
+        "cached_input_tokens": 0,
+        "output_tokens": 0,
+        "reasoning_output_tokens": 0,
+        "total_tokens": total_tokens,
+    }
 
 
 def _last_turn_context(transcript: Transcript) -> Any:

@@ -1,0 +1,71 @@
+"""The real agents, installed once from npm at pinned versions into a cache folder.
+
+`agent_command(name)` returns the argv prefix that runs agent `name` (`claude`, `codex` or `pi`),
+installing all three into `$COMPACTCLI_AGENTS_CACHE` (default `~/.cache/compactcli-agents`) on
+first use. When npm or the registry cannot be reached, it calls `pytest.skip` with one line
+saying so; any other install failure fails the test that asked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PACKAGES = {
+    "claude": "@anthropic-ai/claude-code@2.1.332",
+    "codex": "@openai/codex@0.171.0",
+    "pi": "@mariozechner/pi-coding-agent@0.73.1",
+}
+"""Each agent's executable name and the exact npm package it comes from."""
+
+
+def cache_dir() -> Path:
+    """Where the agents are installed (one folder per set of pinned versions)."""
+    root = Path(os.environ.get("COMPACTCLI_AGENTS_CACHE", Path.home() / ".cache/compactcli-agents"))
+    tag = "-".join(spec.rsplit("@", 1)[1] for spec in PACKAGES.values())
+    return root / tag
+
+
+def agent_command(name: str) -> list[str]:
+    """The command that runs agent `name`, installing the pinned agents first when needed."""
+    folder = cache_dir()
+    binary = folder / "node_modules" / ".bin" / name
+    if not binary.exists():
+        _install(folder)
+    if not binary.exists():
+        pytest.fail(f"npm installed {PACKAGES[name]} into {folder} but {binary} is missing")
+    return [str(binary)]
+
+
+def _install(folder: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("real-agent tests skipped: npm is not installed")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(folder),
+                *PACKAGES.values(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("real-agent tests skipped: npm install timed out (registry unreachable?)")
+    if done.returncode != 0:
+        unreachable = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH")
+        if any(code in done.stderr for code in unreachable):
+            pytest.skip("real-agent tests skipped: the npm registry is unreachable")
+        pytest.fail(f"npm install failed:\n{done.stderr[-2000:]}")
