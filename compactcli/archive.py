@@ -2,7 +2,8 @@
 
 `content_bytes(value)` is the exact bytes a placeholder's hash is taken over (a string as UTF-8,
 anything else as compact JSON). `Archive(folder).put(data)` writes them to `FOLDER/<sha256>`
-atomically, once; `get(sha256)` reads them back. Nothing is lost: a placeholder names the hash,
+atomically (`compactcli.atomic`), once, readable by their owner only (`FILE_MODE`, 0600);
+`get(sha256)` reads them back. Nothing is lost: a placeholder names the hash,
 the archive holds the content.
 """
 
@@ -10,13 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from compactcli import atomic
 from compactcli.errors import OutputError
+
+FILE_MODE = 0o600
+"""The permission bits of an archived content: it is a transcript's tool output, whatever the
+transcript's own bits, so only its owner reads it."""
 
 
 def content_bytes(value: Any) -> bytes:
@@ -47,14 +52,7 @@ class Archive:
             return digest
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{digest}.", dir=self.folder)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic.write(str(target), [data], mode=FILE_MODE)
         except OSError as error:
             raise OutputError(
                 f"{self.folder}: cannot write to the archive: {error.strerror or error}"

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compactcli.errors import CompactError, ExitCode
+from compactcli.errors import CompactError, ExitCode, InvalidTranscript
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
 
 __all__ = [
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 Mode = Literal["process", "thread"]
-STATUSES = ("compacted", "unchanged", "kept", "failed", "skipped")
+STATUSES = ("compacted", "unchanged", "repaired", "kept", "failed", "skipped")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +58,13 @@ class FileResult:
     """What happened to one file.
 
     `status`: `compacted` (a smaller transcript was produced), `unchanged` (nothing to do; the
-    output is the input), `kept` (the result would have been invalid or larger, so the input
+    output is the input), `repaired` (nothing to do but `--repair`'s repairs: the output is the
+    repaired input), `kept` (the result would have been invalid or larger, so the input
     was kept), `failed` (`code` and `message` say why), `skipped` (not run: `--fail-fast`).
     `over` is by how many tokens the result is still at or over `target` (0 when under).
     `llm_calls` is how many model requests the file's run sent (every attempt and retry; none
-    for a summary the cache answered).
+    for a summary the cache answered). `details` may hold `findings` (a file refused as an
+    invalid transcript: what `validate` found in it) and `repairs` (what `--repair` did).
     """
 
     path: str
@@ -129,6 +131,11 @@ def totals(results: Sequence[FileResult]) -> Totals:
 
 def failed_result(path: str, error: BaseException) -> FileResult:
     """The result of a file whose work raised `error`."""
+    if isinstance(error, InvalidTranscript):  # the findings `validate` prints, as data
+        found = {"findings": error.to_dicts()}
+        return FileResult(
+            path, "failed", code=int(error.exit_code), message=str(error), details=found
+        )
     if isinstance(error, CompactError):
         return FileResult(path, "failed", code=int(error.exit_code), message=str(error))
     return FileResult(

@@ -34,13 +34,17 @@ counter's method (heuristic or exact), so they match `compactcli estimate --meth
 The result carries the stages' `StageStats` and one more, stage `compact`, whose
 `details["compact"]` is the check (`CompactCheck.to_dict`); `compact_check(result)` reads it.
 
-`compact_file(path, plan, summarizer_for)` is one file of the `compact` command: read, resolve
-the settings (options over environment over the policy file, `compactcli.policy`), compact,
-write the output (standard output, a file, or in place with a backup) and return a
-`compactcli.batch.FileResult`. Outputs are written atomically and only through
-`compactcli.batch.WRITES`, so an interrupt never leaves a partial file. In place, a file that
-changed since it was read (`file_identity`: an agent still writing to its session) is left as
-it is (`OutputError`).
+`compact_file(path, plan, summarizer_for)` is one file of the `compact` command: read, admit
+(an input that fails `validate` is refused with `InvalidTranscript`, nothing written, unless the
+plan says to repair it: `compactcli.repair`), resolve the settings (options over environment
+over the policy file, `compactcli.policy`), compact, redact every kept record too with
+`redact_records` (`--redact`: `compactcli.redact_transcript`; the archive stays verbatim), write
+the output (standard output, a file with the input's permission bits, or in place with a backup:
+`compactcli.in_place`) and return a `compactcli.batch.FileResult`. Outputs are written
+atomically and only through `compactcli.batch.WRITES`, so an interrupt never leaves a partial
+file; the output of a run of one file settles the run (`compactcli.interrupts.settle`). In
+place, a file that changed since it was read (`file_identity`: an agent still writing to its
+session) is left as it is (`OutputError`).
 """
 
 from __future__ import annotations
@@ -48,7 +52,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,15 +59,18 @@ from typing import Any, Literal, cast
 
 import orjson
 
-from compactcli import batch, lifetime
+from compactcli import atomic, batch, in_place, interrupts, lifetime
 from compactcli.dialects import get_dialect
 from compactcli.errors import OutputError, UsageError
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
+from compactcli.in_place import Identity, backup_path, file_identity
 from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes
 from compactcli.loading import collector_paused, read_transcript, to_chunks
 from compactcli.policy import Policy, resolve
 from compactcli.prune import PruneOptions, prune
+from compactcli.redact_transcript import redact_transcript
+from compactcli.repair import admit, read_back_problem
 from compactcli.stats import StageStats, report
 from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize, summary_body
 from compactcli.summarizers import Summarizer
@@ -538,7 +544,7 @@ def _worse(
     if errors and len(errors) > len(validate(before).errors):
         first = errors[0]
         return f"the result would not validate (line {first.line}: {first.code}: {first.message})"
-    return None
+    return read_back_problem(before, after)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -563,6 +569,7 @@ DEFAULTS: Mapping[str, Any] = {
     "cut_turn": False,
     "focus": None,
     "redact": True,
+    "redact_records": False,  # `--redact`: every kept record too
     # prune
     "keep_recent": None,
     "min_chars": 200,
@@ -634,6 +641,7 @@ class FilePlan:
     dry_run: bool = False
     stats: bool = False  # return the stats report in `FileResult.details["stats"]`
     boundary: bool = False  # return the boundary details in `FileResult.details["boundary"]`
+    repair: bool = False  # repair an invalid input (`compactcli.repair`) instead of refusing it
 
 
 def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
@@ -654,17 +662,24 @@ def compact_file(
     )
     verb = "skipped" if plan.on_bad_line == "skip" else "kept unparsed"
     warnings = [f"{transcript.source}:{line}: {verb}: {reason}" for line, reason in bad.lines]
+    admitted = admit(transcript, repair=plan.repair)  # an invalid input goes no further
     settings = file_settings(plan, path)
     options = options_from_settings(settings, dry_run=plan.dry_run)
     dialect = get_dialect(transcript.format)
     counter = get_counter(
-        settings["method"], model=dialect.model(transcript), format=transcript.format
+        settings["method"], model=dialect.model(admitted.transcript), format=transcript.format
     )
+    transcript = admitted.staged(counter)
+    if admitted.repairs:  # as read back once written: the stages compare records with it
+        transcript = settle(transcript).evolve(sha256=transcript.sha256)
     summarizer = summarizer_for(settings)
     with counting_calls() as made:  # every request sent, fit attempts and retries included
         result = compact(transcript, options, summarizer=summarizer, counter=counter)
     check = compact_check(result)
     assert check is not None
+    redaction = redact_transcript(result) if settings.get("redact_records") else None
+    if redaction is not None:  # `--redact`: the kept records too (the archive stays verbatim)
+        result = redaction.transcript
     summary = _summary_details(result)
     for warning in summary.get("warnings", ()):
         warnings.append(f"{transcript.source}: {warning}")
@@ -682,12 +697,25 @@ def compact_file(
         parts = over_parts(result, counter, limit, smaller_total=check.smaller_summary_total)
         if parts:
             notes.append(f"{transcript.source}: still over: {parts}")
-    output, backup = _write(transcript, result, destination, changed=check.changed, seen=seen)
+    output, backup = _write(
+        transcript,
+        result,
+        destination,
+        changed=check.changed or bool(admitted.repairs) or bool(redaction and redaction.records),
+        seen=seen,
+        final=len(plan.destinations) == 1,
+    )
     status = "compacted" if check.changed else ("kept" if check.kept_input else "unchanged")
+    if status == "unchanged" and admitted.repairs:
+        status = "repaired"
+    if status == "unchanged" and redaction is not None and redaction.records:
+        status = "redacted"
     fail_on = bool(settings["fail_on_threshold"])
     failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
     code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
     details: dict[str, Any] = {"check": check.to_dict()}
+    if admitted.repairs:
+        details["repairs"] = [r.to_dict() for r in admitted.repairs]
     if plan.dry_run:  # its token line gives the figures of the check, as the table does
         from compactcli.diff import diff
 
@@ -699,6 +727,10 @@ def compact_file(
         )
     if plan.stats:
         details["stats"] = report(result)
+    if redaction is not None:
+        details["redact"] = redaction.to_dict()
+        if plan.stats:
+            details["stats"]["redact"] = details["redact"]
     if plan.boundary:
         found = [s.details["boundary"] for s in result.stats if "boundary" in s.details]
         details["boundary"] = found[-1] if found else None
@@ -802,46 +834,25 @@ def _summary_details(result: Transcript) -> Mapping[str, Any]:
     return {"warnings": warnings, "asked_a_model": model}
 
 
-def file_identity(path: str) -> tuple[int, int, int, int] | None:
-    """What tells a file's content changed: its device, inode, size and modification time; None
-    when it cannot be read (reading it then says why)."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-
 def _write(
     before: Transcript,
     after: Transcript,
     destination: Destination,
     *,
     changed: bool,
-    seen: tuple[int, int, int, int] | None,
+    seen: Identity | None,
+    final: bool = False,
 ) -> tuple[str | None, str | None]:
     """Write `after` where `destination` says; (output path, backup path). In place, `seen` is
-    the input's `file_identity` when it was read: a file that changed since (an agent still
-    writing to its session) is left as it is, and `OutputError` says why."""
+    the input's `file_identity` when it was read (`compactcli.in_place.replace`). A file gets
+    the input's permission bits. `final`: this is the run's only output, so the run settles
+    once it is written (`compactcli.interrupts.settle`)."""
     if destination.mode == "none":
         return None, None
     if destination.mode == "in_place":
         if not changed:
             return None, None  # nothing to replace: no write, no backup
-        source = before.source
-        if file_identity(source) != seen:
-            raise OutputError(
-                f"{source}: changed while it was being compacted (is an agent still writing to "
-                "it?); left as it is"
-            )
-        with batch.WRITES.writing():
-            backup = make_backup(source)
-            try:
-                write_bytes(to_chunks(after), source, mode_from=source)
-            except BaseException:
-                os.unlink(backup)  # the input is untouched: the backup is not needed
-                raise
-        return source, backup
+        return in_place.replace(before.source, to_chunks(after), seen, final=final)
     target = destination.path if destination.mode == "file" else "-"
     assert target is not None
     if target != "-":
@@ -851,52 +862,11 @@ def _write(
         except OSError as error:
             reason = error.strerror or str(error)
             raise OutputError(f"{folder}: cannot create the output folder: {reason}") from None
-    with batch.WRITES.writing():
-        write_bytes(to_chunks(after), target)
+    with batch.WRITES.writing(), interrupts.held(target != "-"):
+        write_bytes(to_chunks(after), target, mode=atomic.permission_bits(before.source))
+        if final:
+            interrupts.settle()
     return target, None
-
-
-def backup_path(path: str, exists: Callable[[str], bool] = os.path.lexists) -> str:
-    """The first free backup name of `path`: `PATH.bak`, then `PATH.1.bak`, `PATH.2.bak`..."""
-    candidate = f"{path}.bak"
-    number = 0
-    while exists(candidate):
-        number += 1
-        candidate = f"{path}.{number}.bak"
-    return candidate
-
-
-def make_backup(path: str) -> str:
-    """Keep the original of `path` next to it under a new backup name (never overwriting one).
-
-    A hard link when the file system allows it (instant, atomic), else a copy written under a
-    temporary name and linked into place. Raises `OutputError` when neither works.
-    """
-    while True:
-        candidate = backup_path(path)
-        try:
-            os.link(path, candidate)
-            return candidate
-        except FileExistsError:
-            continue
-        except OSError:
-            break
-    folder = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.bak.tmp")
-    try:
-        shutil.copy2(path, temporary)
-        while True:
-            candidate = backup_path(path)
-            try:
-                os.link(temporary, candidate)
-                return candidate
-            except FileExistsError:
-                continue
-    except OSError as error:
-        raise OutputError(f"{path}: cannot keep a backup: {error.strerror or error}") from None
-    finally:
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
 
 
 def output_names(

@@ -44,6 +44,36 @@ class InputError(CompactError):
         super().__init__(f"{where}: {message}")
 
 
+class InvalidTranscript(CompactError):
+    """A transcript that fails its format's checks, refused by a command that writes one (or
+    one that `--repair` could not make valid); nothing was written.
+
+    `str(error)` is one line, `PATH: MESSAGE`; `findings` are the lines `compactcli validate`
+    prints for the file (`PATH:LINE: SEVERITY CODE: MESSAGE`), which the command line prints
+    before it, and `to_dicts()` the same as data.
+    """
+
+    exit_code = ExitCode.CHECK_FAILED
+
+    def __init__(
+        self, path: str, message: str, findings: tuple[tuple[int, str, str, str], ...] = ()
+    ) -> None:
+        self.path = path
+        self.message = message
+        self.found = findings  # (line, severity, code, message)
+        super().__init__(f"{path}: {message}")
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        return tuple(f"{self.path}:{n}: {sev} {code}: {text}" for n, sev, code, text in self.found)
+
+    def to_dicts(self) -> list[dict[str, object]]:
+        return [
+            {"line": n, "severity": sev, "code": code, "message": text}
+            for n, sev, code, text in self.found
+        ]
+
+
 class UsageError(CompactError):
     """Options that cannot work together, or a value out of range that Typer did not catch."""
 

@@ -50,6 +50,7 @@ import orjson
 
 from compactcli.dialects import SNIFF_RECORDS, detect_format, get_dialect
 from compactcli.dialects.base import LightMessage, StreamedView, Streamer, light, streamed_view
+from compactcli.dialects.mixed import checked_lines
 from compactcli.errors import InputError, UsageError
 from compactcli.jsonl import (
     _BOM,
@@ -1063,6 +1064,7 @@ def estimate_file(
             if len(objects) >= SNIFF_RECORDS:
                 break
     name = display_name(path)
+    detected = format is None
     if format is None:
         format = detect_format(objects, name)
     trimmer = _trimmer(get_dialect(format).streamer())
@@ -1071,8 +1073,10 @@ def estimate_file(
     hint = None
     if options.model is None and counter is None:
         hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
-    lines = itertools.chain(head, stream)  # lets go of the head once it is read
-    del head, objects
+    lines: Iterable[tuple[int, Any, bytes | None]] = itertools.chain(head, stream)
+    if detected:  # a file that mixes formats is an error (compactcli.dialects.mixed)
+        lines = checked_lines(lines, name)
+    del head, objects  # the chain lets go of the head once it is read
     return _estimate_lines(lines, format, options, name, counter, hint)
 
 

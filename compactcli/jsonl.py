@@ -15,8 +15,9 @@ regular file is mapped into memory (`map_file`) and each line is a read-only vie
 of a transcript that starts with the same records need to be hashed only from there on.
 
 Writing: `render` turns records back into bytes (original bytes where unchanged, orjson where
-edited); `write_bytes` writes them to standard output, or to a temporary file in the target's
-folder that is fsynced and renamed over the target, so a reader never sees a partial file.
+edited); `write_bytes` writes them to standard output, or to a file through
+`compactcli.atomic` (a temporary file in the target's folder that is fsynced and renamed over
+the target), so a reader never sees a partial file.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import orjson
 
+from compactcli import atomic
 from compactcli.errors import STDOUT, InputError, OutputError
 from compactcli.transcript import Line, Record, new_record
 
@@ -473,29 +475,16 @@ def _bytes(record: Record, *, last: bool) -> bytes:
     return b"".join((record.line, record.eol if record.eol or last else b"\n"))
 
 
-_WRITEV = hasattr(os, "writev")
-_IOV_MAX = 1024
-"""Pieces handed to one `os.writev` (the least limit POSIX systems have)."""
+def write_bytes(
+    chunks: Iterable[Line], path: str, *, mode_from: str | None = None, mode: int | None = None
+) -> None:
+    """Write `chunks` to `path` atomically (`compactcli.atomic.write`: a temporary file in the
+    same folder, then a rename).
 
-
-def write_all(fd: int, chunks: Iterable[Line]) -> None:
-    """Write every one of `chunks` to file descriptor `fd`, in order, `_IOV_MAX` at a time with
-    `os.writev` (no copy joins them; a short write goes on where it stopped)."""
-    pieces = iter(chunks)
-    while batch := list(itertools.islice(pieces, _IOV_MAX)):
-        written = os.writev(fd, batch)
-        if written < sum(map(len, batch)):  # a short write: the rest of this batch, in order
-            rest = memoryview(b"".join(batch))[written:]
-            while rest:
-                rest = rest[os.write(fd, rest) :]
-
-
-def write_bytes(chunks: Iterable[Line], path: str, *, mode_from: str | None = None) -> None:
-    """Write `chunks` to `path` atomically (temporary file in the same folder, then rename).
-
-    `-` writes to standard output. `mode_from` copies that file's permission bits. Any OSError
-    becomes an `OutputError`, and the temporary file is removed. The chunks are written as they
-    are, without copying them into a buffer first (`write_all`), where the system can.
+    `-` writes to standard output. The file gets the permission bits of file `mode_from`, or
+    `mode`, or else the umask's. Any OSError becomes an `OutputError`, and the temporary file
+    is removed. The chunks are written as they are, without copying them into a buffer first
+    (`compactcli.atomic.write_all`), where the system can.
     """
     if path == STDIN:
         out = sys.stdout.buffer
@@ -508,33 +497,9 @@ def write_bytes(chunks: Iterable[Line], path: str, *, mode_from: str | None = No
         except OSError as error:
             raise OutputError.cannot_write(STDOUT, error) from None
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp_name: str | None = None
     try:
-        import tempfile
-
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder
-        )
-        with os.fdopen(fd, "wb", buffering=_BLOCK) as handle:  # few large writes
-            if _WRITEV:
-                write_all(fd, chunks)
-            else:
-                for chunk in chunks:
-                    handle.write(chunk)
-                handle.flush()
-            os.fsync(fd)
         if mode_from is not None:
-            os.chmod(tmp_name, os.stat(mode_from).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_name, 0o666 & ~umask)
-        os.replace(tmp_name, path)
-        tmp_name = None
+            mode = os.stat(mode_from).st_mode & 0o7777
+        atomic.write(path, chunks, mode=mode)
     except OSError as error:
         raise OutputError.cannot_write(path, error) from None
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)

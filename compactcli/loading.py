@@ -1,8 +1,10 @@
 """Files to transcripts and back: `read_transcript` and `write_transcript`.
 
 `read_transcript` reads a JSONL file (or `-`) into a `Transcript`, detecting its format from the
-first records unless one is named. `write_transcript` writes one back atomically; records that no
-stage changed come out byte for byte as they went in.
+first records unless one is named (a file whose records mix formats is then an `InputError`
+naming the line where the other format starts: `compactcli.dialects.mixed`). `write_transcript`
+writes one back atomically; records that no stage changed come out byte for byte as they went
+in.
 
 `collector_paused()` (a context manager, also a decorator) holds off Python's cyclic garbage
 collector while one transcript is processed: see its docstring.
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from compactcli.dialects import FORMATS, SNIFF_RECORDS, detect_format, get_dialect
+from compactcli.dialects.mixed import check_records
 from compactcli.errors import UsageError
 from compactcli.jsonl import (
     BadLines,
@@ -40,8 +43,9 @@ def read_transcript(
 ) -> Transcript:
     """Read `path` (`-` for standard input) into a Transcript.
 
-    Raises `InputError` (file and line in the message) for unreadable input or an unknown
-    format, and `UsageError` for an unknown `format` name.
+    Raises `InputError` (file and line in the message) for unreadable input, an unknown
+    format or, when the format is detected, a file that mixes formats; and `UsageError` for an
+    unknown `format` name.
     With `mapped`, a regular file is mapped into memory and the records' lines are views of
     it, not copies: less memory and time for a large file, which must then not be cut shorter
     while the transcript is in use (see `compactcli.jsonl.map_file`).
@@ -53,6 +57,7 @@ def read_transcript(
     if format is None:
         objects = list(islice((r.raw for r in records if isinstance(r.raw, dict)), SNIFF_RECORDS))
         format = detect_format(objects, display_name(path))
+        check_records(records, display_name(path))
     return Transcript(
         records=records,
         format=format,
@@ -62,11 +67,14 @@ def read_transcript(
     )
 
 
-def write_transcript(transcript: Transcript, path: str, *, mode_from: str | None = None) -> None:
-    """Write `transcript` to `path` (`-` for standard output), atomically for files."""
+def write_transcript(
+    transcript: Transcript, path: str, *, mode_from: str | None = None, mode: int | None = None
+) -> None:
+    """Write `transcript` to `path` (`-` for standard output), atomically for files, with the
+    permission bits of file `mode_from`, or `mode`, or else the umask's."""
     if path != "-" and not path:
         raise UsageError("empty output path")
-    write_bytes(render(transcript.records), path, mode_from=mode_from)
+    write_bytes(render(transcript.records), path, mode_from=mode_from, mode=mode)
 
 
 @contextlib.contextmanager

@@ -132,6 +132,7 @@ SETTINGS: Mapping[str, Callable[[Any], Any]] = {
     "cut_turn": _bool,
     "focus": _str,
     "redact": _bool,
+    "redact_records": _bool,
     "timeout": _seconds,
     # prune
     "keep_recent": _int(0),

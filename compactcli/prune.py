@@ -8,7 +8,8 @@ what was cleared; for a result that failed (an error result, a non-zero exit cod
 `compactcli.summarizers.facts.outcome`), the placeholder also keeps its distinctive error line
 (`; failed: <line>`, at most `ERROR_CHARS`), and for one that did not fail but printed an error
 (a build piped through `head`, a wrapper that says "Script completed") that line too (`; printed
-an error: <line>`), so the model and a later summary still see what went wrong. The output of
+an error: <line>`), so the model and a later summary still see what went wrong (secrets in a
+placeholder are redacted: `compactcli.redact`). The output of
 a shell command the user ran, where the format sends it to the model (pi's `!cmd`,
 `Dialect.user_shell`), counts as a result of the tool `bash`: its output is
 cleared by the same rules, its command and exit code stay; the latest user message is never
@@ -35,6 +36,7 @@ from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.dialects import Dialect, get_dialect
 from compactcli.dialects.base import UserShell
+from compactcli.redact import redact
 from compactcli.stats import StageStats
 from compactcli.summarizers.facts import (
     CLEARED_FAILURE,
@@ -356,11 +358,12 @@ def placeholder(
     result_tool: str, argument: str, text: str, digest: str, error: str = "", *, soft: bool = False
 ) -> str:
     """The one-line digest that replaces a cleared tool result (with its error line, if any:
-    `; failed: ` for a call that failed, `; printed an error: ` for one that did not)."""
+    `; failed: ` for a call that failed, `; printed an error: ` for one that did not). Secrets
+    in the argument and the error line are redacted (`compactcli.redact`)."""
     lines = text.count("\n") + 1 if text else 0
-    what = f"{result_tool} {argument}".strip()
+    what = redact(f"{result_tool} {argument}".strip())
     label = CLEARED_SOFT if soft else CLEARED_FAILURE
-    failed = f"{label}{' '.join(error.split())}" if error.strip() else ""
+    failed = f"{label}{redact(' '.join(error.split()))}" if error.strip() else ""
     return (
         f"{CLEARED_RESULT} {what} — {lines:,} lines, {len(text):,} chars, sha256:{digest}{failed}]"
     )

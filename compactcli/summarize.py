@@ -34,6 +34,9 @@ Guarantees:
   (`details["summarize"]["carried_request"]`).
 - Nothing worth summarizing (the context fits in what must be kept, or only an earlier summary
   is left to replace) gives the input back unchanged, byte for byte, with the reason.
+- With `redact` (the default), what the stage writes besides the kept records has its secrets
+  replaced (`compactcli.redact`): the summary, with its quoted request and head, and the
+  boundary and stats details (facts carried from an earlier boundary, warnings).
 - The stage appends one `StageStats` (stage "summarize"): tokens before and after on the
   context view, and under `details["summarize"]` the messages summarized, the summary's tokens,
   the summarizer, model, LLM calls, their tokens and cost, any fallback, the range summarized,
@@ -70,6 +73,8 @@ from compactcli.injection import (
 )
 from compactcli.injection.claude_code import SUMMARY_SUFFIX
 from compactcli.injection.codex import SUMMARY_PREFIX as CODEX_PREFIX
+from compactcli.redact import redact
+from compactcli.redact_transcript import redact_value
 from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import Facts
@@ -236,18 +241,25 @@ def _summarize_at(
             quoted_request=context[cut.pinned] if cut.pinned is not None else None,
         )
     )
-    facts = _carry_files(result.facts, earlier.facts)
+    carried = earlier.facts
+    if options.redact and carried is not None:  # read from an earlier boundary, as written
+        carried = carried.map_text(redact)
+    facts = _carry_files(result.facts, carried)  # the summarizer's facts are redacted already
     request = ""
     if cut.pinned is not None:
         request = quote_request(context[cut.pinned])
     elif earlier.request and not any(is_prompt(m) for m in context[cut.start :]):
         request = earlier.request  # the task an earlier summary quoted is still the current one
     text = frame(result.text, head_text, request)
+    if options.redact:  # the quoted request and head are written too, not only the summary
+        text = redact(text)
     info = stage.info(result, earlier, cut, text)
     if cut.pinned is not None:
         info["pinned_prompt"] = stage.where(context[cut.pinned])
     elif request:
         info["carried_request"] = True
+    if options.redact:  # warnings and fallback reasons may quote a provider's answer
+        info = redact_value(info)[0]
     draft = Injection(context, cut, text, {}, facts, before, 0)
     measured = transcript.evolve(records=writer.write(transcript, draft))
     rewritten = _rewritten(transcript.records, measured.records)
@@ -268,7 +280,7 @@ def _summarize_at(
         tokens_before=before,
         tokens_after=after,
         **info,
-        focus=options.focus,
+        focus=redact(options.focus) if options.redact and options.focus else options.focus,
         options={
             "keep_recent_tokens": options.keep_recent_tokens,
             "protect_first": options.protect_first,

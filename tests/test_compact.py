@@ -877,6 +877,12 @@ def _check_safety(stage: str, fmt: str, plan: Plan, options: Any, tmp_path: Path
             and b"compactcli" in lines_after[position - 1]
         ):
             continue  # Codex writes a turn_context after its compacted line
+        if (
+            fmt == "codex"
+            and b'"type":"token_count"' in line
+            and b"compactcli" in lines_after[position - 2]
+        ):
+            continue  # and then a token_count with the compacted context's size
         if fmt == "claude-code" and _same_but_parent(line, lines_before):
             continue  # the kept tail relinked under the summary
         foreign.append(line)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.cli_runner import run
 
-COMMANDS = ["prune", "summarize", "compact", "diff", "estimate", "validate", "eval"]
+COMMANDS = ["prune", "summarize", "compact", "diff", "estimate", "validate", "eval", "redact"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -74,7 +74,7 @@ def test_pyproject_table_with_budgets(tmp_path: Path) -> None:
             "compactcli.toml: unknown setting 'max_token'; known settings: api_base, archive, "
             "context_window, cut_turn, dedupe, fail_on_threshold, focus, images, keep_recent, "
             "keep_recent_tokens, max_tokens, method, min_chars, model, protect_first, redact, "
-            "summarizer, summary_tokens, threshold, timeout, tools",
+            "redact_records, summarizer, summary_tokens, threshold, timeout, tools",
         ),
         ("max_tokens = -1\n", "compactcli.toml: max_tokens: must be at least 0, found -1"),
         ('max_tokens = "5"\n', "compactcli.toml: max_tokens: expected a whole number, found '5'"),

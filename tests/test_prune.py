@@ -372,14 +372,24 @@ def test_identical_outputs_keep_only_the_newest_whole(tmp_path: Path) -> None:
     assert after.stats[-1].duplicates_cleared == 1
 
 
-def test_wrong_shape_record_exits_3_with_file_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wrong_shape_record_is_refused_with_its_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "invalid")
     result = run("prune", "openai-bad-shape.jsonl")
-    assert result.exit_code == 3
+    assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr == (
-        "error: openai-bad-shape.jsonl:3: assistant content is an object, not a string, a list or null\n"
+        "openai-bad-shape.jsonl:3: error bad-shape: assistant content is an object, not a string, a list or null\n"
+        "error: openai-bad-shape.jsonl: invalid openai transcript (1 error): nothing written; "
+        "--repair repairs it as the agent does when it loads a session\n"
     )
+    repaired = run("prune", "openai-bad-shape.jsonl", "--repair")
+    assert repaired.exit_code == 0
+    assert repaired.stderr == (
+        "openai-bad-shape.jsonl:3: repaired bad-shape: dropped the message: assistant content is "
+        "an object, not a string, a list or null\n"
+    )
+    lines = (FIXTURES / "invalid" / "openai-bad-shape.jsonl").read_bytes().splitlines(keepends=True)
+    assert repaired.stdout_bytes == b"".join(lines[:2] + lines[3:])
 
 
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)

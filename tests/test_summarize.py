@@ -270,7 +270,7 @@ def test_codex_compacted_line_holds_the_whole_new_history() -> None:
     tail = kept_tail(before, after)
     assert [before.line_of(m.index) for m in tail] == [28, 29, 31, 34, 36, 37, 39]
     assert to_bytes(after).startswith(to_bytes(before))
-    compacted, turn = after.records[-2].raw, after.records[-1].raw
+    compacted, turn, count = (r.raw for r in after.records[-3:])
     assert list(compacted) == ["timestamp", "type", "payload", "compactcli"]
     assert compacted["type"] == "compacted"
     assert compacted["compactcli"] == stats.details["boundary"]
@@ -289,6 +289,31 @@ def test_codex_compacted_line_holds_the_whole_new_history() -> None:
         "type": "turn_context",
         "payload": last_turn["payload"],
     }
+    # then Codex's token_count after a compaction: the new context's size, the rest carried
+    last_info = next(
+        r.raw["payload"]["info"]
+        for r in reversed(before.records)
+        if r.raw["type"] == "event_msg" and r.raw["payload"]["type"] == "token_count"
+    )
+    assert count == {
+        "timestamp": compacted["timestamp"],
+        "type": "event_msg",
+        "payload": {
+            "type": "token_count",
+            "info": {
+                "total_token_usage": last_info["total_token_usage"],
+                "last_token_usage": {
+                    "input_tokens": 0,
+                    "cached_input_tokens": 0,
+                    "output_tokens": 0,
+                    "reasoning_output_tokens": 0,
+                    "total_tokens": stats.tokens_after,
+                },
+                "model_context_window": last_info["model_context_window"],
+            },
+            "rate_limits": None,
+        },
+    }
     assert validate(after).errors == ()
     after_context = context(after)
     assert [m.role for m in after_context[:4]] == ["developer", "user", "user", "user"]
@@ -306,11 +331,11 @@ def test_codex_lines_numbered_by_ordinal_get_the_next_numbers(tmp_path: Path) ->
     numbered.write_bytes(b"\n".join(lines) + b"\n")
     before, after = compact(numbered, keep_recent_tokens=300)
     assert to_bytes(after).startswith(to_bytes(before))
-    compacted, turn = after.records[-2].raw, after.records[-1].raw
+    compacted, turn, count = (r.raw for r in after.records[-3:])
     assert len(before.records) == 40
     assert list(compacted) == ["timestamp", "ordinal", "type", "payload", "compactcli"]
-    assert (compacted["ordinal"], turn["ordinal"]) == (40, 41)
-    assert list(turn) == ["timestamp", "ordinal", "type", "payload"]
+    assert (compacted["ordinal"], turn["ordinal"], count["ordinal"]) == (40, 41, 42)
+    assert list(turn) == list(count) == ["timestamp", "ordinal", "type", "payload"]
     assert validate(after).errors == ()
 
 

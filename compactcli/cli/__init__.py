@@ -28,6 +28,7 @@ COMMANDS = {
     "validate": "compactcli.cli.validate:validate_command",
     "eval": "compactcli.cli.eval:eval_command",
     "compact": "compactcli.cli.compact:compact_command",
+    "redact": "compactcli.cli.redact:redact_command",
 }
 """Every command, in the order `--help` lists them: where its function is."""
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
+from compactcli.cli.admission import RepairOption, admission_lines
 from compactcli.cli.estimate import FailOnThreshold, MaxTokens, Threshold
 from compactcli.cli.options import (
     BadLinePolicy,
@@ -32,7 +33,14 @@ from compactcli.cli.options import (
     given_settings,
 )
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import BoundaryFile, DryRun, StatsFile, print_diff
+from compactcli.cli.stage_output import (
+    BoundaryFile,
+    DryRun,
+    StatsFile,
+    append_json_lines,
+    print_diff,
+    write_json,
+)
 from compactcli.errors import OutputError, UsageError
 from compactcli.inputs import STDIN, expand_inputs
 
@@ -185,6 +193,14 @@ def compact_command(
             help="Do not redact secrets from what is sent to an LLM and from the summary.",
         ),
     ] = False,
+    redact_records: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            help="Redact secrets in every record kept too, as compactcli redact does (the "
+            "archive stays verbatim).",
+        ),
+    ] = False,
     keep_recent: Annotated[
         int | None,
         typer.Option(
@@ -245,6 +261,7 @@ def compact_command(
     json: Json = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
+    repair: RepairOption = False,
 ) -> None:
     """Compact transcripts: prune old tool output, then summarize the old turns while the context
     is over its threshold (or always with --force), then check the result.
@@ -274,6 +291,8 @@ def compact_command(
     given = {name: ctx.params[name] for name in DEFAULTS if name in set_here}
     if "no_redact" in set_here:
         given["redact"] = not no_redact
+    if no_redact and redact_records:
+        raise UsageError("--redact and --no-redact cannot be used together")
     plan = FilePlan(
         given=given,
         policy=load_policy("."),
@@ -283,8 +302,12 @@ def compact_command(
         dry_run=dry_run,
         stats=stats is not None and not dry_run,
         boundary=boundary is not None and not dry_run,
+        repair=repair,
     )
     settings = {path: file_settings(plan, path) for path in files}
+    if not dry_run:
+        option = "--out-dir" if out_dir is not None else "-o"
+        _refuse_overwrites(files, destinations, option, settings, stats, boundary)
     online = any(s["summarizer"] == "llm" for s in settings.values())
     workers = jobs or os.cpu_count() or 1
     backends = _Backends(llm_jobs=llm_jobs, cache=cache) if online else None
@@ -355,10 +378,7 @@ def _destinations(
             raise OutputError(f"{out_dir}: --out-dir is a file, not a folder")
         found: dict[str, Destination] = {}
         for path, name in output_names(list(arguments), expand_inputs):
-            target = os.path.join(out_dir, name)
-            if os.path.exists(target) and os.path.samefile(target, path):
-                raise UsageError(f"{path}: --out-dir would overwrite the input; use --in-place")
-            found[path] = Destination("file", target)
+            found[path] = Destination("file", os.path.join(out_dir, name))
         return found
     if len(files) > 1:
         raise UsageError(
@@ -366,10 +386,32 @@ def _destinations(
             "(or --dry-run)"
         )
     if output is not None and output != "-":
-        if files[0] != STDIN and os.path.exists(output) and os.path.samefile(output, files[0]):
-            raise UsageError(f"{output}: -o would overwrite the input; use --in-place")
         return {files[0]: Destination("file", output)}
     return {files[0]: Destination("stdout")}
+
+
+def _refuse_overwrites(
+    files: Sequence[str],
+    destinations: Mapping[str, Destination],
+    option: str,
+    settings: Mapping[str, Mapping[str, Any]],
+    stats: Path | None,
+    boundary: Path | None,
+) -> None:
+    """The check every writing command makes (`compactcli.overwrite`): no output is an input
+    or another output. Under --in-place the results replace the inputs on purpose."""
+    from compactcli import overwrite
+
+    outputs: list[tuple[str, str | None]] = [
+        (option, d.path) for d in destinations.values() if d.mode == "file"
+    ]
+    outputs += [
+        ("--stats", None if stats is None else str(stats)),
+        ("--boundary", None if boundary is None else str(boundary)),
+    ]
+    archives = {s["archive"] for s in settings.values() if s.get("archive")}
+    outputs += [("--archive", folder) for folder in sorted(archives)]
+    overwrite.check(files, outputs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,6 +555,9 @@ def json_line(result: FileResult) -> str:
         "warnings": list(result.warnings),
         "notes": list(result.notes),
     }
+    for key in ("repairs", "findings"):
+        if key in result.details:
+            data[key] = result.details[key]
     check = result.details.get("check")
     if isinstance(check, Mapping) and result.summarized:
         data["keep_recent_tokens"] = check["keep_recent_tokens"]
@@ -524,6 +569,8 @@ def json_line(result: FileResult) -> str:
             data["rounds"] = check["rounds"]
     if "diff" in result.details:
         data["diff"] = result.details["diff"].to_dict()
+    if "redact" in result.details:
+        data["redacted"] = result.details["redact"]
     return orjson.dumps(data).decode()
 
 
@@ -565,6 +612,8 @@ class _Report:
 
         for warning in result.warnings:
             console.warning(warning)
+        for line in admission_lines(result):
+            console.say(line)
         if result.status == "failed":
             console.error(result.message)
         elif result.code and result.over:
@@ -604,18 +653,13 @@ class _Report:
 def _write_reports(
     results: Sequence[FileResult], stats: Path | None, boundary: Path | None
 ) -> None:
-    if stats is not None:
-        try:
-            with stats.open("ab") as handle:
-                for result in results:
-                    if "stats" in result.details:
-                        handle.write(orjson.dumps(result.details["stats"]) + b"\n")
-        except OSError as error:
-            raise OutputError.cannot_write(stats, error) from None
+    """Append the stats reports and write the boundary, atomically, with the permission bits
+    every input has (`compactcli.atomic`)."""
+    from compactcli import atomic
+
+    mode = atomic.shared_bits(r.path for r in results if r.path != "<stdin>")
+    reports = [r.details["stats"] for r in results if "stats" in r.details]
+    if stats is not None and reports:  # no file is made for runs that all failed
+        append_json_lines(stats, reports, mode=mode)
     if boundary is not None and results and "boundary" in results[0].details:
-        try:
-            boundary.write_bytes(
-                orjson.dumps(results[0].details["boundary"], option=orjson.OPT_INDENT_2) + b"\n"
-            )
-        except OSError as error:
-            raise OutputError.cannot_write(boundary, error) from None
+        write_json(boundary, results[0].details["boundary"], mode=mode)

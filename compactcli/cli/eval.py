@@ -9,7 +9,7 @@ import orjson
 import typer
 
 from compactcli.cli.runner import guarded
-from compactcli.errors import BackendError, ExitCode, InputError, UsageError
+from compactcli.errors import BackendError, ExitCode, InputError, OutputError, UsageError
 
 
 def _input_error(error: Exception) -> InputError:
@@ -175,6 +175,12 @@ def eval_command(
         raise UsageError("--probes FILE goes with the TRANSCRIPT files it describes")
     folders = tuple(fixtures) if fixtures else ()
     files = tuple(paths or ())
+    _refuse_overwrites(
+        [*files, *(probes or ()), *([baseline] if baseline else [])],
+        [*folders, *([transcripts] if transcripts else [])],
+        records,
+        write_baseline,
+    )
     specs = tuple(evaluation.parse_spec(g) for g in generate or ())
     if not folders and not specs and not files:
         try:
@@ -213,12 +219,9 @@ def eval_command(
     except (evaluation.FixtureError, evaluation.ProbeError) as error:
         raise _input_error(error) from None
     if records is not None:
-        with open(records, "wb") as handle:
-            for line in result.records:
-                handle.write(orjson.dumps(line) + b"\n")
+        _write(records, [orjson.dumps(line) + b"\n" for line in result.records])
     if write_baseline:
-        with open(write_baseline, "wb") as handle:
-            handle.write(dumps(figures(result, gates)))
+        _write(write_baseline, [dumps(figures(result, gates))])
     if json:
         typer.echo(orjson.dumps(to_json(result, gates)).decode())
     else:
@@ -238,3 +241,28 @@ def eval_command(
             exit_code = ExitCode.CHECK_FAILED
     if exit_code:
         raise typer.Exit(int(exit_code))
+
+
+def _refuse_overwrites(
+    files: list[str], folders: list[str], records: str | None, baseline: str | None
+) -> None:
+    """The check every writing command makes (`compactcli.overwrite`): neither output is a
+    file this run reads (a transcript, a probe file, the baseline, a file of a fixture folder)
+    or the other output."""
+    from compactcli import overwrite
+
+    read = list(files)
+    for folder in folders:
+        if os.path.isdir(folder):
+            read += [entry.path for entry in os.scandir(folder) if entry.is_file()]
+    overwrite.check(read, [("--records", records), ("--write-baseline", baseline)])
+
+
+def _write(path: str, chunks: list[bytes]) -> None:
+    """Write an output file atomically (`compactcli.atomic`)."""
+    from compactcli import atomic
+
+    try:
+        atomic.write(path, chunks)
+    except OSError as error:
+        raise OutputError.cannot_write(path, error) from None

@@ -6,9 +6,18 @@ from typing import Annotated
 
 import typer
 
+from compactcli.cli.admission import RepairOption, admit_input, refuse_invalid_result
 from compactcli.cli.options import BadLinePolicy, Format, OnBadLine, Source, read_one
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import BoundaryFile, DryRun, Output, StatsFile, finish_stage
+from compactcli.cli.stage_output import (
+    BoundaryFile,
+    DryRun,
+    InPlace,
+    Output,
+    StatsFile,
+    finish_stage,
+    stage_destination,
+)
 from compactcli.errors import UsageError
 
 
@@ -17,6 +26,7 @@ def prune_command(
     source: Source = "-",
     *,
     output: Output = "-",
+    in_place: InPlace = False,
     keep_recent_tokens: Annotated[
         int,
         typer.Option(
@@ -75,6 +85,7 @@ def prune_command(
     dry_run: DryRun = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
+    repair: RepairOption = False,
 ) -> None:
     """Clear the content of old tool results, keeping each call paired with its result.
 
@@ -88,10 +99,21 @@ def prune_command(
 
     if method not in ("heuristic", "exact"):
         raise UsageError(f"--method must be heuristic or exact, not {method!r}")
+    seen = stage_destination(
+        source,
+        output,
+        in_place=in_place,
+        dry_run=dry_run,
+        stats=stats,
+        boundary=boundary,
+        archive=archive,
+    )
     stdin_hint([source])
-    transcript = read_one(source, format, on_bad_line)
+    admitted = admit_input(read_one(source, format, on_bad_line), repair)
+    transcript = admitted.transcript
     dialect = get_dialect(transcript.format)
     counter = get_counter(method, model=dialect.model(transcript), format=transcript.format)
+    transcript = admitted.staged(counter)
     options = PruneOptions(
         keep_recent_tokens=keep_recent_tokens,
         keep_recent=keep_recent,
@@ -102,6 +124,7 @@ def prune_command(
         archive=None if dry_run else archive,
     )
     result = prune(transcript, options, counter=counter)
+    refuse_invalid_result(transcript, result)
     finish_stage(
         transcript,
         result,
@@ -110,4 +133,6 @@ def prune_command(
         stats=stats,
         boundary=boundary,
         counter=counter,
+        in_place=in_place,
+        seen=seen,
     )

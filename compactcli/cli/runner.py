@@ -1,9 +1,12 @@
 """The error boundary every command runs inside.
 
-`guarded` wraps a command: a `CompactError` becomes one line on standard error and its exit code;
-Ctrl-C exits 130 without a traceback; a closed standard output (`| head`) ends quietly, and one
-with no room left on its disk is one line and exit 5; any other exception is reported in one
-line with exit 1, or re-raised when `COMPACTCLI_TRACEBACK=1`.
+`guarded` wraps a command: a `CompactError` becomes one line on standard error and its exit code
+(an `InvalidTranscript` is preceded by its findings, as `compactcli validate` prints them);
+Ctrl-C exits 130 without a traceback, unless it came once the command's output was in place
+(`compactcli.interrupts.settle`: the command then finishes and exits with its own code); a
+closed standard output (`| head`) ends quietly, and one with no room left on its disk is one
+line and exit 5; any other exception is reported in one line with exit 1, or re-raised when
+`COMPACTCLI_TRACEBACK=1`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import NoReturn, ParamSpec, TypeVar
 import typer
 
 from compactcli import lifetime
-from compactcli.errors import STDOUT, CompactError, ExitCode, OutputError
+from compactcli.errors import STDOUT, CompactError, ExitCode, InvalidTranscript, OutputError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -29,11 +32,16 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        from compactcli import interrupts  # here: `--help` imports no library module
+
+        interrupts.begin()
         try:
             return command(*args, **kwargs)
         except typer.Exit:
             raise
         except CompactError as error:
+            if isinstance(error, InvalidTranscript):
+                _findings(error.findings)
             _error(str(error))
             raise typer.Exit(int(error.exit_code)) from None
         except KeyboardInterrupt:
@@ -51,6 +59,9 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(int(ExitCode.OUTPUT)) from None
         except Exception as error:
             _unexpected(error)
+        finally:
+            if not lifetime.enabled():  # run inside another program: its Ctrl-C back
+                interrupts.reset()
 
     return run
 
@@ -68,6 +79,14 @@ def _unexpected(error: Exception) -> NoReturn:
         "(set COMPACTCLI_TRACEBACK=1 to see the traceback)"
     )
     raise typer.Exit(int(ExitCode.CHECK_FAILED)) from None
+
+
+def _findings(lines: tuple[str, ...]) -> None:
+    """What `validate` found in a refused input, one line each, as `compactcli validate` prints."""
+    from compactcli import console
+
+    for line in lines:
+        console.say(line)
 
 
 def _error(message: str) -> None:

@@ -1,25 +1,32 @@
 """What every transcript-writing command does with its result.
 
-`finish_stage` writes the result transcript (standard output or `-o FILE`, atomically), or with
-`--dry-run` writes nothing and prints the diff instead; appends the stats report to `--stats
-FILE`; writes the boundary details to `--boundary FILE`; and shows a short stats table on
-standard error when that is a terminal. Records only ever go to standard output.
+`stage_destination` checks, before anything is read, where the results may go: no output is
+the input or another output (`compactcli.overwrite`), `--in-place` has a file to replace; it
+returns the input's identity for `--in-place`. `finish_stage` writes the result transcript
+(standard output, `-o FILE` with the input's permission bits, or in place with a backup:
+`compactcli.in_place`), or with `--dry-run` writes nothing and prints the diff instead; appends
+the stats report to `--stats FILE`; writes the boundary details to `--boundary FILE` (both
+atomically, `compactcli.atomic`, with the input's permission bits); and shows a short stats
+table on standard error when that is a terminal. Once the transcript is written the run is
+settled (`compactcli.interrupts.settle`): a Ctrl-C after that no longer interrupts it. Records
+only ever go to standard output.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import orjson
 import typer
 
-from compactcli.errors import OutputError
+from compactcli.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
     from compactcli.diff import DiffReport
+    from compactcli.in_place import Identity
     from compactcli.tokens import TokenCounter
     from compactcli.transcript import Transcript
 
@@ -35,6 +42,14 @@ Output = Annotated[
 DryRun = Annotated[
     bool,
     typer.Option("--dry-run", help="Write nothing; show what would change (the diff)."),
+]
+InPlace = Annotated[
+    bool,
+    typer.Option(
+        "--in-place",
+        help="Replace the input file atomically; the original is kept next to it as FILE.bak "
+        "(FILE.1.bak, ... when that exists).",
+    ),
 ]
 
 
@@ -69,19 +84,59 @@ BoundaryFile = Annotated[
 ]
 
 
-def _append_json_line(path: Path, data: Any) -> None:
+def append_json_lines(path: Path, items: Iterable[Any], *, mode: int | None) -> None:
+    """Append one JSON line per item to report file `path`, atomically (`atomic.append`)."""
+    from compactcli import atomic
+
+    data = b"".join(orjson.dumps(item) + b"\n" for item in items)
     try:
-        with path.open("ab") as handle:
-            handle.write(orjson.dumps(data) + b"\n")
+        atomic.append(str(path), data, mode=mode)
     except OSError as error:
         raise OutputError.cannot_write(path, error) from None
 
 
-def _write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any, *, mode: int | None) -> None:
+    """Write `data` as indented JSON to report file `path`, atomically (`atomic.write`)."""
+    from compactcli import atomic
+
+    body = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
     try:
-        path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic.write(str(path), [body], mode=mode, narrow=True)
     except OSError as error:
         raise OutputError.cannot_write(path, error) from None
+
+
+def stage_destination(
+    source: str,
+    output: str,
+    *,
+    in_place: bool,
+    dry_run: bool,
+    stats: Path | None,
+    boundary: Path | None,
+    archive: str | None = None,
+) -> Identity | None:
+    """Check where a stage command's results go, before its input is read (see the module
+    docstring); the input's `file_identity` under `--in-place`, else None."""
+    from compactcli import overwrite
+    from compactcli.in_place import file_identity
+
+    if in_place and output != "-":
+        raise UsageError("-o and --in-place cannot be used together")
+    if in_place and source == "-":
+        raise UsageError("--in-place needs a file: standard input cannot be replaced")
+    if dry_run:
+        return None
+    outputs: list[tuple[str, str | None]] = []
+    if not in_place and output != "-":
+        outputs.append(("-o", output))
+    outputs += [
+        ("--stats", None if stats is None else str(stats)),
+        ("--boundary", None if boundary is None else str(boundary)),
+        ("--archive", archive),
+    ]
+    overwrite.check([source], outputs)
+    return file_identity(source) if in_place else None
 
 
 def finish_stage(
@@ -93,22 +148,33 @@ def finish_stage(
     stats: Path | None,
     boundary: Path | None,
     counter: TokenCounter,
+    in_place: bool = False,
+    seen: Identity | None = None,
 ) -> None:
     """Write (or, dry, show) the result of a stage command and its reports."""
+    from compactcli import atomic, interrupts
+    from compactcli import in_place as replacing
     from compactcli.diff import diff
-    from compactcli.loading import write_transcript
+    from compactcli.loading import to_chunks, write_transcript
     from compactcli.stats import report
 
+    mode = atomic.permission_bits(before.source) if before.source != "<stdin>" else None
     if dry_run:
         print_diff(diff(before, after, counter=counter))
+    elif in_place:
+        if any(s.changed for s in after.stats):  # else nothing to replace: no write, no backup
+            replacing.replace(before.source, to_chunks(after), seen, final=True)
+        interrupts.settle()
     else:
-        write_transcript(after, output, mode_from=None)
+        with interrupts.held(output != "-"):
+            write_transcript(after, output, mode=mode)
+            interrupts.settle()
     data = report(after)
     if stats is not None and not dry_run:
-        _append_json_line(stats, data)
+        append_json_lines(stats, [data], mode=mode)
     if boundary is not None and not dry_run:
         details = [s.details["boundary"] for s in after.stats if "boundary" in s.details]
-        _write_json(boundary, details[-1] if details else None)
+        write_json(boundary, details[-1] if details else None, mode=mode)
     if sys.stderr.isatty():
         print_stats(data)
 

@@ -6,9 +6,18 @@ from typing import Annotated
 
 import typer
 
+from compactcli.cli.admission import RepairOption, admit_input, refuse_invalid_result
 from compactcli.cli.options import BadLinePolicy, Format, OnBadLine, Source, read_one
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import BoundaryFile, DryRun, Output, StatsFile, finish_stage
+from compactcli.cli.stage_output import (
+    BoundaryFile,
+    DryRun,
+    InPlace,
+    Output,
+    StatsFile,
+    finish_stage,
+    stage_destination,
+)
 from compactcli.errors import UsageError
 
 
@@ -17,6 +26,7 @@ def summarize_command(
     source: Source = "-",
     *,
     output: Output = "-",
+    in_place: InPlace = False,
     keep_recent_tokens: Annotated[
         int,
         typer.Option(
@@ -112,6 +122,7 @@ def summarize_command(
     dry_run: DryRun = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
+    repair: RepairOption = False,
 ) -> None:
     """Replace the old middle of the conversation with one structured summary.
 
@@ -135,10 +146,20 @@ def summarize_command(
         raise UsageError(
             f"--summarizer must be one of {', '.join(SUMMARIZERS)}, not {summarizer!r}"
         )
+    seen = stage_destination(
+        source,
+        output,
+        in_place=in_place,
+        dry_run=dry_run,
+        stats=stats,
+        boundary=boundary,
+    )
     stdin_hint([source])
-    transcript = read_one(source, format, on_bad_line)
+    admitted = admit_input(read_one(source, format, on_bad_line), repair)
+    transcript = admitted.transcript
     dialect = get_dialect(transcript.format)
     counter = get_counter(method, model=dialect.model(transcript), format=transcript.format)
+    transcript = admitted.staged(counter)
     settings: dict[str, object] = {}
     if summarizer == "llm":
         settings = {"model": model, "api_base": api_base, "timeout": timeout}
@@ -158,6 +179,7 @@ def summarize_command(
         console.warning(f"{transcript.source}: {warning}")
     if "reason" in details:
         console.stderr().print(f"{transcript.source}: unchanged: {details['reason']}")
+    refuse_invalid_result(transcript, result)
     finish_stage(
         transcript,
         result,
@@ -166,4 +188,6 @@ def summarize_command(
         stats=stats,
         boundary=boundary,
         counter=counter,
+        in_place=in_place,
+        seen=seen,
     )

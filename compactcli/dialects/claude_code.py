@@ -248,7 +248,7 @@ def _attachment_reaches_model(attachment: Mapping[str, Any]) -> bool:
     if attachment.get("capsuleReceipt"):
         return False
     kind = attachment.get("type")
-    if kind in SILENT_ATTACHMENTS:
+    if isinstance(kind, str) and kind in SILENT_ATTACHMENTS:
         return False
     if kind == "hook_success":
         return (
@@ -407,7 +407,7 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
             type="redacted_thinking",
             path=path,
         )
-    if kind in _CALL_TYPES:
+    if isinstance(kind, str) and kind in _CALL_TYPES:
         call_id = item.get("id")
         name = item.get("name")
         if not isinstance(call_id, str) or not isinstance(name, str):
@@ -612,7 +612,7 @@ def _lite_blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[_
                     f"tool_result content at {_where((*base, i))} is {_kind_of(parts)}"
                 )
             items += ((False, call_id, names.get(call_id)),)
-        elif kind in _CALL_TYPES:
+        elif kind == "tool_use":  # (_CALL_TYPES, without hashing a type of any kind)
             call_id = item.get("id")
             name = item.get("name")
             if type(call_id) is not str or type(name) is not str:
@@ -668,8 +668,8 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
     first key, logicalParentUuid when a string, sourceToolAssistantUUID (when a string; None
     when absent, `_ALIKE` otherwise); the last five for the checks of `validate`.)
     Values the rules treat alike are folded together: a type, a uuid or a parent that is not a
-    string reads as any other such value (except a type that is an array or object, which the
-    uuid map cannot hash), a timestamp that is not a string as none.
+    string reads as any other such value (a type that is an array or object as one of two
+    markers, no chain type either), a timestamp that is not a string as none.
     """
     get = raw.get
     kind = get("type")
@@ -769,10 +769,7 @@ def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
                 bridge[uuid] = (
                     bridge.get(parent) if parent is not None and parent in bridge else parent
                 )
-            elif kind is _UNHASHABLE["list"] or kind is _UNHASHABLE["dict"]:
-                name = "list" if kind is _UNHASHABLE["list"] else "dict"
-                raise TypeError(f"unhashable type: '{name}'")  # as the map itself fails
-            continue
+            continue  # a type that is an array or object is no chain type
         if parent is not None and parent in bridge:
             parent = bridge[parent]
         index[uuid] = i
@@ -1364,6 +1361,8 @@ class ClaudeCodeDialect(Dialect):
         score = 0
         for raw in objects:
             kind = raw.get("type")
+            if not isinstance(kind, str):
+                continue
             if kind in _DAG_TYPES and "parentUuid" in raw and isinstance(raw.get("uuid"), str):
                 if isinstance(raw.get("sessionId"), str):
                     return 100
@@ -1609,13 +1608,10 @@ class ClaudeCodeDialect(Dialect):
         if state is not None:
             skeletons: Skeletons = state.skeletons
             messages, errors = state.messages, state.errors
-            as_list, as_dict = _UNHASHABLE["list"], _UNHASHABLE["dict"]
             for i, skeleton in enumerate(skeletons):
                 if skeleton is None:
                     continue
-                kind = skeleton[_SK_KIND]
-                if kind is as_list or kind is as_dict:
-                    kind = records[i].raw.get("type") in _DAG_TYPES  # fails as the loop below does
+                kind = skeleton[_SK_KIND]  # an array or object type reads as no chain type
                 if kind in _DAG_TYPES:
                     uuid = skeleton[_SK_UUID]
                     if uuid is None or not skeleton[_SK_FIRST]:
@@ -1636,6 +1632,7 @@ class ClaudeCodeDialect(Dialect):
             for i, record in transcript.objects():
                 raw = record.raw
                 kind = raw.get("type")
+                kind = kind if isinstance(kind, str) else None
                 uuid = raw.get("uuid")
                 if isinstance(uuid, str) and kind in _DAG_TYPES:
                     all_uuids.add(uuid)
@@ -2159,7 +2156,7 @@ class ClaudeCodeStreamer(Streamer):
             except _ShapeError as error:
                 raise InputError(self.source, lineno, str(error)) from None
             found = light(message) if message is not None else None
-        if kind in _DAG_TYPES:
+        if isinstance(kind, str) and kind in _DAG_TYPES:
             self._skeleton(index, raw, found is not None, kind)
         return (found,) if found is not None else ()
 
@@ -2333,7 +2330,7 @@ class ClaudeCodeStreamer(Streamer):
                 continue
             kind = raw.get("type")
             if kind != "user" and kind != "assistant":
-                if kind in _DAG_TYPES or kind == "attachment" or kind == "system":
+                if isinstance(kind, str) and kind in _DAG_TYPES:
                     for message in self.add_light(index, raw, lineno):
                         take(message)
                 continue

@@ -64,6 +64,10 @@ class OpenAIResponsesDialect(CodexLegacyDialect):
             return 0
         for o in objects:
             kind = o.get("type")
-            if kind not in ITEM_TYPES or (kind == "message" and not isinstance(o.get("role"), str)):
+            if (
+                not isinstance(kind, str)
+                or kind not in ITEM_TYPES
+                or (kind == "message" and not isinstance(o.get("role"), str))
+            ):
                 return 0
         return 98

@@ -160,11 +160,14 @@ class PiDialect(Dialect):
         entries = 0
         for raw in objects:
             kind = raw.get("type")
-            if kind not in ENTRY_TYPES or "uuid" in raw or "payload" in raw:
+            if not isinstance(kind, str) or kind not in ENTRY_TYPES or "uuid" in raw:
+                continue
+            if "payload" in raw:
                 continue
             if kind == "message":
                 message = raw.get("message")
-                if not isinstance(message, Mapping) or message.get("role") not in ROLES:
+                role = message.get("role") if isinstance(message, Mapping) else None
+                if not isinstance(role, str) or role not in ROLES:
                     continue
             entries += 1
         return 60 if entries * 5 >= len(objects) * 4 else 0

@@ -69,6 +69,8 @@ def plain_scores(objects: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
                 if not isinstance(part, Mapping):
                     continue
                 kind = part.get("type")
+                if not isinstance(kind, str):
+                    continue
                 if kind in OPENAI_ONLY_PARTS:
                     openai = True
                 elif (

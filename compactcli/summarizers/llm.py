@@ -9,19 +9,21 @@
    (`compactcli.redact`) unless `request.redact` is false, and fits them to the summarizer
    model's window (`compactcli.limits`): long messages keep their head and tail around a marked
    omitted middle, cut harder until the request fits, and when even that is too large the turns
-   are sent in parts, each part's summary carried into the next as the summary to update;
+   are sent in parts, each part's summary carried into the next as the summary to update
+   (redacted, as everything sent is);
 3. asks for the fixed-heading template (`prompt.HEADINGS`), strips an `<analysis>` scratchpad
    and rejects an empty, headless or incomplete answer;
 4. appends the files, errors and user constraints the answer dropped, and redacts the result.
 
 Failures: 429 and 5xx (waiting what Retry-After says, capped at `max_retry_wait`), timeouts,
-connection errors and unusable answers are retried `retries` times with exponential backoff;
+connection errors and unusable answers (among them one far longer than the `max_tokens` asked
+for: more than 16 characters a token) are retried `retries` times with exponential backoff;
 after that, or on any other provider error, the extractive summary is returned with `fallback`
 set to the reason and a warning. A missing API key, an unknown provider, a model the server does
-not know or a rejected key raise `BackendError` (exit 4) instead: falling back would hide a
-setting to fix. After `BREAKER_THRESHOLD` consecutive failed requests with the same model and
-server in one process, the backend is not called again and requests fall back at once
-(`CircuitBreaker`).
+not know or a rejected key (HTTP 401 or 403, whatever exception litellm makes of it) raise
+`BackendError` (exit 4) instead: falling back would hide a setting to fix. After
+`BREAKER_THRESHOLD` consecutive failed requests with the same model and server in one process,
+the backend is not called again and requests fall back at once (`CircuitBreaker`).
 
 litellm is imported only when the first request is summarized, with
 `LITELLM_LOCAL_MODEL_COST_MAP` set so it never fetches its price table.
@@ -434,7 +436,7 @@ class LLMSummarizer:
                 quoted_request=quoted,
             )
             answer = self._ask(litellm, messages, max_tokens, api_key, tally)
-            running = answer
+            running = clean(answer)  # sent with the next part: redacted like all that is sent
         return answer, cut
 
     # -----------------------------------------------------------------------------------------
@@ -483,7 +485,7 @@ class LLMSummarizer:
                 continue
             self._count(litellm, response, tally)
             answer = clean_answer(_content(response))
-            problem = answer_problem(answer)
+            problem = _too_large(answer, max_tokens) or answer_problem(answer)
             if problem is None:
                 return answer
             reason = problem
@@ -498,9 +500,8 @@ class LLMSummarizer:
         status = getattr(exc, "status_code", None)
         message = _message(exc)
         where = f" at {self.api_base}" if self.api_base else ""
-        if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or (
-            "Missing credentials" in message
-        ):
+        rejected = isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError))
+        if rejected or status in (401, 403) or "Missing credentials" in message:
             raise BackendError(
                 f"{self.model}{where} refused the API key (HTTP {status}): {message}; "
                 "check the provider's key variable"
@@ -591,6 +592,18 @@ def _plan(
         used += need
     parts.append(current)
     return limits, parts
+
+
+_MAX_CHARS_PER_TOKEN = 16
+"""More characters than this per token of `max_tokens` is no answer a model kept to that limit
+could give (text runs at about four)."""
+
+
+def _too_large(answer: str, max_tokens: int) -> str | None:
+    """Why `answer` is too large to use as the summary, or None."""
+    if len(answer) <= max_tokens * _MAX_CHARS_PER_TOKEN:
+        return None
+    return f"answer too large to use ({len(answer):,} characters for {max_tokens:,} tokens)"
 
 
 def _content(response: Any) -> str | None:
