@@ -1189,3 +1189,16 @@ def test_a_long_message_keeps_its_rule_and_error_lines_from_the_middle() -> None
     assert len(kept) < len(message)
     assert "Never deploy on Fridays." in kept
     assert kept.startswith("Here is the brief.") and kept.endswith("Thanks!")
+
+
+def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
+    from compactcli.summarizers.facts import head_tail
+
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    for pad in range(0, 120, 7):  # the cut falls before, inside and after the token
+        line = "x" * pad + f" export GITHUB_TOKEN={secret} " + "y" * 200
+        cut = head_tail(line, 80)
+        assert len(cut) <= 80
+        for start in range(len(secret) - 7):
+            assert secret[start : start + 8] not in cut
+    assert head_tail("short GITHUB_TOKEN=" + secret, 200).endswith(secret)  # fits: untouched

@@ -67,6 +67,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.redact import redact
 from compactcli.summarizers import carriers
 from compactcli.tools import (
     base_name,
@@ -187,7 +188,15 @@ COMMAND_CHARS = 200
 
 
 def head_tail(text: str, limit: int) -> str:
-    """`text` when it fits in `limit` characters, else its head and tail around a marker."""
+    """`text` when it fits in `limit` characters, else its head and tail around a marker.
+
+    A text that is cut is redacted first (`compactcli.redact`), whatever the caller's redaction
+    setting: a secret the cut fell inside would leave a piece no longer recognisable as one, and a
+    value cut off from its label would no longer be known for a secret.
+    """
+    if len(text) <= limit:
+        return text
+    text = redact(text)
     if len(text) <= limit:
         return text
     marker = " […] "
