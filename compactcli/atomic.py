@@ -29,7 +29,7 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from compactcli import interrupts
 from compactcli.transcript import Line
@@ -244,21 +244,7 @@ def write(
         if narrow:
             existing = permission_bits(target)
             mode = mode if existing is None else mode & existing
-        fd, name = _open_temp(target)
-        done = False
-        try:
-            try:
-                write_all(fd, chunks)
-            except BaseException:
-                os.close(fd)
-                raise
-            _finish(fd, name, target, mode)
-            done = True
-        finally:
-            if not done:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
-            _forget(name)
+        _replace(target, mode, lambda fd: write_all(fd, chunks))
 
 
 def append(path: str, data: bytes, *, mode: int | None = None) -> None:
@@ -306,14 +292,24 @@ def _lock_file(fd: int) -> None:
 def _append_copy(old: int, target: str, data: bytes, mode: int) -> None:
     """Write the content of open file `old`, then `data`, to a temporary file that replaces
     `target`."""
+
+    def copy(fd: int) -> None:
+        while block := os.read(old, _BLOCK):
+            write_all(fd, [block])
+        if data:
+            write_all(fd, [data])
+
+    _replace(target, mode, copy)
+
+
+def _replace(target: str, mode: int, fill: Callable[[int], None]) -> None:
+    """Have `fill` write a temporary file beside `target`, then rename it over `target` with
+    permission bits `mode`; on any failure the temporary file is removed."""
     fd, name = _open_temp(target)
     done = False
     try:
         try:
-            while block := os.read(old, _BLOCK):
-                write_all(fd, [block])
-            if data:
-                write_all(fd, [data])
+            fill(fd)
         except BaseException:
             os.close(fd)
             raise

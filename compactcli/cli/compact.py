@@ -28,6 +28,8 @@ from compactcli.cli.options import (
     Format,
     Json,
     OnBadLine,
+    OutDir,
+    OutputFile,
     Paths,
     format_name,
     given_settings,
@@ -59,26 +61,8 @@ def compact_command(
     ctx: typer.Context,
     paths: Paths = None,
     *,
-    output: Annotated[
-        str | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Where to write the transcript (one input); - is standard output, the default.",
-            show_default=False,
-            metavar="FILE",
-        ),
-    ] = None,
-    out_dir: Annotated[
-        str | None,
-        typer.Option(
-            "--out-dir",
-            help="Write each result into this folder, under the same name (files of an input "
-            "folder keep their path below it).",
-            show_default=False,
-            metavar="DIR",
-        ),
-    ] = None,
+    output: OutputFile = None,
+    out_dir: OutDir = None,
     in_place: Annotated[
         bool,
         typer.Option(

@@ -56,6 +56,26 @@ Source = Annotated[
     str,
     typer.Argument(metavar="INPUT", help="Transcript file, or - (the default) for standard input."),
 ]
+OutputFile = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Where to write the transcript (one input); - is standard output, the default.",
+        show_default=False,
+        metavar="FILE",
+    ),
+]
+OutDir = Annotated[
+    str | None,
+    typer.Option(
+        "--out-dir",
+        help="Write each result into this folder, under the same name (files of an input "
+        "folder keep their path below it).",
+        show_default=False,
+        metavar="DIR",
+    ),
+]
 Json = Annotated[
     bool, typer.Option("--json", help="Machine-readable output: one JSON object per file.")
 ]

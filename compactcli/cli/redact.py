@@ -20,7 +20,16 @@ import orjson
 import typer
 
 from compactcli.cli.admission import RepairOption, admission_lines
-from compactcli.cli.options import BadLinePolicy, Format, Json, OnBadLine, Paths, format_name
+from compactcli.cli.options import (
+    BadLinePolicy,
+    Format,
+    Json,
+    OnBadLine,
+    OutDir,
+    OutputFile,
+    Paths,
+    format_name,
+)
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import DryRun
 from compactcli.inputs import expand_inputs
@@ -34,26 +43,8 @@ if TYPE_CHECKING:
 def redact_command(
     paths: Paths = None,
     *,
-    output: Annotated[
-        str | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Where to write the transcript (one input); - is standard output, the default.",
-            show_default=False,
-            metavar="FILE",
-        ),
-    ] = None,
-    out_dir: Annotated[
-        str | None,
-        typer.Option(
-            "--out-dir",
-            help="Write each result into this folder, under the same name (files of an input "
-            "folder keep their path below it).",
-            show_default=False,
-            metavar="DIR",
-        ),
-    ] = None,
+    output: OutputFile = None,
+    out_dir: OutDir = None,
     in_place: Annotated[
         bool,
         typer.Option(

@@ -46,7 +46,7 @@ from compactcli.dialects.claude_code import (
     _block,
     _ShapeError,
 )
-from compactcli.dialects.repairing import Edits, Repair, first_keys, located
+from compactcli.dialects.repairing import Edits, Repair, dispatch, first_keys
 from compactcli.transcript import Transcript
 
 PLACEHOLDER = "[Tool result missing due to internal error]"
@@ -80,9 +80,7 @@ def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcr
         "result-not-adjacent": fixer.result_not_adjacent,
         "call-unanswered": fixer.call_unanswered,
     }
-    for index, finding in located(transcript, findings, _ORDER):
-        if isinstance(transcript.records[index].raw, dict):
-            handlers[finding.code](index, finding)
+    dispatch(transcript, findings, handlers, _ORDER)
     return fixer.edits.apply(), fixer.edits.repairs
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from compactcli.dialects.base import Finding
 from compactcli.dialects.pi import _SKIPPED_STOPS, PiDialect, _role, _Tree
-from compactcli.dialects.repairing import Edits, Repair, located
+from compactcli.dialects.repairing import Edits, Repair, dispatch
 from compactcli.errors import InputError
 from compactcli.transcript import Transcript
 
@@ -67,9 +67,7 @@ def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcr
         "result-not-adjacent": fixer.drop_result,
         "call-unanswered": fixer.call_unanswered,
     }
-    for index, finding in located(transcript, findings, _ORDER):
-        if isinstance(transcript.records[index].raw, dict):
-            handlers[finding.code](index, finding)
+    dispatch(transcript, findings, handlers, _ORDER)
     if fixer.tree.version < 2:
         fixer.keep_positions()
     return fixer.edits.apply(), fixer.edits.repairs

@@ -15,7 +15,7 @@ same object, so it is written back byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,3 +148,15 @@ def without_items(items: Sequence[Any], positions: Iterable[int]) -> list[Any]:
     """`items` without those at `positions`."""
     gone = set(positions)
     return [item for i, item in enumerate(items) if i not in gone]
+
+
+def dispatch(
+    transcript: Transcript,
+    findings: Iterable[Finding],
+    handlers: Mapping[str, Callable[[int, Finding], None]],
+    order: Sequence[str],
+) -> None:
+    """Calls the handler of each finding's code, in `order`, for findings on object records."""
+    for index, finding in located(transcript, findings, order):
+        if isinstance(transcript.records[index].raw, dict):
+            handlers[finding.code](index, finding)
