@@ -33,6 +33,7 @@ from typing import Any
 
 from tests.agents.fake_server import Received, RecordingServer
 from tests.agents.responses_server import RESPONSES, ResponsesServer, is_compaction
+from tests.agents.resume import describe_run
 
 TIMEOUT = 120
 """Seconds one run may take before the test fails."""
@@ -76,11 +77,7 @@ class CodexResumed:
 
     def describe(self) -> str:
         """The run in a few lines, for a failing assertion."""
-        routes = ", ".join(f"{r.method} {r.route}" for r in self.requests) or "none"
-        return (
-            f"codex exit {self.exit_code}; requests: {routes}; "
-            f"stdout: {self.stdout[-500:]!r}; stderr: {self.stderr[-1500:]!r}"
-        )
+        return describe_run("codex", self.exit_code, self.requests, self.stdout, self.stderr)
 
 
 def session_meta(rollout: Path) -> dict[str, Any]:

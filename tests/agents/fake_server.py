@@ -234,7 +234,7 @@ class AnthropicServer(RecordingServer):
             "stop_reason": None,
             "usage": {**usage, "output_tokens": 1},
         }
-        events = [
+        events: list[dict[str, Any]] = [
             {"type": "message_start", "message": start},
             {
                 "type": "content_block_start",

@@ -36,6 +36,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,11 +92,7 @@ class Resumed:
 
     def describe(self) -> str:
         """The run in a few lines, for a failing assertion."""
-        routes = ", ".join(f"{r.method} {r.route}" for r in self.requests) or "none"
-        return (
-            f"{self.agent} exit {self.exit_code}; requests: {routes}; "
-            f"stdout: {self.stdout[-500:]!r}; stderr: {self.stderr[-1500:]!r}"
-        )
+        return describe_run(self.agent, self.exit_code, self.requests, self.stdout, self.stderr)
 
 
 def project_folder(cwd: Path) -> str:
@@ -233,3 +230,14 @@ def resume_pi(
         env["PI_OFFLINE"] = "1"
         argv = [*command, "-p", prompt, "--session", str(placed)]
         return _run("pi", argv, env, work, stdin, placed, server, trap)
+
+
+def describe_run(
+    agent: str, exit_code: int, requests: Sequence[Received], stdout: str, stderr: str
+) -> str:
+    """An agent's run in a few lines, for a failing assertion."""
+    routes = ", ".join(f"{r.method} {r.route}" for r in requests) or "none"
+    return (
+        f"{agent} exit {exit_code}; requests: {routes}; "
+        f"stdout: {stdout[-500:]!r}; stderr: {stderr[-1500:]!r}"
+    )

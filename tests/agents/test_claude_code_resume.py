@@ -17,7 +17,7 @@ import pytest
 
 from tests.agents.conftest import Runs
 from tests.agents.fake_server import AnthropicServer
-from tests.agents.messages_api import last_user_text, texts
+from tests.agents.messages_api import last_user_text
 from tests.agents.resume import PROMPT, Resumed
 from tests.agents.resume_checks import (
     check_answered_once,
@@ -26,7 +26,6 @@ from tests.agents.resume_checks import (
     compaction_records,
 )
 from tests.agents.sessions import SETTINGS, Session, require, sessions, view
-from tests.cli_runner import run
 from tests.conftest import FIXTURES
 
 SESSIONS = [pytest.param(s, id=s.name) for s in sessions("claude")]
@@ -133,30 +132,3 @@ def test_stale_usage_of_kept_records_does_not_compact_again(
         assert type(ours[key]) is type(boundary[key]), key
     assert ours["preservedSegment"].keys() == boundary["preservedSegment"].keys()
     assert ours["preservedMessages"].keys() == boundary["preservedMessages"].keys()
-
-
-def test_a_second_compaction_over_ours_resumes(runs: Runs, tmp_path: Path) -> None:
-    """Compacting our output again gives a second boundary after ours; Claude Code resumes from
-    the second summary, and the first one is gone with what it covered (the second summary
-    holds it)."""
-    source = FIXTURES / "transcripts" / "claude-code-summarize-session.jsonl"
-    once, twice = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
-    assert (
-        run(
-            "compact", str(source), "--force", "--keep-recent-tokens", "2000", "-o", str(once)
-        ).exit_code
-        == 0
-    )
-    assert (
-        run(
-            "compact", str(once), "--force", "--keep-recent-tokens", "200", "-o", str(twice)
-        ).exit_code
-        == 0
-    )
-    assert compaction_records("claude", twice.read_bytes()) == 2
-    first, second = view(once), view(twice)
-    resumed = runs.resume("claude", twice, tmp_path / "run")
-    check_answered_once(resumed)
-    check_holds_view(resumed, second)
-    assert first.summary is not None and first.summary not in texts(resumed.first)
-    check_compacted(resumed, second, runs.resumed("claude", source), view(source))

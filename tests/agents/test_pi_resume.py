@@ -25,7 +25,6 @@ from tests.agents.resume_checks import (
     compaction_records,
 )
 from tests.agents.sessions import SETTINGS, Session, require, sessions, view
-from tests.cli_runner import run
 from tests.conftest import FIXTURES
 
 SESSIONS = [pytest.param(s, id=s.name) for s in sessions("pi")]
@@ -142,29 +141,3 @@ def test_pis_next_compaction_builds_on_ours(name: str, runs: Runs, tmp_path: Pat
     assert set(theirs) - {"fromHook"} <= set(ours)
     for key in set(theirs) & set(ours):
         assert type(theirs[key]) is type(ours[key]), key
-
-
-def test_a_second_compaction_over_ours_resumes(runs: Runs, tmp_path: Path) -> None:
-    """Compacting our output again appends a second compaction entry after ours; pi resumes
-    from the second summary, and the first one is gone with what it covered."""
-    source = FIXTURES / "transcripts" / "pi-summarize-session.jsonl"
-    once, twice = tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
-    assert (
-        run(
-            "compact", str(source), "--force", "--keep-recent-tokens", "2000", "-o", str(once)
-        ).exit_code
-        == 0
-    )
-    assert (
-        run(
-            "compact", str(once), "--force", "--keep-recent-tokens", "200", "-o", str(twice)
-        ).exit_code
-        == 0
-    )
-    assert compaction_records("pi", twice.read_bytes()) == 2
-    first, second = view(once), view(twice)
-    resumed = runs.resume("pi", twice, tmp_path / "run")
-    check_answered_once(resumed)
-    check_holds_view(resumed, second)
-    assert first.summary is not None and first.summary not in texts(resumed.first)
-    check_compacted(resumed, second, runs.resumed("pi", source), view(source))
