@@ -21,7 +21,8 @@ import pytest
 
 from tests.agents.install import PACKAGES, agent_command
 from tests.agents.resume import ANSWER, PROMPT, Resumed, resume_claude_code, resume_pi
-from tests.agents.sessions import Compacted, Session, compact
+from tests.agents.resume_checks import check_answered_once, check_compacted, check_holds_view
+from tests.agents.sessions import Compacted, Session, View, compact, require, view
 
 HERE = Path(__file__).resolve().parent
 
@@ -66,6 +67,24 @@ class Runs:
             folder.mkdir(parents=True, exist_ok=True)
             self._compacted[key] = compact(session, setting, folder, before)
         return self._compacted[key]
+
+    def checked_compaction(self, session: Session, setting: str) -> tuple[Compacted, View] | None:
+        """`session` compacted at `setting` and resumed by its agent, with the checks every
+        agent shares passed (see resume_checks); None when compactcli left it unchanged, which
+        is asserted to be byte for byte."""
+        require(session)
+        compacted = self.compacted(session, setting)
+        if not compacted.changed:
+            assert compacted.report["status"] == "unchanged", compacted.report
+            assert compacted.path.read_bytes() == session.path.read_bytes()
+            return None
+        resumed = self.resumed(session.agent, compacted.path)
+        check_answered_once(resumed)
+        after = view(compacted.path)
+        check_holds_view(resumed, after)
+        original = self.resumed(session.agent, session.path)
+        check_compacted(resumed, after, original, view(session.path))
+        return compacted, after
 
     def resumed(self, agent: str, path: Path) -> Resumed:
         """The resume of `path` by `agent`, started once and shared."""
