@@ -42,10 +42,15 @@ def agent_command(name: str) -> list[str]:
 
 
 def _install(folder: Path) -> None:
+    """npm-install the agents into a fresh folder beside `folder`, then rename it into place, so
+    that an install cut short (a killed run) never leaves a half-filled `folder` behind."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("real-agent tests skipped: npm is not installed")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = folder.parent / f".{folder.name}.partial-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
     try:
         done = subprocess.run(
             [
@@ -54,7 +59,7 @@ def _install(folder: Path) -> None:
                 "--no-audit",
                 "--no-fund",
                 "--prefix",
-                str(folder),
+                str(partial),
                 *PACKAGES.values(),
             ],
             capture_output=True,
@@ -63,9 +68,13 @@ def _install(folder: Path) -> None:
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
+        shutil.rmtree(partial, ignore_errors=True)
         pytest.skip("real-agent tests skipped: npm install timed out (registry unreachable?)")
     if done.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
         unreachable = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH")
         if any(code in done.stderr for code in unreachable):
             pytest.skip("real-agent tests skipped: the npm registry is unreachable")
         pytest.fail(f"npm install failed:\n{done.stderr[-2000:]}")
+    shutil.rmtree(folder, ignore_errors=True)  # an install left incomplete by an older version
+    os.rename(partial, folder)
