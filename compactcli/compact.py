@@ -9,7 +9,11 @@
    pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the excess, at
    most `FIT_ATTEMPTS` times), and, when no tail is small enough because the current turn is
    larger than the budget, once more with `cut_turn` (the turn is cut and its prompt quoted
-   verbatim in the summary; the check records `cut_turn`). A session whose context is that one
+   verbatim in the summary; the check records `cut_turn`). When a tail found so leaves the
+   result well under a `max_tokens` budget (the tail shrinks in steps, and a step can drop a
+   message of thousands of tokens), the tail is grown back into that room as far as the result
+   stays within it (`_refill`), so the budget holds as much of the session as it can. A session
+   whose context is that one
    turn (nothing before its prompt to summarize) has it cut so by the summarize stage itself,
    with `force` and over the threshold alike, unless that does not make the context smaller
    (`compactcli.summarize`). When the result is still over its limits after all that (with
@@ -100,6 +104,11 @@ FIT_ATTEMPTS = 4
 
 FIT_ROUNDS = 6
 """How many times `fit` compacts a result that is still over its limits again (see `compact`)."""
+
+REFILL_MIN_ROOM = 200
+REFILL_ATTEMPTS = 2
+"""A fitted result under its budget by this many tokens or more (and a tenth of the budget) has
+its kept tail grown into the room, at most `REFILL_ATTEMPTS` times (`_refill`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,7 +455,58 @@ def _summarize_to_fit(
                     result, report, summary_tokens = candidate, counted, lower
                 else:
                     smaller_total = counted.tokens
+    if options.fit and not _over(report) and report.max_tokens is not None:
+        result, report, keep, more = _refill(
+            pruned,
+            options,
+            dataclasses.replace(options.summarize, cut_turn=cut_turn),
+            (result, report, keep),
+            summarizer,
+            counter,
+            measure,
+        )
+        attempts += more
     return _Fitted(result, report, keep, attempts, cut_turn, summary_tokens, smaller_total)
+
+
+def _refill(
+    pruned: Transcript,
+    options: CompactOptions,
+    summary_options: SummarizeOptions,
+    fitted: tuple[Transcript, EstimateReport, int],
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    measure: _Measure,
+) -> tuple[Transcript, EstimateReport, int, int]:
+    """The fitted summary with the room a budget leaves given back to the kept tail. Smaller
+    tails are tried in steps, and the step that brought the result within the budget can leave
+    much of it unused: the tail is grown by that room (less a margin), at most `REFILL_ATTEMPTS`
+    times, each result kept when it stays within the limits and is larger. Not for a summary a
+    model wrote (each try would ask it again)."""
+    result, report, keep = fitted
+    attempts = 0
+    if result.records is pruned.records or _summary_details(result)["asked_a_model"]:
+        return result, report, keep, attempts
+    while attempts < REFILL_ATTEMPTS and keep < options.summarize.keep_recent_tokens:
+        target = _target(report)
+        room = target - report.tokens - target // 20
+        if room < max(REFILL_MIN_ROOM, target // 10):
+            break
+        larger = min(options.summarize.keep_recent_tokens, keep + room)
+        candidate = summarize(
+            pruned,
+            dataclasses.replace(summary_options, keep_recent_tokens=larger),
+            summarizer=summarizer,
+            counter=counter,
+        )
+        attempts += 1
+        if candidate.records is pruned.records:
+            break
+        counted = measure(candidate)
+        if _over(counted) or counted.tokens <= report.tokens:
+            break
+        result, report, keep = candidate, counted, larger
+    return result, report, keep, attempts
 
 
 def _closer(candidate: EstimateReport, current: EstimateReport) -> bool:

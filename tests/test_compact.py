@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import compactcli.compact as compact_module
 from compactcli import get_dialect, read_transcript, to_bytes, validate, write_transcript
 from compactcli.cache import CachedSummarizer, SummaryCache, default_cache_dir, request_key
 from compactcli.compact import (
@@ -204,6 +205,32 @@ def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> No
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
         SummarizeOptions(keep_recent_tokens=658, summary_tokens=603),
+        summarizer=EXTRACTIVE,
+        counter=counter,
+    )
+    assert to_bytes(staged) == to_bytes(result)
+
+
+def test_a_tail_fitted_in_steps_is_grown_back_into_the_room_the_budget_leaves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = EVAL_FIXTURES / "openai-20k-s3.jsonl"
+    budget = 4599  # a quarter of the session: the step that fits it leaves a fifth unused
+    monkeypatch.setattr(compact_module, "REFILL_ATTEMPTS", 0)
+    stepped = compact_check(library(path, max_tokens=budget, fit=True))
+    monkeypatch.undo()
+    result = library(path, max_tokens=budget, fit=True)
+    check = compact_check(result)
+    assert stepped is not None and check is not None
+    assert stepped.tokens_after < check.tokens_after <= budget and check.over == ()
+    assert stepped.keep_recent_tokens < check.keep_recent_tokens
+    assert budget - check.tokens_after < budget // 10  # no room left that a refill could use
+    # the stats name the tail used, and the pipe with it gives the same bytes
+    transcript = read_transcript(str(path))
+    counter = counter_for(transcript)
+    staged = summarize(
+        settle(prune(transcript, PruneOptions(), counter=counter)),
+        SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
