@@ -2,7 +2,7 @@
 
 A stage appends one `StageStats` to the transcript it returns. `report(transcript)` gathers them
 into the stats report (`--stats FILE`): a plain dict that `json`/`orjson` can write, whose shape
-the README documents. Nothing here renders or prints.
+docs/prune.md and docs/summarize.md document. Nothing here renders or prints.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The full run (every strategy, budget and round, the LLM strategy replayed from the committed
 recordings) happens once per module and is compared with compactcli/evaluation/fixtures/
-baseline.json at 0% tolerance and with report.txt beside it, the table the README shows. The
-gates are then read from the baseline it matched.
+baseline.json at 0% tolerance and with report.txt beside it, the table docs/evaluation.md
+shows. The gates are then read from the baseline it matched.
 """
 
 from __future__ import annotations
@@ -86,12 +86,12 @@ def test_eval_exits_1_exactly_when_a_gate_fails(full_run: Run) -> None:
 
 
 def test_the_readme_shows_the_table_a_fresh_run_prints() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
     report = REPORT.read_text(encoding="utf-8")
     first = report.split("\n", 1)[0]
-    assert first in readme
-    start = readme.index(first)
-    assert readme[start : start + len(report)] == report
+    assert first in page
+    start = page.index(first)
+    assert page[start : start + len(report)] == report
 
 
 # ---------------------------------------------------------------------------------------------
