@@ -5,7 +5,7 @@ view, tool results outside the protected tail (the newest `keep_recent_tokens` o
 or the newest `keep_recent` results), longer than `min_chars`, from compactable tools, have their
 content replaced by a one-line digest placeholder: tool, main argument, size, and the sha256 of
 what was cleared; for a result that failed (an error result, a non-zero exit code, a traceback:
-`compactcli.summarizers.facts.outcome`), the placeholder also keeps its distinctive error line
+`compactcli.outcomes.outcome`), the placeholder also keeps its distinctive error line
 (`; failed: <line>`, at most `ERROR_CHARS`), and for one that did not fail but printed an error
 (a build piped through `head`, a wrapper that says "Script completed") that line too (`; printed
 an error: <line>`), so the model and a later summary still see what went wrong (secrets in a
@@ -36,15 +36,9 @@ from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.dialects import Dialect, get_dialect
 from compactcli.dialects.base import UserShell
+from compactcli.outcomes import CLEARED_FAILURE, CLEARED_RESULT, CLEARED_SOFT, error_line, outcome
 from compactcli.redact import redact
 from compactcli.stats import StageStats
-from compactcli.summarizers.facts import (
-    CLEARED_FAILURE,
-    CLEARED_RESULT,
-    CLEARED_SOFT,
-    error_line,
-    outcome,
-)
 from compactcli.tokens import TokenCounter
 from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument, shell_command
 from compactcli.transcript import Block, Message, Record, Transcript, get_in

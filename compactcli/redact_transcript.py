@@ -39,7 +39,7 @@ from compactcli.redact import Counts, redact_kinds, redact_named
 from compactcli.transcript import Record, Transcript, new_record
 
 if TYPE_CHECKING:
-    from compactcli.compact import Destination
+    from compactcli.compact_file import Destination
     from compactcli.jsonl import OnBadLine
 
 __all__ = ["Redaction", "redact_file", "redact_transcript", "redact_value"]
@@ -206,7 +206,7 @@ def redact_file(
     read is left as it is (`compactcli.in_place`). A result that would not validate raises
     `CompactError` (exit 1) and nothing is written.
     """
-    from compactcli.compact import _write
+    from compactcli.compact_file import write_result
     from compactcli.in_place import file_identity
     from compactcli.jsonl import BadLines
     from compactcli.loading import read_transcript
@@ -230,7 +230,7 @@ def redact_file(
                 f"{transcript.source}: the redacted transcript would not validate (line "
                 f"{first.line}: {first.code}: {first.message}); nothing written"
             )
-    output, backup = _write(
+    output, backup = write_result(
         transcript,
         result,
         destination,

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from compactcli import get_dialect, read_transcript  # noqa: E402
-from compactcli.estimate import Delta, usage_deltas  # noqa: E402
+from compactcli.estimate_usage import Delta, usage_deltas  # noqa: E402
 from compactcli.tokens import HeuristicCounter, density_for  # noqa: E402
 from compactcli.transcript import Transcript  # noqa: E402
 

@@ -21,16 +21,11 @@ from hypothesis import strategies as st
 import compactcli.compact as compact_module
 from compactcli import get_dialect, read_transcript, to_bytes, validate, write_transcript
 from compactcli.cache import CachedSummarizer, SummaryCache, default_cache_dir, request_key
-from compactcli.compact import (
-    CompactOptions,
-    backup_path,
-    compact,
-    compact_check,
-    over_parts,
-    settle,
-)
+from compactcli.compact import CompactOptions, compact, compact_check, settle
+from compactcli.compact_file import over_parts
 from compactcli.cuts import SOFT_CEILING, is_prompt
 from compactcli.estimate import EstimateOptions, estimate
+from compactcli.in_place import backup_path
 from compactcli.injection import TASK_PREAMBLE, has_preamble
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarize import SummarizeOptions, summarize

@@ -11,17 +11,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from compactcli.dialects import claude_code, detect_format, get_dialect
-from compactcli.dialects.claude_code import (
-    ClaudeCodeDialect,
-    _build_chain,
-    _chain_of,
-    _record_lite,
-    _record_message,
-    _recover_orphans,
-    _ShapeError,
-    _skeletons,
-)
+from compactcli.dialects import claude_code_state, detect_format, get_dialect
+from compactcli.dialects.claude_code import ClaudeCodeDialect
+from compactcli.dialects.claude_code_chain import _build_chain, _recover_orphans, _skeletons
+from compactcli.dialects.claude_code_records import _record_lite, _record_message, _ShapeError
+from compactcli.dialects.claude_code_state import _chain_of
 from compactcli.errors import InputError
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Record, Transcript
@@ -1127,7 +1121,7 @@ def test_messages_left_unmade_read_as_messages_made_at_once(
     )
     findings = [f.to_dict() for f in dialect.validate(lazy)]
     with monkeypatch.context() as patch:
-        patch.setattr(claude_code, "_last_boundary", lambda records, start: start)
+        patch.setattr(claude_code_state, "_last_boundary", lambda records, start: start)
         eager = dataclasses.replace(lazy)  # a new transcript, no views: its state made anew
         made = dialect._state(eager).messages.values()
         assert all(type(m).__name__ == "Message" for m in made)

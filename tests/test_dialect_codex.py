@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from compactcli import InputError, read_transcript, to_bytes, validate
 from compactcli.dialects import detect_format, get_dialect
 from compactcli.dialects.base import Finding
-from compactcli.dialects.codex import SUMMARY_PREFIX, CodexDialect
+from compactcli.dialects.codex import CodexDialect
+from compactcli.dialects.codex_items import SUMMARY_PREFIX
 from compactcli.estimate import EstimateOptions, estimate
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer

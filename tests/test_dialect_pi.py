@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from compactcli.dialects import get_dialect
-from compactcli.dialects.pi import COMPACTION_PREFIX, PiDialect
+from compactcli.dialects.pi import PiDialect
+from compactcli.dialects.pi_views import COMPACTION_PREFIX
 from compactcli.errors import InputError
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from compactcli import get_dialect, read_transcript
 from compactcli.dialects.base import BufferingStreamer, light
-from compactcli.dialects.claude_code import ClaudeCodeStreamer, trim_line, trim_span
+from compactcli.dialects.claude_code_stream import ClaudeCodeStreamer, trim_line, trim_span
 from compactcli.errors import InputError, UsageError
 from compactcli.estimate import (
     EstimateOptions,
@@ -20,9 +20,9 @@ from compactcli.estimate import (
     estimate,
     estimate_file,
     failures,
-    read_lines,
-    usage_deltas,
 )
+from compactcli.estimate_reader import read_lines
+from compactcli.estimate_usage import usage_deltas
 from compactcli.jsonl import iter_records
 from compactcli.limits import (
     Limits,
@@ -395,7 +395,7 @@ def test_fast_reader_reads_like_the_reader_across_blocks(
     block: int, policy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Lines split anywhere between the blocks read give the same records and bad lines."""
-    monkeypatch.setattr("compactcli.estimate._BLOCK", block)
+    monkeypatch.setattr("compactcli.estimate_reader._BLOCK", block)
     path = tmp_path / "odd.jsonl"
     path.write_bytes(_ODD_LINES)
     expected = [
@@ -412,7 +412,7 @@ def test_fast_reader_reads_like_the_reader_across_blocks(
 def test_streaming_with_every_line_trimmed_matches_the_whole_transcript(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("compactcli.dialects.claude_code._WORTH_TRIMMING", 0)
+    monkeypatch.setattr("compactcli.dialects.claude_code_stream._WORTH_TRIMMING", 0)
     options = EstimateOptions(method="auto")
     streamed = estimate_file(str(path), options).to_dict()
     assert streamed == estimate(read_transcript(str(path)), options).to_dict()
@@ -439,7 +439,7 @@ def test_streamed_estimate_does_not_depend_on_the_block_size(
 ) -> None:
     path = str(FIXTURES / "transcripts" / "claude-code-session.jsonl")
     whole = estimate_file(path, EstimateOptions(method="heuristic"))
-    monkeypatch.setattr("compactcli.estimate._BLOCK", block)
+    monkeypatch.setattr("compactcli.estimate_reader._BLOCK", block)
     assert estimate_file(path, EstimateOptions(method="heuristic")) == whole
 
 
@@ -651,7 +651,7 @@ def test_missing_tokenizer_exits_4(session: Path, monkeypatch: pytest.MonkeyPatc
 
 
 # ---------------------------------------------------------------------------------------------
-# The examples the README shows, on the fixtures in this repository
+# The examples docs/estimate.md shows, on the fixtures in this repository
 
 CC = "fixtures/transcripts/claude-code-session.jsonl"
 CODEX = "fixtures/transcripts/codex-session.jsonl"

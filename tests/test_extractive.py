@@ -15,7 +15,8 @@ from compactcli.summarizers.extractive import (
     ExtractiveSummarizer,
     parse_summary,
 )
-from compactcli.summarizers.facts import extract_facts, supersedes
+from compactcli.summarizers.facts import extract_facts
+from compactcli.summarizers.sentences import supersedes
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message
 from tests.conftest import CORPUS

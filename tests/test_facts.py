@@ -14,29 +14,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
-from compactcli.summarizers.facts import (
+from compactcli.outcomes import cleared_error, error_line, exit_code, outcome
+from compactcli.summarizers.facts import IDENTIFIERS, Command, ErrorFact, Facts, extract_facts
+from compactcli.summarizers.identifiers import identifiers
+from compactcli.summarizers.sentences import (
     _CONSTRAINT,
     _DECISION,
     _SHOULD,
     _STRONG,
-    IDENTIFIERS,
-    Command,
-    ErrorFact,
-    Facts,
     _code_like,
     changes_setting,
-    cleared_error,
-    command_key,
     decision_sentences,
-    error_line,
-    exit_code,
-    extract_facts,
-    identifiers,
-    outcome,
     setting_values,
-    shell_reads,
     supersedes,
 )
+from compactcli.summarizers.tool_calls import command_key, shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
 from tests.conftest import CORPUS, FIXTURES
 
@@ -1192,7 +1184,7 @@ def test_a_long_message_keeps_its_rule_and_error_lines_from_the_middle() -> None
 
 
 def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
-    from compactcli.summarizers.facts import head_tail
+    from compactcli.outcomes import head_tail
 
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     for pad in range(0, 120, 7):  # the cut falls before, inside and after the token

@@ -136,7 +136,7 @@ def test_compact_file_keeps_its_transcripts_when_enabled(
     restored: None, tmp_path: pathlib.Path
 ) -> None:
     """The one library call that does: `compact_file` hands its input and result to `keep`."""
-    from compactcli.compact import Destination, FilePlan, compact_file
+    from compactcli.compact_file import Destination, FilePlan, compact_file
     from compactcli.summarizers import get_summarizer
     from compactcli.transcript import Transcript
 

@@ -33,7 +33,7 @@ from compactcli import read_transcript, validate
 from compactcli.cli.compact import offline_summarizer
 from compactcli.cli.prune import prune_command
 from compactcli.cli.summarize import summarize_command
-from compactcli.compact import Destination, FilePlan, compact_file
+from compactcli.compact_file import Destination, FilePlan, compact_file
 from compactcli.errors import CompactError, InvalidTranscript
 from compactcli.redact_transcript import redact_file
 from compactcli.repair import admit

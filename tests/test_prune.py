@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.dialects import atomic_units
+from compactcli.outcomes import Outcome, outcome
 from compactcli.prune import PruneOptions, prune
-from compactcli.summarizers.facts import Command, Outcome, extract_facts, outcome
+from compactcli.summarizers.facts import Command, extract_facts
 from compactcli.tokens import get_counter
 from compactcli.transcript import Block, Transcript
 from tests.cli_runner import run

@@ -26,7 +26,7 @@ from compactcli.compact import CompactOptions, compact, compact_check
 from compactcli.cuts import is_prompt
 from compactcli.dialects import atomic_units
 from compactcli.dialects.base import OUR_SUMMARY_START
-from compactcli.dialects.pi import COMPACTION_SUFFIX
+from compactcli.dialects.pi_views import COMPACTION_SUFFIX
 from compactcli.estimate import EstimateOptions, estimate
 from compactcli.injection import (
     CLOSING,

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
-from compactcli.dialects import claude_code
+from compactcli.dialects import claude_code, claude_code_chain, claude_code_state
 from compactcli.transcript import (
     Block,
     Message,
@@ -96,13 +96,13 @@ def _first(transcript: Transcript, test: Any) -> int:
 
 def test_a_view_is_computed_once_per_transcript(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[int] = []
-    original = claude_code._build_state
+    original = claude_code_state._build_state
 
     def counting(transcript: Transcript) -> Any:
         built.append(len(transcript.records))
         return original(transcript)
 
-    monkeypatch.setattr(claude_code, "_build_state", counting)
+    monkeypatch.setattr(claude_code_state, "_build_state", counting)
     transcript = _fixture("claude-code-session")
     dialect = get_dialect("claude-code")
     first = dialect.context(transcript)
@@ -217,15 +217,15 @@ def test_a_record_given_an_impossible_shape_fails_and_is_reported() -> None:
 
 
 def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
-    """The record indexes `claude_code.<name>` is called with from now on (its int argument)."""
+    """The record indexes `claude_code_state.<name>` is called with from now on (its int argument)."""
     calls: list[int] = []
-    original = getattr(claude_code, name)
+    original = getattr(claude_code_state, name)
 
     def counting(*args: Any) -> Any:
         calls.append(next(a for a in args if isinstance(a, int)))
         return original(*args)
 
-    monkeypatch.setattr(claude_code, name, counting)
+    monkeypatch.setattr(claude_code_state, name, counting)
     return calls
 
 
@@ -325,7 +325,7 @@ def test_the_uuid_map_of_appended_records_extends_the_one_before(name: str) -> N
     after = before.evolve(records=(*before.records, *(Record(raw=r) for r in added)))
     state = claude_code.ClaudeCodeDialect()._state(after)
     assert state.base is not None and state.graph is None
-    made, scratch = state.uuid_graph(), claude_code._graph(state.skeletons)
+    made, scratch = state.uuid_graph(), claude_code_chain._graph(state.skeletons)
     for part in ("index", "parent", "raw_parent", "bridge"):
         assert list(getattr(made, part).items()) == list(getattr(scratch, part).items())
     assert made.parent["u-1"] == leaf_raw["uuid"]  # bridged over the progress record

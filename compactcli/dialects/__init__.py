@@ -12,30 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compactcli.dialects.anthropic import AnthropicDialect
 from compactcli.dialects.base import Dialect, Finding, atomic_units
-from compactcli.dialects.claude_code import ClaudeCodeDialect
-from compactcli.dialects.codex import CodexDialect
-from compactcli.dialects.codex_legacy import CodexLegacyDialect
-from compactcli.dialects.openai import OpenAIDialect
-from compactcli.dialects.openai_responses import OpenAIResponsesDialect
-from compactcli.dialects.pi import PiDialect
-from compactcli.errors import InputError, UsageError
+from compactcli.errors import InputError
+from compactcli.formats import FORMATS as _REGISTERED
+from compactcli.formats import get_format
 from compactcli.jsonl import STDIN, display_name
 
-_DIALECTS: dict[str, type[Dialect]] = {
-    d.name: d
-    for d in (
-        ClaudeCodeDialect,
-        CodexDialect,
-        CodexLegacyDialect,
-        PiDialect,
-        OpenAIDialect,
-        OpenAIResponsesDialect,
-        AnthropicDialect,
-    )
-}
-FORMATS: tuple[str, ...] = tuple(_DIALECTS)
+FORMATS: tuple[str, ...] = tuple(_REGISTERED)
 SNIFF_RECORDS = 64
 """How many object records format detection looks at."""
 
@@ -51,12 +34,8 @@ __all__ = [
 
 
 def get_dialect(name: str) -> Dialect:
-    """The dialect for format `name`; `UsageError` for an unknown name."""
-    try:
-        return _DIALECTS[name]()
-    except KeyError:
-        known = ", ".join(FORMATS)
-        raise UsageError(f"unknown format {name!r}; known formats: {known}") from None
+    """The dialect for format `name` (`compactcli.formats`); `UsageError` for an unknown name."""
+    return get_format(name).dialect()
 
 
 def detect_format(objects: Sequence[Mapping[str, Any]], path: str) -> str:
@@ -66,8 +45,8 @@ def detect_format(objects: Sequence[Mapping[str, Any]], path: str) -> str:
     rules are the looser of the two plain formats).
     """
     best, best_score = "", 0
-    for name, dialect in _DIALECTS.items():
-        score = dialect.sniff(objects)
+    for name in FORMATS:
+        score = get_dialect(name).sniff(objects)
         if score > best_score:
             best, best_score = name, score
     if not best:

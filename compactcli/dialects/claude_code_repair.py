@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 from compactcli.dialects.base import Finding
-from compactcli.dialects.claude_code import (
+from compactcli.dialects.claude_code_records import (
     CHAIN_TYPES,
     ENVELOPE_KEYS,
     LEGACY_TYPES,

@@ -36,15 +36,10 @@ from compactcli.dialects.base import (
     remembered,
     summary_compactions,
 )
-from compactcli.dialects.codex import (
-    BadShape,
-    CodexDialect,
-    ItemReader,
-    Step,
-    check_pairs,
-    in_unit,
-    is_envelope,
-)
+from compactcli.dialects.codex import CodexDialect
+from compactcli.dialects.codex_checks import check_pairs
+from compactcli.dialects.codex_items import BadShape, ItemReader, in_unit, is_envelope
+from compactcli.dialects.codex_replay import Step
 from compactcli.errors import InputError
 from compactcli.transcript import Compaction, Message, Transcript, Usage
 

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactcli.dialects.base import Finding
-from compactcli.dialects.codex import CodexDialect, Step, _apply
+from compactcli.dialects.codex import CodexDialect
 from compactcli.dialects.codex_legacy import is_meta
+from compactcli.dialects.codex_replay import Step, _apply
 from compactcli.dialects.repairing import Edits, Repair, located, without_items
 from compactcli.transcript import Message, Transcript
 

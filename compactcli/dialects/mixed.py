@@ -33,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from compactcli.dialects.claude_code import _DAG_TYPES
-from compactcli.dialects.codex import RECORD_TYPES, is_envelope
-from compactcli.dialects.pi import ENTRY_TYPES, ROLES
+from compactcli.dialects.claude_code_records import _DAG_TYPES
+from compactcli.dialects.codex_items import RECORD_TYPES, is_envelope
+from compactcli.dialects.pi_tree import ENTRY_TYPES, ROLES
 from compactcli.errors import InputError
 from compactcli.transcript import Record
 

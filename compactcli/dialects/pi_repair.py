@@ -34,7 +34,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compactcli.dialects.base import Finding
-from compactcli.dialects.pi import _SKIPPED_STOPS, PiDialect, _role, _Tree
+from compactcli.dialects.pi import PiDialect
+from compactcli.dialects.pi_tree import _role, _Tree
+from compactcli.dialects.pi_views import _SKIPPED_STOPS
 from compactcli.dialects.repairing import Edits, Repair, dispatch
 from compactcli.errors import InputError
 from compactcli.transcript import Transcript

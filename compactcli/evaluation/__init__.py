@@ -5,8 +5,10 @@ The parts, each in its own module:
 - `probes`: the probe-file schema (what to look for, and how);
 - `sources`: where fixtures come from (a folder of probe files, with the transcripts beside them
   or in another folder; transcripts named one by one; the synthetic set shipped in the package);
-- `filler`, `scenario`, `render`, `generator`: the seeded generator of realistic transcripts
-  (Claude Code, Codex, OpenAI chat, Anthropic Messages) with planted facts and their probes;
+- `session_model`, `filler`, `episodes`, `fact_catalogue`, `scenario`: the seeded generator of
+  realistic coding sessions with planted facts; `render` (with `render_common`, `render_claude`,
+  `render_openai`) writes them as Claude Code, Codex, OpenAI chat or Anthropic Messages
+  transcripts, and `generator` makes fixtures of them with their probes;
 - `matching`, `view`, `scorer`: deterministic matching in the compacted transcript as the next
   model call would see it, in the whole output and in the summary alone;
 - `integrity`, `measure`, `metrics`, `commands`: integrity checks, exact token counts, retention

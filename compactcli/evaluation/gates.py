@@ -1,28 +1,18 @@
 """The quality gates, and the figures reported next to them.
 
 The gates apply to the default `compact` at 10% of the input's tokens (10x), round 1, pooled
-over every fixture (issue 7; EVAL.md §3.8):
+over every fixture (EVAL.md §3.8): user constraints and pending asks retained 100%, modified
+files >= 95%, error strings and decisions >= 80%, weighted overall retention >= 90%, no
+negative-probe violation (a decoy found, a superseded value presented as current), and every
+output intact (no integrity failure). Reported next to them, never failing a run: budget
+compliance at 10x, weighted retention >= 95% at 4x, must-survive retention at 50x, and drift
+<= 5 points after the last round (generated sessions continued) and after the last part of a
+real session (its parts appended one by one, `compactcli.evaluation.parts`).
 
-| gate | target |
-|---|---|
-| user constraints retained | 100% |
-| pending asks retained | 100% |
-| modified files retained | >= 95% |
-| error strings retained | >= 80% |
-| decisions retained | >= 80% |
-| weighted overall retention | >= 90% |
-| negative-probe violations (decoys, superseded values as current) | 0 |
-| integrity (outputs with no integrity failure) | 100% |
-
-Reported, not gated, are targets EVAL.md proposes but does not gate yet: budget compliance at
-10x, weighted retention >= 95% at 4x, must-survive retention at 50x, drift <= 5 points after 3
-rounds (generated sessions continued) and after the last part of a real session (its parts
-appended one by one, `compactcli.evaluation.parts`). `check_gates(runs, parts)` evaluates both;
-a gate whose runs are missing (the strategy or budget was not part of the run) is `skipped`,
-which does not fail, and a reported target with no runs is left out.
-
-`drift_points(runs, strategy, budget)` is the drift itself: weighted retention of the round-1
-probes in round 1 minus in round k, in percentage points, pooled over fixtures.
+`check_gates(runs, parts)` evaluates both; a gate whose runs are missing (the strategy or budget
+was not part of the run) is `skipped`, which does not fail, and a reported target with no runs
+is left out. `drift_points(runs, strategy, budget)` is the drift itself: weighted retention of
+the round-1 probes in round 1 minus in round k, in percentage points, pooled over fixtures.
 """
 
 from __future__ import annotations

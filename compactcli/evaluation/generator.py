@@ -28,7 +28,8 @@ from compactcli.errors import UsageError
 from compactcli.evaluation.measure import Counter, count
 from compactcli.evaluation.probes import Origin, Probe, dump_probes, make_probe
 from compactcli.evaluation.render import RENDER_FORMATS, Rendered, dumps, render
-from compactcli.evaluation.scenario import Fact, Session, build_session
+from compactcli.evaluation.scenario import build_session
+from compactcli.evaluation.session_model import Fact, Session
 from compactcli.tokens import TokenCounter
 from compactcli.transcript import Record, Transcript
 

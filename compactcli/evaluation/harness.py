@@ -50,8 +50,9 @@ from compactcli.evaluation.metrics import RunMetrics, run_metrics
 from compactcli.evaluation.probes import Probe, check_probes
 from compactcli.evaluation.render import render_more
 from compactcli.evaluation.replay import ReplayMiss
-from compactcli.evaluation.scenario import Fact, Session, continue_session
+from compactcli.evaluation.scenario import continue_session
 from compactcli.evaluation.scorer import ProbeScore, score
+from compactcli.evaluation.session_model import Fact, Session
 from compactcli.evaluation.sources import FixtureError, load_fixtures
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.evaluation.view import Boilerplate, build_view, cwd_of

@@ -7,8 +7,8 @@ collapsed; case-folded when the category carries no meaning in case. A needle al
 trailing punctuation.
 
 `Haystack` is a searchable text made of segments (one per message block): the raw text, and
-the normalized and path-normalized forms computed once and cached. `find(probe, haystack)`
-returns the strictest level at which the probe's fact is present, or None:
+its normalized and path-normalized forms. `find(probe, haystack)` returns the strictest level at
+which the probe's fact is present, or None:
 
 - `exact`: one of `any_of` is a raw substring;
 - `normalized`: one of `any_of` is a substring after normalization;

@@ -1,15 +1,12 @@
 """Counting a transcript's context the way `compactcli estimate` does, for the evaluation.
 
 `exact_counter(format)` is the exact counter (tiktoken `o200k_base`, loaded offline, with the
-format's fixed costs per message, tool block and image, as `get_counter("exact")` builds it);
+format's fixed costs per message, tool block and image, as `get_counter("exact")` builds it; a
+`CachingCounter`, which remembers the count of each text it has counted);
 `count(transcript, counter)` is the context size `compactcli estimate --method exact` (or
 `heuristic`) reports. Every token figure of the evaluation (sizes, budgets, compression) comes
 from here, so "10% of the input" means the same number to the strategies, the budget check and
 the report.
-
-The evaluation counts the same texts many times (every strategy, budget and round sees the same
-tool outputs), so the exact counter remembers the count of each text it has seen
-(`CachingCounter`); the counts are tiktoken's, only computed once.
 """
 
 from __future__ import annotations

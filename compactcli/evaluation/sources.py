@@ -34,7 +34,7 @@ from compactcli.evaluation.generator import SIZES, Fixture, Spec, generate
 from compactcli.evaluation.measure import exact_counter
 from compactcli.evaluation.probes import load_probes
 from compactcli.evaluation.render import RENDER_FORMATS
-from compactcli.evaluation.scenario import Session
+from compactcli.evaluation.session_model import Session
 from compactcli.loading import read_transcript
 from compactcli.transcript import Transcript
 

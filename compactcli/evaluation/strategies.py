@@ -33,7 +33,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from compactcli.compact import DEFAULTS, compact, options_from_settings
+from compactcli.compact import compact
+from compactcli.compact_file import DEFAULTS, options_from_settings
 from compactcli.dialects import get_dialect
 from compactcli.evaluation.measure import Counter, count
 from compactcli.prune import PruneOptions, prune

@@ -66,11 +66,9 @@ def make_boilerplate(headings: Iterable[str], phrases: Iterable[str]) -> Boilerp
 def compactcli_boilerplate() -> Boilerplate:
     """compactcli's own wording: the summary framing of every format, the extractive and LLM
     summaries' headings, the prune placeholders, the drop-oldest marker."""
-    from compactcli.dialects.pi import COMPACTION_PREFIX, COMPACTION_SUFFIX
     from compactcli.evaluation.strategies import DROPPED
+    from compactcli.formats import summary_wrappers
     from compactcli.injection import CLOSING, HEAD_HEADING, PREAMBLE, TASK_PREAMBLE
-    from compactcli.injection.claude_code import SUMMARY_SUFFIX
-    from compactcli.injection.codex import SUMMARY_PREFIX
     from compactcli.prune import CLEARED_PREFIXES
     from compactcli.summarizers.extractive import SUMMARY_HEADINGS
     from compactcli.summarizers.prompt import FACTS_HEADING, HEADINGS, PROGRESS_PARTS
@@ -81,10 +79,7 @@ def compactcli_boilerplate() -> Boilerplate:
             PREAMBLE,
             TASK_PREAMBLE,
             CLOSING,
-            SUMMARY_SUFFIX,
-            SUMMARY_PREFIX,
-            COMPACTION_PREFIX.strip(),
-            COMPACTION_SUFFIX.strip(),
+            *(part.strip() for wrapper in summary_wrappers() for part in wrapper),
             DROPPED,
             *CLEARED_PREFIXES,
             *SUMMARY_HEADINGS,

@@ -109,26 +109,10 @@ class Writer(Protocol):
 
 
 def get_writer(format: str) -> Writer:
-    """The writer for format `format` (one of `compactcli.dialects.FORMATS`)."""
-    if format == "claude-code":
-        from compactcli.injection.claude_code import ClaudeCodeWriter
+    """The writer for format `format` (`compactcli.formats`); `UsageError` for an unknown one."""
+    from compactcli.formats import get_format
 
-        return ClaudeCodeWriter()
-    if format == "codex":
-        from compactcli.injection.codex import CodexWriter
-
-        return CodexWriter()
-    if format in ("codex-legacy", "openai-responses"):
-        from compactcli.injection.codex_legacy import CodexLegacyWriter
-
-        return CodexLegacyWriter(codex=format == "codex-legacy")
-    if format == "pi":
-        from compactcli.injection.pi import PiWriter
-
-        return PiWriter()
-    from compactcli.injection.plain import PlainWriter
-
-    return PlainWriter(format)
+    return get_format(format).writer()
 
 
 def frame(body: str, head: str = "", request: str = "") -> str:

@@ -49,12 +49,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from compactcli.dialects.claude_code import ENVELOPE_KEYS, chain_parents
+from compactcli.dialects.claude_code_records import ENVELOPE_KEYS
+from compactcli.dialects.claude_code_state import chain_parents
 from compactcli.injection import Injection, seed
 from compactcli.transcript import Message, Record, Transcript
 
 _NAMESPACE = uuidlib.UUID("0b6f6f2a-52c4-4d0e-9a3c-61d1c6a4e7b5")
 SUMMARY_SUFFIX = "Recent messages are preserved verbatim."
+SUMMARY_WRAPPER = ("", f"\n\n{SUMMARY_SUFFIX}")
+"""What Claude Code puts around a summary it wrote (prefix, suffix)."""
 
 
 class ClaudeCodeWriter:
@@ -211,3 +214,8 @@ def _walk(transcript: Transcript, leaf: str, head: str) -> list[str]:
         current = parent[current]
     out.reverse()
     return out
+
+
+def writer(format: str) -> ClaudeCodeWriter:
+    """The writer of format `format` (the registry's entry point)."""
+    return ClaudeCodeWriter()

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compactcli.dialects.codex import CONTEXTUAL_USER_PREFIXES
+from compactcli.dialects.codex_items import CONTEXTUAL_USER_PREFIXES
 from compactcli.injection import STUB_RESULT, Injection, lost_results, raw_item
 from compactcli.transcript import Message, Record, Transcript
 
@@ -47,6 +47,8 @@ SUMMARY_PREFIX = (
     "information in this summary to  assist with your own analysis:"
 )
 """Codex's `templates/compact/summary_prefix.md`, word for word (two spaces included)."""
+SUMMARY_WRAPPER = (f"{SUMMARY_PREFIX}\n", "")
+"""What Codex puts around a summary it wrote (prefix, suffix)."""
 
 _OUTPUT_OF = {"custom_tool_call": "custom_tool_call_output"}
 
@@ -195,3 +197,8 @@ def _last_turn_context(transcript: Transcript) -> Any:
         if record.get("type") == "turn_context" and isinstance(record.get("payload"), dict):
             return record.get("payload")
     return None
+
+
+def writer(format: str) -> CodexWriter:
+    """The writer of format `format` (the registry's entry point)."""
+    return CodexWriter()

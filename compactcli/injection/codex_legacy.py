@@ -86,3 +86,8 @@ def _without_orphans(record: Record, message: Message, orphans: set[str]) -> Rec
 
 def _stub(call_id: str) -> Record:
     return Record(raw={"type": "function_call_output", "call_id": call_id, "output": STUB_RESULT})
+
+
+def writer(format: str) -> CodexLegacyWriter:
+    """The writer of format `format`: Codex's legacy rollouts, or plain Responses API items."""
+    return CodexLegacyWriter(codex=format == "codex-legacy")

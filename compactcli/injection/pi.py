@@ -23,8 +23,12 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from compactcli.dialects.pi_views import COMPACTION_PREFIX, COMPACTION_SUFFIX
 from compactcli.injection import Injection, seed
 from compactcli.transcript import Message, Record, Transcript
+
+SUMMARY_WRAPPER = (COMPACTION_PREFIX, COMPACTION_SUFFIX)
+"""What pi puts around the summary of a compaction it made (prefix, suffix)."""
 
 
 class PiWriter:
@@ -104,3 +108,8 @@ def _short(key: str, taken: set[Any]) -> str:
         if entry_id not in taken:
             return entry_id
         salt += 1
+
+
+def writer(format: str) -> PiWriter:
+    """The writer of format `format` (the registry's entry point)."""
+    return PiWriter()

@@ -166,3 +166,8 @@ def _merge(record: Record, text: str, details: dict[str, Any]) -> Record:
     return record.with_raw(
         {**record.raw, "content": [{"type": "text", "text": text}, *blocks], "compactcli": details}
     )
+
+
+def writer(format: str) -> PlainWriter:
+    """The writer of a plain message-list format `format` (`openai`, `anthropic`)."""
+    return PlainWriter(format)

@@ -26,7 +26,7 @@ and tail when it would take more than half the budget. Either way the summary op
 saying it updates an earlier one.
 
 **Superseded values.** When a later constraint or decision restates an earlier one with another
-value (a port, a version, a name: `compactcli.summarizers.facts.supersedes`), the earlier one is
+value (a port, a version, a name: `compactcli.summarizers.sentences.supersedes`), the earlier one is
 shown only next to the later one, as "(replaces earlier: …)", so it never reads as current; where
 the goal or a user message holds it, "[later changed: …]" follows. A user sentence that gives a
 setting another value (`KEY=value`, `host:port`, "the X is Y") is a constraint for this even
@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
 from compactcli.summarizers.carriers import ANSWER_PREFIXES, report
@@ -56,22 +57,22 @@ from compactcli.summarizers.earlier import fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
     PASTED,
-    STOP_WORDS,
     WHILE_WORKING,
     Command,
     ErrorFact,
     Facts,
-    command_key,
+    extract_facts,
+)
+from compactcli.summarizers.identifiers import named
+from compactcli.summarizers.sentences import (
+    STOP_WORDS,
     condense,
     constraint_sentences,
-    extract_facts,
     fold_superseded,
     folded,
-    head_tail,
-    named,
-    one_line,
     superseded,
 )
+from compactcli.summarizers.tool_calls import command_key
 from compactcli.user_text import squeeze
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]

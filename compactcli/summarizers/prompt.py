@@ -36,7 +36,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compactcli.summarizers.facts import Facts, fold_superseded, folded, named
+from compactcli.summarizers.facts import Facts
+from compactcli.summarizers.identifiers import named
+from compactcli.summarizers.sentences import fold_superseded, folded
 from compactcli.transcript import Block, Message
 from compactcli.user_text import typed_text
 

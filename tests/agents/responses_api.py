@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from compactcli.dialects import get_dialect
-from compactcli.dialects.codex import CONTEXTUAL_USER_PREFIXES
+from compactcli.dialects.codex_items import CONTEXTUAL_USER_PREFIXES
 from compactcli.estimate import EstimateOptions, estimate
 from compactcli.loading import read_transcript
 from compactcli.transcript import Record, Transcript, get_in

@@ -1,0 +1,395 @@
+"""One file of the `compact` command, from reading it to writing its result.
+
+`compact_file(path, plan, summarizer_for)` is one file of the `compact` command: read, admit
+(an input that fails `validate` is refused with `InvalidTranscript`, nothing written, unless the
+plan says to repair it: `compactcli.repair`), resolve the settings (options over environment
+over the policy file, `compactcli.policy`), compact, redact every kept record too with
+`redact_records` (`--redact`: `compactcli.redact_transcript`; the archive stays verbatim), write
+the output (standard output, a file with the input's permission bits, or in place with a backup:
+`compactcli.in_place`) and return a `compactcli.batch.FileResult`. Outputs are written
+atomically and only through `compactcli.batch.WRITES`, so an interrupt never leaves a partial
+file; the output of a run of one file settles the run (`compactcli.interrupts.settle`). In
+place, a file that changed since it was read (`file_identity`: an agent still writing to its
+session) is left as it is (`OutputError`).
+
+`DEFAULTS` lists every setting with its built-in default; `options_from_settings` turns resolved
+settings into `compactcli.compact.CompactOptions`; `over_parts` and `standing_over` say where the
+tokens of a result still over its limits are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from compactcli import atomic, batch, in_place, interrupts, lifetime
+from compactcli.compact import (
+    CompactOptions,
+    compact,
+    compact_check,
+    settle,
+    summary_details,
+)
+from compactcli.dialects import get_dialect
+from compactcli.errors import OutputError, UsageError
+from compactcli.in_place import Identity, file_identity
+from compactcli.injection import get_writer
+from compactcli.jsonl import BadLines, OnBadLine, write_bytes
+from compactcli.loading import collector_paused, read_transcript, to_chunks
+from compactcli.policy import Policy, resolve
+from compactcli.prune import PruneOptions
+from compactcli.redact_transcript import redact_transcript
+from compactcli.repair import admit
+from compactcli.stats import report
+from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summary_body
+from compactcli.summarizers import Summarizer
+from compactcli.summarizers.calls import counting_calls
+from compactcli.tokens import TokenCounter, get_counter
+from compactcli.transcript import Message, Transcript
+
+__all__ = [
+    "DEFAULTS",
+    "Destination",
+    "FilePlan",
+    "compact_file",
+    "file_settings",
+    "options_from_settings",
+    "output_names",
+    "over_parts",
+    "standing_over",
+    "write_result",
+]
+
+DEFAULTS: Mapping[str, Any] = {
+    "threshold": None,
+    "max_tokens": None,
+    "context_window": None,
+    "fail_on_threshold": False,
+    "force": False,
+    "method": "heuristic",
+    # summarize
+    "summarizer": "extractive",
+    "model": None,
+    "api_base": None,
+    "timeout": None,
+    "summary_tokens": None,
+    "keep_recent_tokens": None,  # None: each stage's own default
+    "protect_first": 0,
+    "cut_turn": False,
+    "focus": None,
+    "redact": True,
+    "redact_records": False,  # `--redact`: every kept record too
+    # prune
+    "keep_recent": None,
+    "min_chars": 200,
+    "tools": None,
+    "dedupe": True,
+    "images": True,
+    "archive": None,
+}
+"""Every setting of `compact_file`, with its built-in default."""
+
+
+def options_from_settings(settings: Mapping[str, Any], *, dry_run: bool = False) -> CompactOptions:
+    """`CompactOptions` from resolved settings (see `DEFAULTS`).
+
+    `keep_recent_tokens` goes to both stages when set, and each stage keeps its own default
+    when not; the kept tail is fitted to the budget only when it was not set.
+    """
+    keep = settings.get("keep_recent_tokens")
+    tools = settings.get("tools")
+    prune_options = PruneOptions(
+        keep_recent_tokens=keep if keep is not None else PruneOptions().keep_recent_tokens,
+        keep_recent=settings.get("keep_recent"),
+        min_chars=settings.get("min_chars", 200),
+        tools=frozenset(t.strip() for t in tools.split(",") if t.strip()) if tools else None,
+        dedupe=settings.get("dedupe", True),
+        images=settings.get("images", True),
+        archive=None if dry_run else settings.get("archive"),
+    )
+    summarize_options = SummarizeOptions(
+        keep_recent_tokens=keep if keep is not None else SummarizeOptions().keep_recent_tokens,
+        protect_first=settings.get("protect_first", 0),
+        cut_turn=settings.get("cut_turn", False),
+        summary_tokens=settings.get("summary_tokens"),
+        focus=settings.get("focus"),
+        redact=settings.get("redact", True),
+    )
+    return CompactOptions(
+        prune=prune_options,
+        summarize=summarize_options,
+        force=bool(settings.get("force", False)),
+        threshold=settings.get("threshold"),
+        max_tokens=settings.get("max_tokens"),
+        context_window=settings.get("context_window"),
+        fit=keep is None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """Where one file's result goes.
+
+    `stdout`; `file` (`path`, written atomically); `in_place` (the input replaced atomically,
+    the original kept as `backup_path(input)` first); `none` (`--dry-run`: nothing written).
+    """
+
+    mode: Literal["stdout", "file", "in_place", "none"]
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FilePlan:
+    """What `compact_file` needs besides the path; plain values, so it crosses processes."""
+
+    given: Mapping[str, Any]  # settings from options and environment (they beat the policy)
+    policy: Policy | None
+    destinations: Mapping[str, Destination]
+    format: str | None = None
+    on_bad_line: OnBadLine = "error"
+    dry_run: bool = False
+    stats: bool = False  # return the stats report in `FileResult.details["stats"]`
+    boundary: bool = False  # return the boundary details in `FileResult.details["boundary"]`
+    repair: bool = False  # repair an invalid input (`compactcli.repair`) instead of refusing it
+
+
+def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
+    """The settings for `path`: options and environment, then the policy, then `DEFAULTS`."""
+    return resolve(plan.given, plan.policy, path, DEFAULTS)
+
+
+@collector_paused()
+def compact_file(
+    path: str, plan: FilePlan, summarizer_for: Callable[[Mapping[str, Any]], Summarizer]
+) -> batch.FileResult:
+    """Compact one file and write its result (see the module docstring)."""
+    bad = BadLines()
+    destination = plan.destinations.get(path, Destination("stdout"))
+    seen = file_identity(path) if destination.mode == "in_place" else None
+    transcript = read_transcript(
+        path, plan.format, on_bad_line=plan.on_bad_line, bad=bad, mapped=True
+    )
+    verb = "skipped" if plan.on_bad_line == "skip" else "kept unparsed"
+    warnings = [f"{transcript.source}:{line}: {verb}: {reason}" for line, reason in bad.lines]
+    admitted = admit(transcript, repair=plan.repair)  # an invalid input goes no further
+    settings = file_settings(plan, path)
+    options = options_from_settings(settings, dry_run=plan.dry_run)
+    dialect = get_dialect(transcript.format)
+    counter = get_counter(
+        settings["method"], model=dialect.model(admitted.transcript), format=transcript.format
+    )
+    transcript = admitted.staged(counter)
+    if admitted.repairs:  # as read back once written: the stages compare records with it
+        transcript = settle(transcript).evolve(sha256=transcript.sha256)
+    summarizer = summarizer_for(settings)
+    with counting_calls() as made:  # every request sent, fit attempts and retries included
+        result = compact(transcript, options, summarizer=summarizer, counter=counter)
+    check = compact_check(result)
+    assert check is not None
+    redaction = redact_transcript(result) if settings.get("redact_records") else None
+    if redaction is not None:  # `--redact`: the kept records too (the archive stays verbatim)
+        result = redaction.transcript
+    summary = summary_details(result)
+    for warning in summary.get("warnings", ()):
+        warnings.append(f"{transcript.source}: {warning}")
+    notes = []
+    if check.not_summarized:
+        notes.append(f"{transcript.source}: not summarized: {check.not_summarized}")
+        if check.over:
+            standing = standing_over(result, counter, min(limit for _, limit, _ in check.over))
+            if standing:
+                notes.append(f"{transcript.source}: {standing}")
+    if check.kept_input is not None:
+        warnings.append(f"{transcript.source}: input kept: {check.kept_input}")
+    elif check.over and check.summarized:
+        limit = min(limit for _, limit, _ in check.over)
+        parts = over_parts(result, counter, limit, smaller_total=check.smaller_summary_total)
+        if parts:
+            notes.append(f"{transcript.source}: still over: {parts}")
+    output, backup = write_result(
+        transcript,
+        result,
+        destination,
+        changed=check.changed or bool(admitted.repairs) or bool(redaction and redaction.records),
+        seen=seen,
+        final=len(plan.destinations) == 1,
+    )
+    status = "compacted" if check.changed else ("kept" if check.kept_input else "unchanged")
+    if status == "unchanged" and admitted.repairs:
+        status = "repaired"
+    if status == "unchanged" and redaction is not None and redaction.records:
+        status = "redacted"
+    fail_on = bool(settings["fail_on_threshold"])
+    failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
+    code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
+    details: dict[str, Any] = {"check": check.to_dict()}
+    if admitted.repairs:
+        details["repairs"] = [r.to_dict() for r in admitted.repairs]
+    if plan.dry_run:  # its token line gives the figures of the check, as the table does
+        from compactcli.diff import diff
+
+        details["diff"] = dataclasses.replace(
+            diff(transcript, result, counter=counter),
+            tokens_before=check.tokens_before,
+            tokens_after=check.tokens_after,
+            method=check.method,
+        )
+    if plan.stats:
+        details["stats"] = report(result)
+    if redaction is not None:
+        details["redact"] = redaction.to_dict()
+        if plan.stats:
+            details["stats"]["redact"] = details["redact"]
+    if plan.boundary:
+        found = [s.details["boundary"] for s in result.stats if "boundary" in s.details]
+        details["boundary"] = found[-1] if found else None
+    over_what = check.over[-1] if check.over else None
+    lifetime.keep(transcript, result)  # a process about to exit need not free them
+    return batch.FileResult(
+        path=transcript.source,
+        status=status,
+        tokens_before=check.tokens_before,
+        tokens_after=check.tokens_after,
+        method=check.method,
+        output=output,
+        backup=backup,
+        code=code,
+        message=check.kept_input or "",
+        target=over_what[1] if over_what else None,
+        target_name=over_what[0] if over_what else "",
+        over=over_what[2] if over_what else 0,
+        llm_calls=made.calls,
+        summarized=check.summarized,
+        warnings=tuple(warnings),
+        notes=tuple(notes),
+        details=details,
+    )
+
+
+def standing_over(result: Transcript, counter: TokenCounter, limit: int) -> str | None:
+    """What the standing context (the leading messages the format always keeps: system and
+    developer prompts, injected instructions) takes, when that alone is over `limit`; None
+    otherwise. No summary can bring such a result under its limit."""
+    context = get_dialect(result.format).context(result)
+    head = get_writer(result.format).initial(context)
+    taken = sum(counter.message_tokens(m) for m in context[:head])
+    if not head or taken <= limit:
+        return None
+    what = "message" if head == 1 else f"{head} messages"
+    return (
+        f"the standing context (the first {what}: system and developer prompts, injected "
+        f"instructions) alone takes {taken:,} tokens, over {limit:,}"
+    )
+
+
+def over_parts(
+    result: Transcript, counter: TokenCounter, limit: int, *, smaller_total: int | None = None
+) -> str | None:
+    """Where the tokens of a summarized `result` that is over `limit` are: the messages kept
+    before its newest summary (a head the format always keeps), the summary, and the kept tail
+    after it, as the stages count them; and whether the messages kept around the summary leave
+    it room: a summary's body is made no smaller than `MIN_SUMMARY_TOKENS` (or than it is), and
+    its message holds more (the preamble, a quoted request, the closing line). `smaller_total`
+    is the count a smaller summary gave when fitting tried one and it was still over
+    (`CompactCheck.smaller_summary_total`). None when its context holds no summary."""
+    context = get_dialect(result.format).context(result)
+    at = next((i for i in range(len(context) - 1, -1, -1) if context[i].summary), None)
+    if at is None:
+        return None
+    tokens = [counter.message_tokens(m) for m in context]
+    kept = sum(tokens) - tokens[at]
+    summary, tail = f"{tokens[at]:,}", f"({_messages(context[at + 1 :])}) {sum(tokens[at + 1 :]):,}"
+    if at == 0:
+        parts = f"the summary takes {summary} tokens and the kept tail {tail}"
+    else:
+        before = f"{sum(tokens[:at]):,} tokens"
+        if at == 1:
+            head = f"the message before the summary takes {before}"
+        else:
+            head = f"the {at} messages before the summary take {before}"
+        parts = f"{head}, the summary {summary} and the kept tail {tail}"
+    if kept >= limit:
+        return f"{parts}; the kept messages alone are over {limit:,}"
+    # no summary budget goes under MIN_SUMMARY_TOKENS, nor shrinks what the summary's message
+    # holds besides the body
+    body = summary_body(context[at])
+    written = counter.text_tokens(body) if body is not None else tokens[at]
+    smallest = tokens[at] - written + min(written, MIN_SUMMARY_TOKENS)
+    if limit - kept < smallest:
+        return (
+            f"{parts}; the kept messages leave the summary {limit - kept:,} tokens, "
+            f"less than its smallest ({smallest:,})"
+        )
+    if smaller_total is not None:
+        return f"{parts}; a smaller summary left it over too ({smaller_total:,} tokens)"
+    return f"{parts}; a smaller summary (--summary-tokens) could bring it under"
+
+
+def _messages(messages: Sequence[Message]) -> str:
+    return f"{len(messages)} message{'' if len(messages) == 1 else 's'}"
+
+
+def write_result(
+    before: Transcript,
+    after: Transcript,
+    destination: Destination,
+    *,
+    changed: bool,
+    seen: Identity | None,
+    final: bool = False,
+) -> tuple[str | None, str | None]:
+    """Write `after` where `destination` says; (output path, backup path). In place, `seen` is
+    the input's `file_identity` when it was read (`compactcli.in_place.replace`). A file gets
+    the input's permission bits. `final`: this is the run's only output, so the run settles
+    once it is written (`compactcli.interrupts.settle`)."""
+    if destination.mode == "none":
+        return None, None
+    if destination.mode == "in_place":
+        if not changed:
+            return None, None  # nothing to replace: no write, no backup
+        return in_place.replace(before.source, to_chunks(after), seen, final=final)
+    target = destination.path if destination.mode == "file" else "-"
+    assert target is not None
+    if target != "-":
+        folder = os.path.dirname(os.path.abspath(target))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise OutputError(f"{folder}: cannot create the output folder: {reason}") from None
+    with batch.WRITES.writing(), interrupts.held(target != "-"):
+        write_bytes(to_chunks(after), target, mode=atomic.permission_bits(before.source))
+        if final:
+            interrupts.settle()
+    return target, None
+
+
+def output_names(
+    arguments: Sequence[str], expand: Callable[[list[str]], list[str]]
+) -> list[tuple[str, str]]:
+    """(input file, name relative to `--out-dir`) for each file the arguments name.
+
+    A folder's files keep their path below it; a file given by name keeps its file name. Two
+    inputs that would share an output name raise `UsageError`.
+    """
+    pairs: list[tuple[str, str]] = []
+    for argument in arguments:
+        if argument == "-":
+            raise UsageError("--out-dir needs files or folders, not standard input")
+        if os.path.isdir(argument):
+            for path in expand([argument]):
+                pairs.append((path, os.path.relpath(path, argument)))
+        else:
+            for path in expand([argument]):
+                pairs.append((path, os.path.basename(path)))
+    seen: dict[str, str] = {}
+    for path, name in pairs:
+        if name in seen and os.path.abspath(seen[name]) != os.path.abspath(path):
+            raise UsageError(
+                f"{seen[name]} and {path} would both be written to {name} in --out-dir"
+            )
+        seen[name] = path
+    return pairs

@@ -1,0 +1,281 @@
+"""How a tool call went, read from the text of its result, whatever the transcript format.
+
+`outcome(block, shell, command)` says whether a call was `ok`, `failed` or `rejected` (with the
+reason the user gave), and for a failure its distinctive error line (`error_line`: an exception,
+an `Error:` or `error[...]:` line, a FAIL line, a panic; at most `ERROR_CHARS`); with `soft`, a
+call that did not fail but printed an error is `ok` with that line (`content_error`). A shell
+result fails on a non-zero exit code (`exit_code`), an aborted run, a traceback, a shell that
+could not run the command, or a failed code-mode script; a search that found nothing does not.
+The prune stage writes the error line into the placeholder of a result it clears
+(`CLEARED_RESULT`, then `CLEARED_FAILURE` or `CLEARED_SOFT`), and `cleared_error` /
+`cleared_soft_error` read it back, so a cleared result keeps its outcome. `carries_error` and
+`pasted_errors` find error lines in any text; `head_tail` and `one_line` are the trimming every
+such line goes through (a text that is cut is redacted first). Nothing here reads a summarizer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compactcli.lazy_pattern import compile_lazily
+from compactcli.redact import redact
+from compactcli.tools import read_only_command
+from compactcli.transcript import Block
+
+ERROR_CHARS = 240
+"""The longest error line kept (characters)."""
+
+
+def head_tail(text: str, limit: int) -> str:
+    """`text` when it fits in `limit` characters, else its head and tail around a marker.
+
+    A text that is cut is redacted first (`compactcli.redact`), whatever the caller's redaction
+    setting: a secret the cut fell inside would leave a piece no longer recognisable as one, and a
+    value cut off from its label would no longer be known for a secret.
+    """
+    if len(text) <= limit:
+        return text
+    text = redact(text)
+    if len(text) <= limit:
+        return text
+    marker = " […] "
+    keep = max(limit - len(marker), 2)
+    head = keep * 2 // 3
+    tail = keep - head
+    return text[:head].rstrip() + marker + text[len(text) - tail :].lstrip()
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+_REJECTED = "The user doesn't want to proceed with this tool use"
+_REJECTION_REASON = compile_lazily(
+    r"(?:The user provided the following reason for the rejection|"
+    r"To tell you how to proceed, the user said):\s*(.+)",
+    re.DOTALL,
+)
+
+
+_EXIT_CODE = compile_lazily(
+    r"(?:Process exited with code|Command exited with code|exited with code|Exit code:?|"
+    r"exit code:?|exit status:?)\s*(-?\d+)|\"exit_code\"\s*:\s*(-?\d+)",
+)
+_ABORTED = compile_lazily(r"^(?:Command aborted|\(command cancelled\)|aborted)\s*$", re.MULTILINE)
+_TRACEBACK = "Traceback (most recent call last):"
+_SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
+_NOT_RUN = compile_lazily(  # what a shell says first when it cannot run the command
+    r"\A\s*(?:\S*sh: (?:(?:line )?\d+: )?[^\n:]+: "
+    r"(?:(?:command )?not found|No such file or directory|Permission denied)"
+    r"|zsh: (?:command not found|no such file or directory|permission denied): \S+)"
+)
+_NOISE_LINE = compile_lazily(
+    r"^(?:Exit code:?\s*-?\d+|Chunk ID:.*|Wall time:.*|Process exited with code.*|"
+    r"Command exited with code.*|Original token count:.*|Output:|Process running with.*|"
+    r"Script (?:completed|running with cell ID \S+)|Wall time [\d.]+ seconds?|"
+    r"\(no output\)|\(Bash completed with no output\)|[>$#]\s.*|```.*|(?!--- FAIL)[-=─━_*]{3,}.*)$"
+)
+_ERROR_STRONG = compile_lazily(
+    r"\b[A-Z][A-Za-z0-9_.]*(?:Error|Exception|Failure|Fault)\b|\berror(?:\[\w+\])?:|"
+    r"\bERROR\b|\bE[A-Z]{4,}\b|\bfatal:|\bpanic:|\bFAILED\b|\berror TS\d+|✘|×",
+)
+_ERROR_WEAK = compile_lazily(
+    r"\b(?:error|failed|failure|fails|cannot|can't|could not|couldn't|unable to|not found|"
+    r"no such file|denied|refused|invalid|unexpected|undefined|missing|timed? ?out)\b",
+    re.IGNORECASE,
+)
+# A line that is an error by its start: an exception class (with pytest's `E` marker), an
+# `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
+_ERROR_HEAD = compile_lazily(
+    r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
+    r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^(?:ERROR|FATAL|PANIC)\b|"
+    r"^thread '[^']*' panicked"
+)
+_FAIL_HEAD = compile_lazily(r"^(?:FAIL|FAILED|--- FAIL:|✗|✘|×|●)(?:\s|$)")
+# A line that reports success (a passing test), whatever words its test or file name holds.
+_PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
+_TAG = compile_lazily(r"</?tool_use_error>")
+
+
+# What the prune stage writes after the digest of a result that failed: the error line, so a
+# cleared failure still says how it failed (to the model, and to `outcome` here).
+CLEARED_RESULT = "[Old tool result cleared:"
+CLEARED_FAILURE = "; failed: "
+_CLEARED_ERROR = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_FAILURE) + r"(.+)\]\Z")
+
+
+CLEARED_SOFT = "; printed an error: "
+_CLEARED_SOFT = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_SOFT) + r"(.+)\]\Z")
+
+
+def cleared_error(text: str) -> str | None:
+    """The error line a prune placeholder kept for a result that failed; None otherwise."""
+    if not text.startswith(CLEARED_RESULT):
+        return None
+    match = _CLEARED_ERROR.search(text)
+    return match.group(1) if match else None
+
+
+def cleared_soft_error(text: str) -> str | None:
+    """The error line a prune placeholder kept for a result that did not fail but printed an
+    error (`content_error`); None otherwise."""
+    if not text.startswith(CLEARED_RESULT):
+        return None
+    match = _CLEARED_SOFT.search(text)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: str  # "ok" | "failed" | "rejected"
+    error: str = ""  # the distinctive error line, for a failure
+    reason: str = ""  # what the user said when rejecting the call
+
+
+def exit_code(text: str) -> int | None:
+    """The exit code a shell result reports near its start or end, if any."""
+    for part in (text[:400], text[-300:]):
+        match = _EXIT_CODE.search(part) if "xit" in part else None  # in every form it takes
+        if match:
+            return int(match.group(1) or match.group(2))
+    return None
+
+
+def error_line(text: str) -> str:
+    """The most distinctive error line of a failed result (exception, `error:` line, ...)."""
+    text = _TAG.sub("", text)
+    lines = [one_line(line) for line in text.splitlines()]
+    kept = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    if not kept:  # nothing but the exit code: that is the error
+        exits = [line for line in lines if _EXIT_CODE.search(line)]
+        return head_tail((exits or [line for line in lines if line] or [""])[0], ERROR_CHARS)
+    lines = kept
+    if _TRACEBACK in text:  # the exception line is the last unindented line of the traceback
+        tail = text[text.rfind(_TRACEBACK) :].splitlines()
+        for raw in reversed(tail):
+            if raw and not raw[0].isspace() and not raw.startswith(_TRACEBACK):
+                return head_tail(one_line(raw), ERROR_CHARS)
+    short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
+    failing = [line for line in short if not _PASS_LINE.search(line)]
+    for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _ERROR_WEAK):
+        for at, line in enumerate(failing):
+            if pattern.search(line):
+                return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)
+    return head_tail((failing or short)[-1], ERROR_CHARS)  # errors come last
+
+
+_WRAPPER = compile_lazily(
+    r"^(?:[\w ]{0,30}(?:error|Error|ERROR|exception|Exception|failed|Failed|FAILED)|"
+    r"npm ERR! code \w+|Traceback.*)\s*:?$"
+)
+
+
+def _unwrapped(line: str, following: Sequence[str]) -> str:
+    """An error line that only announces the error (`Script error:`, `Error:`, `npm ERR! code
+    E404`) joined with the line after it, which holds the message."""
+    if _WRAPPER.match(line) and following:
+        return f"{line} {following[0]}"
+    return line
+
+
+_SOFT_ERROR = compile_lazily(
+    r"^(?:npm ERR!|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
+    r"\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b"
+)
+SOFT_LINES = 5
+"""How many first lines of a tool result that is not a shell's are read for an error."""
+_NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"})
+
+
+def content_error(text: str, *, shell: bool) -> str:
+    """The error line an output carries although its call did not fail ('' when none): an
+    exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
+    error, a code-mode `Script error:`; in a shell's output anywhere, in another tool's output
+    only in its first lines (`SOFT_LINES`)."""
+    text = _TAG.sub("", text)
+    if shell and _TRACEBACK in text:
+        return error_line(text)
+    lines = [
+        one_line(line) for line in (text.splitlines() if shell else text.splitlines()[:SOFT_LINES])
+    ]
+    for at, line in enumerate(lines):
+        if not line or len(line) > 4 * ERROR_CHARS or _PASS_LINE.search(line):
+            continue
+        if _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _SOFT_ERROR.search(line):
+            following = [rest for rest in lines[at + 1 : at + 3] if rest]
+            return head_tail(_unwrapped(line, following), ERROR_CHARS)
+    return ""
+
+
+def _no_match(command: str, code: int | None, text: str) -> bool:
+    """A search that found nothing (`grep`, `rg` exit 1 with no error printed), not a failure."""
+    if code != 1 or not command:
+        return False
+    words = command.strip().split()
+    program = next((w.rsplit("/", 1)[-1] for w in words if "=" not in w and w != "cd"), "")
+    body = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.match(line.strip()))
+    return program in _NO_MATCH_PROGRAMS and not body.strip()
+
+
+def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False) -> Outcome:
+    """How a tool call went, from its result block. A search that found nothing (`grep` exit 1)
+    did not fail. With `soft`, a call that did not fail but whose output carries an error
+    (`content_error`) is `ok` with that error line."""
+    text = block.text
+    if text.startswith(_REJECTED):
+        match = _REJECTION_REASON.search(text)
+        return Outcome("rejected", reason=match.group(1).strip() if match else "")
+    cleared = cleared_error(text)
+    if cleared is not None:  # cleared by prune, which kept the error line
+        return Outcome("failed", error=cleared)
+    cleared = cleared_soft_error(text)
+    if cleared is not None:
+        return Outcome("ok", error=cleared)
+    failed = block.is_error
+    if shell and not failed:
+        code = exit_code(text)
+        failed = (code is not None and code != 0) or bool(_ABORTED.search(text[-200:]))
+        failed = failed or text.startswith(_SCRIPT_FAILED)
+        if code is None and not failed:
+            failed = _TRACEBACK in text or bool(_NOT_RUN.match(text))
+    if failed and shell and _no_match(command, exit_code(text), text):
+        return Outcome("ok")
+    if not failed:
+        if soft and not (command and read_only_command(command)):
+            return Outcome("ok", error=content_error(text, shell=shell))
+        return Outcome("ok")
+    return Outcome("failed", error=error_line(text) or "failed")
+
+
+def aborted(error: str) -> bool:
+    """Whether an error line only says the run was stopped (by the user), not how it failed."""
+    return bool(_ABORTED.fullmatch(error))
+
+
+def carries_error(line: str) -> bool:
+    """Whether a line reads as an error: it starts as one, or names an exception or error code."""
+    return bool(_ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _ERROR_STRONG.search(line))
+
+
+PASTED_ERRORS = 3
+"""How many error lines one user message gives at most."""
+_ERROR_IN_LINE = compile_lazily(r"\b\w*(?:Error|Exception)\b:|\bERR!|\bFAILED\b|\berror TS\d+")
+
+
+def pasted_errors(text: str) -> list[str]:
+    """Error lines a user pasted into a message: lines that start as an error does, or name an
+    exception or error code with its message (`Uncaught TypeError: x is not a function`)."""
+    if "rror" not in text and "xception" not in text and "FAIL" not in text and "ERR" not in text:
+        return []
+    found: list[str] = []
+    for raw in text.splitlines():
+        line = one_line(raw)
+        if len(line) < 8 or line.endswith("?"):
+            continue
+        if _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _ERROR_IN_LINE.search(line):
+            found.append(head_tail(line, ERROR_CHARS))
+            if len(found) >= PASTED_ERRORS:
+                break
+    return found

@@ -1,0 +1,106 @@
+"""Names a summary keeps verbatim, found in user and assistant text.
+
+`identifiers(text)` returns, in order and each once, the identifiers a text names: a commit (a
+7-40 digit hex id after "commit", "sha" or "revision", and `git commit`'s own `[branch abc1234]`
+line, `GIT_COMMIT_LINE`), a pull request or issue number (`#123`, "PR 123"; never a colour such
+as `#333` or `#112233`), a tracker ticket (`ABC-123`, not a standard such as `UTF-8`), a branch
+(after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main, master, develop,
+trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version (`pkg@1.2.3`,
+`group:artifact:2.6.0`, "Spring Boot 3.3.4"). Each is a string such as "commit 2e45f5f", "#12",
+"AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from compactcli.lazy_pattern import compile_lazily
+
+_COMMIT = compile_lazily(
+    r"\b(?:commit|sha|revision)s?(?: id| hash)?[\s:`'\"(]+([0-9a-f]{7,40})\b", re.IGNORECASE
+)
+GIT_COMMIT_LINE = compile_lazily(
+    r"^\[([^\s\]]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE
+)
+_NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,6})\b(?![\w-])")
+_COLOUR_CONTEXT = compile_lazily(r"(?:colou?r|background|fill|stroke|border|:)\s*$", re.IGNORECASE)
+_URL = compile_lazily(r"\bhttps?://[^\s<>()\[\]{}`'\"|\\]+")
+_PORT = compile_lazily(
+    r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b|\bports?\s+(\d{2,5})\b",
+    re.IGNORECASE,
+)
+_VERSION = compile_lazily(
+    r"(?<![\w./@-])((?:@?[\w.-]+/)?[A-Za-z][\w.-]*@\^?~?\d+(?:\.\d+)+[\w.-]*|"
+    r"[\w.-]+:(?:[\w.-]+:)?\d+\.\d+\.\d+[\w.-]*|"
+    r"[A-Z][\w.+-]*(?: [A-Z][\w.+-]*)? v?\d+\.\d+(?:\.\d+)+)\b"
+)
+_NAMED_NUMBER = compile_lazily(
+    r"\b(?:PR|MR|[Pp]ull [Rr]equest|[Mm]erge [Rr]equest|[Ii]ssue)[\s:]+#?(\d{1,7})\b"
+)
+_TICKET = compile_lazily(r"\b([A-Z][A-Z]{1,9}-\d{2,7})\b")
+_NOT_TICKETS = frozenset(  # standards and algorithms named like tickets (UTF-16, SHA-256)
+    ("UTF", "ISO", "SHA", "RFC", "ECMA", "IEEE", "CVE", "TLS", "SSL", "HTTP", "AES", "RSA", "MD")
+)
+_BRANCH = compile_lazily(
+    r"\bbranch(?:es)?(?: named| called)?[\s:`'\"]+([A-Za-z0-9][\w./-]*[A-Za-z0-9])", re.IGNORECASE
+)
+_MAIN_BRANCHES = frozenset(("main", "master", "develop", "trunk"))
+_BRANCH_SIGNS = compile_lazily(r"[/_.\d-]")
+
+
+def named(identifier: str) -> str:
+    """What an identifier names: `abc1234` of "commit abc1234 (branch main)", `#12` of "#12"."""
+    parts = identifier.split(" ")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifiers `text` names, in order, as "commit 2e45f5f", "#123", "AB-12" or
+    "branch feat/x" (see the module docstring). Each pattern runs only where a plain substring
+    test says it can match: most texts name none."""
+    found: list[tuple[int, str]] = []
+    low = text.lower()
+    if "commit" in low or "sha" in low or "revision" in low:
+        for match in _COMMIT.finditer(text):
+            value = match.group(1)
+            if any(c.isdigit() for c in value):
+                found.append((match.start(1), f"commit {value}"))
+    if text.startswith("[") or "\n[" in text:
+        for match in GIT_COMMIT_LINE.finditer(text):
+            found.append((match.start(2), f"commit {match.group(2)} (branch {match.group(1)})"))
+    if "#" in text:
+        for match in _NUMBER.finditer(text):
+            if len(match.group(1)) in (3, 6) and _COLOUR_CONTEXT.search(text, 0, match.start()):
+                continue  # a colour (`color: #333`), not an issue
+            if len(match.group(1)) == 6:
+                continue
+            found.append((match.start(), f"#{match.group(1)}"))
+    if "://" in text:
+        for match in _URL.finditer(text):
+            url = match.group(0).rstrip(".,;:!?*_")
+            if len(url) > 12:
+                found.append((match.start(), url))
+    if ":" in text or "port" in low:
+        for match in _PORT.finditer(text):
+            port = match.group(1) or match.group(2)
+            value = match.group(0) if match.group(1) else f"port {port}"
+            found.append((match.start(), value))
+    if "." in text:
+        found.extend((match.start(), match.group(1)) for match in _VERSION.finditer(text))
+    if "PR" in text or "MR" in text or "request" in low or "issue" in low:
+        found.extend(
+            (match.start(), f"#{match.group(1)}") for match in _NAMED_NUMBER.finditer(text)
+        )
+    if "-" in text:
+        for match in _TICKET.finditer(text):
+            value = match.group(1)
+            if value.split("-", 1)[0] not in _NOT_TICKETS:
+                found.append((match.start(1), value))
+    if "branch" in low:
+        for match in _BRANCH.finditer(text):
+            name = match.group(1).rstrip(".")
+            if name.lower() in _MAIN_BRANCHES or (
+                _BRANCH_SIGNS.search(name) and not name.isdigit()
+            ):
+                found.append((match.start(1), f"branch {name}"))
+    return list(dict.fromkeys(value for _, value in sorted(found)))

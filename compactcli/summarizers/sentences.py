@@ -1,0 +1,384 @@
+"""What the facts read from prose, sentence by sentence.
+
+`sentences(text)` splits text outside fenced code and pasted JSON into one-line sentences (with
+`lists`, a line that introduces a list is read with its short items). A user sentence is a
+constraint when it sets a rule or a preference (`constraint_sentences`, `as_constraint`: don't,
+never, must, always, only, avoid, prefer, make sure, use X...), an assistant sentence a decision
+when it states a choice (`decision_sentences`: decided, we'll use, instead of, going with,
+switch to...); both are cut around their cue (`SENTENCE_CHARS`, `DECISION_CHARS`).
+`setting_values` reads the values a sentence gives settings (`KEY=value`, `--flag=value`,
+`host:port`, "the X is Y" with a number or a quoted value); `supersedes` says whether a later
+sentence restates an earlier one with other values, and `superseded`, `fold_superseded` and
+`folded` put each replaced sentence next to its replacement. `condense` shortens a long message
+to its head, tail, and the lines of its middle that set a rule or carry an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+
+from compactcli.lazy_pattern import compile_lazily
+from compactcli.outcomes import carries_error, head_tail, one_line
+
+SENTENCE_CHARS = 400  # a constraint or a pending question
+DECISION_CHARS = 300
+
+FENCE = compile_lazily(r"```.*?(```|$)", re.DOTALL)
+_SENTENCE_END = compile_lazily(r"(?<=[.!?])\s+(?=\S)")
+_BULLET = compile_lazily(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
+
+
+class _Cue:
+    """A case-blind pattern of lowercase words: `search` runs it case-sensitively on the
+    lowercased text when the text is ASCII (the same match, several times faster than a
+    case-blind search), else case-blind. Callers read the match's position, not its text."""
+
+    __slots__ = ("_blind", "_lower")
+
+    def __init__(self, source: str) -> None:
+        self._blind = compile_lazily(source, re.IGNORECASE)
+        self._lower = compile_lazily(source)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if text.isascii():
+            return self._lower.search(text.lower())
+        return self._blind.search(text)
+
+
+_CONSTRAINT = _Cue(
+    r"\b(?:don'?t|do\s+not|never|must|mustn'?t|always|only|without|instead|"
+    r"avoid|prefer|make\s+sure|ensure|shouldn'?t|should\s+not|no\s+need\s+to|not\s+allowed|"
+    r"stick\s+(?:to|with)|please\s+use|pls\s+use|keep\s+using|rather\s+than|"
+    r"under\s+no\s+circumstances|remember\s+(?:to|that))\b"
+)
+_CONSTRAINT_START = compile_lazily(
+    r"^(?:(?:please|pls|and|also|but|so|then|now|ok|okay|just)[, ]+)*"
+    r"(?:use|stick|keep|avoid|leave|skip|no)\b",
+    re.IGNORECASE,
+)
+_DECISION = _Cue(
+    r"\b(?:decided|decide\s+to|decision|we'?ll\s+use|we\s+will\s+use|i'?ll\s+use|i\s+will\s+use|"
+    r"let'?s\s+use|let\s+us\s+use|instead\s+of|going\s+with|go\s+with|"
+    r"switch(?:ed|ing)?\s+(?:(?!to\b)[\w`'./-]+\s+){0,4}?to|"
+    r"opt(?:ed|ing)?\s+for|chose|choosing|rather\s+than|will\s+use)\b"
+)
+
+
+def _logical_lines(text: str) -> list[tuple[str, bool]]:
+    """Lines of `text` outside fenced code, with hard-wrapped lines joined back together; each
+    with whether it is a list item (its marker taken off)."""
+    out: list[tuple[str, bool]] = []
+    joinable = False
+    for raw in FENCE.sub("\n\n", text).splitlines():
+        line = raw.strip()
+        if not line:
+            joinable = False
+            continue
+        bullet = _BULLET.match(line)
+        body = _BULLET.sub("", line).strip() if bullet else line
+        continues = (
+            joinable
+            and not (bullet and not line.startswith(">"))
+            and not line.startswith("#")
+            and body[:1].islower()
+            and not out[-1][0].endswith((".", "!", "?", ":", ";"))
+        )
+        if continues:
+            out[-1] = (out[-1][0] + " " + body, out[-1][1])
+        elif body:
+            out.append((body, bool(bullet) and not line.startswith(">")))
+        joinable = bool(body) and not body.startswith("#")
+    return out
+
+
+_JSON_VALUE = compile_lazily(r'":\s*["\[{\d]')
+_CALL_OR_ASSIGNMENT = compile_lazily(r"\w+\s*[=(]\S")
+
+
+def _code_like(line: str) -> bool:
+    """Whether `line` is code or pasted JSON, not prose: it opens with a bracket, holds `{"`, a
+    JSON key and its value (`": "`, `": [`, `": 1`) or an escaped newline, opens with a call or
+    an assignment (`x = 1`, `f(x)`), or ends with `;`. Literal parts are tested as substrings
+    first, which on a long line is several times faster than one regular expression."""
+    return (
+        line.startswith(("[", "{", "<", "("))
+        or '{"' in line
+        or "\\n" in line
+        or line.rstrip().endswith(";")
+        or ('":' in line and _JSON_VALUE.search(line) is not None)
+        or _CALL_OR_ASSIGNMENT.match(line) is not None
+    )
+
+
+LEAD_IN_ITEMS = 6
+"""How many list items a sentence that introduces them (ending with `:`) is read with."""
+LEAD_IN_ITEM_CHARS = 160
+"""The longest list item read with the sentence that introduces it (longer ones are prose)."""
+
+
+def sentences(text: str, *, lists: bool = False) -> list[str]:
+    """The sentences of `text` outside fenced code and pasted JSON, one line each, in order.
+
+    With `lists` (a user's text), a line that ends by introducing a list (`Do not change:`) is
+    read with the short items that follow it as one sentence (`Do not change: the Reader
+    classes; embedder/base.py`): at most `LEAD_IN_ITEMS` of at most `LEAD_IN_ITEM_CHARS`.
+    """
+    found: list[str] = []
+    lines = _logical_lines(text)
+    at = 0
+    while at < len(lines):
+        line = lines[at][0]
+        at += 1
+        if _code_like(line):
+            continue
+        parts = [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
+        if lists and parts and parts[-1].endswith(":"):
+            items: list[str] = []
+            while at < len(lines) and len(items) < LEAD_IN_ITEMS:
+                item, bullet = lines[at]
+                if not bullet or len(item) > LEAD_IN_ITEM_CHARS or _code_like(item):
+                    break
+                items.append(item.rstrip(".;"))
+                at += 1
+            if items:
+                parts[-1] = f"{parts[-1]} {'; '.join(items)}"
+        found.extend(parts)
+    return found
+
+
+def _window(sentence: str, match: re.Match[str], limit: int) -> str:
+    """`sentence` cut to `limit` characters around `match`, at word boundaries."""
+    if len(sentence) <= limit:
+        return sentence
+    start = max(0, match.start() - limit // 3)
+    end = min(len(sentence), start + limit)
+    start = max(0, end - limit)
+    if start > 0:
+        space = sentence.find(" ", start)
+        start = space + 1 if 0 <= space < match.start() else start
+    if end < len(sentence):
+        space = sentence.rfind(" ", match.end(), end)
+        end = space if space > 0 else end
+    return (
+        ("…" if start > 0 else "")
+        + sentence[start:end].strip()
+        + ("…" if end < len(sentence) else "")
+    )
+
+
+_SHOULD = _Cue(r"\bshould\b")
+_CLAUSE = compile_lazily(r"[:;—–]\s+|\s-\s")
+_STRONG = _Cue(
+    r"\b(?:instead|never|always|must|rather\s+than|please\s+use|stick\s+(?:to|with)|avoid|"
+    r"make\s+sure)\b"
+)
+
+
+def constraint_sentences(text: str) -> list[str]:
+    """User sentences that set a rule or a preference (questions only with a strong word)."""
+    return [found for found in map(as_constraint, sentences(text, lists=True)) if found]
+
+
+def as_constraint(sentence: str) -> str | None:
+    """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
+    a sentence that only introduces what follows it, ending with `:`, read alone)."""
+    if sentence.endswith(":"):
+        return None
+    question = sentence.endswith("?")
+    match = (_STRONG if question else _CONSTRAINT).search(sentence)
+    if not match and not question:
+        match = _SHOULD.search(sentence)
+        if not match and (len(sentence.split()) >= 3 or sentence.endswith(".")):
+            match = _CONSTRAINT_START.search(sentence)
+            clause = _CLAUSE.search(sentence)  # "Change of plan: use port 6543"
+            if not match and clause:
+                rest = _CONSTRAINT_START.search(sentence[clause.end() :])
+                if rest:
+                    match = re.compile(re.escape(rest.group(0))).search(sentence, clause.end())
+    return _window(one_line(sentence), match, SENTENCE_CHARS) if match else None
+
+
+def decision_sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for sentence in sentences(text):
+        match = _DECISION.search(sentence)
+        if match and not sentence.endswith("?"):
+            out.append(_window(one_line(sentence), match, DECISION_CHARS))
+    return out
+
+
+CONDENSED_LINE_CHARS = 240
+"""The longest line of a long message's middle that `condense` keeps."""
+
+
+def condense(text: str, limit: int) -> str:
+    """`text` when it fits in `limit` characters; else its head, the lines of its middle that
+    set a rule or carry an error (a pasted stack trace's exception, a "never do X" in the
+    middle of a long brief), and its tail, around markers."""
+    if len(text) <= limit:
+        return text
+    marker = " […] "
+    head_end = limit * 2 // 5
+    tail_start = len(text) - limit // 5
+    newline = text.rfind("\n", head_end // 2, head_end)
+    head_end = newline if newline > 0 else head_end
+    newline = text.find("\n", tail_start, tail_start + limit // 10)
+    tail_start = newline + 1 if newline > 0 else tail_start
+    room = limit - head_end - (len(text) - tail_start) - 2 * len(marker)
+    picked: list[str] = []
+    for line in _pieces(text[head_end:tail_start]):
+        if not line or not (carries_error(line) or _CONSTRAINT.search(line)):
+            continue
+        line = head_tail(line, CONDENSED_LINE_CHARS)
+        if len(line) + 3 > room:
+            break
+        picked.append(line)
+        room -= len(line) + 3
+    middle = marker + " … ".join(picked) + marker if picked else marker
+    return text[:head_end].rstrip() + middle + text[tail_start:].lstrip()
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """The lines of `text`, a long line in its sentences (dictated text has no line breaks)."""
+    for line in text.splitlines():
+        line = one_line(line)
+        if len(line) <= CONDENSED_LINE_CHARS:
+            yield line
+        else:
+            yield from (part.strip() for part in _SENTENCE_END.split(line))
+
+
+# --------------------------------------------------------------------------------------------
+# Settings: values the user gives (KEY=value, host:port, "the X is Y"), and changes to them
+
+_ASSIGNMENT = compile_lazily(
+    r"(?<![\w.$/?&=:@-])(--?[A-Za-z][\w-]*|[A-Za-z_][\w-]*)(?<![=!<>])=(?![=\s])"
+    r"(\"[^\"]+\"|'[^']+'|[^\s,;`'\"()\[\]{}<>]+)"
+)
+_HOST_PORT = compile_lazily(
+    r"(?<![\w.-])((?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z][A-Za-z0-9-]*|"
+    r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+):(\d{2,5})(?!\d|:\d)"
+)
+_IS_VALUE = compile_lazily(
+    r"\b((?:[A-Za-z][\w.-]*\s+){0,2}?[A-Za-z][\w.-]*)\s+(?:is|are)\s+"
+    r"(?:now\s+|still\s+|set\s+to\s+|changed\s+to\s+)?"
+    r"(`[^`]+`|\"[^\"]+\"|'[^']+'|[^\s,;`'\"]*\d[^\s,;`'\"]*)"
+)
+# Last labels that make `name.ext:12` a file and line, not a host and port.
+_FILE_SUFFIXES = frozenset(
+    re.split(
+        r"\s+",
+        "ts tsx js jsx mjs cjs py pyi rb go rs java kt kts c h cc cpp hpp cs php swift scala md "
+        "rst json jsonl yaml yml toml txt log sh bash zsh sql html htm css scss vue svelte lock "
+        "cfg ini xml ipynb tf lua ex exs erl dart",
+    )
+)
+_NOT_A_KEY = frozenset(
+    re.split(
+        r"\s+",
+        "the a an our my your their its this that these those it there here which what who "
+        "everything something nothing one value",
+    )
+)
+_TRAILING = ".:!?)]}'\""
+_IS_ARE = compile_lazily(r"\s(?:is|are)\s")
+"""What every match of `_IS_VALUE` holds: found first, it spares most sentences that search."""
+
+
+def setting_values(sentence: str) -> dict[str, frozenset[str]]:
+    """The settings a sentence gives a value, by key: `KEY=value` (and `--flag=value`),
+    `host:port` (the host is the key, loopback hosts are not), and "the X is Y" where Y is
+    quoted or holds a digit (the last two words of X are the key). Keys are case-folded."""
+    found: dict[str, set[str]] = {}
+
+    def add(key: str, value: str) -> None:
+        value = value.strip().rstrip(_TRAILING).strip("`'\"")
+        if key and value:
+            found.setdefault(key.lower(), set()).add(value)
+
+    # each pattern runs only on a sentence holding what all its matches hold
+    if "=" in sentence:
+        for match in _ASSIGNMENT.finditer(sentence):
+            add(match.group(1), match.group(2))
+    if ":" in sentence:
+        for match in _HOST_PORT.finditer(sentence):
+            host = match.group(1).lower()
+            last = host.rsplit(".", 1)[-1]
+            if host != "localhost" and last not in _FILE_SUFFIXES:
+                add(host + ":", match.group(2))
+    if _IS_ARE.search(sentence):
+        for match in _IS_VALUE.finditer(sentence):
+            words = [w for w in match.group(1).lower().split() if w not in _NOT_A_KEY]
+            if words and "=" not in match.group(2):
+                add("the " + " ".join(words[-2:]), match.group(2))
+    return {key: frozenset(values) for key, values in found.items()}
+
+
+def changes_setting(new: Mapping[str, frozenset[str]], old: Mapping[str, frozenset[str]]) -> bool:
+    """Whether `new` gives a key of `old` another value (not merely restating the same one)."""
+    return any(
+        key in old and bool(values - old[key]) and bool(old[key] - values)
+        for key, values in new.items()
+    )
+
+
+_VALUE = compile_lazily(r"`[^`]+`|\"[^\"]+\"|'[^']+'|\b[\w.:/@-]*\d[\w.:/@-]*\b")
+_WORD = compile_lazily(r"[a-z][a-z_-]{2,}")
+STOP_WORDS = frozenset(  # words too common to say what a sentence is about
+    re.split(
+        r"\s+",
+        "the and for with that this from into use using now then also but not our your you are "
+        "was were will should must can could would just please instead only always never don't",
+    )
+)
+
+
+def _values(text: str) -> set[str]:
+    return {v.strip("`\"'").lower() for v in _VALUE.findall(text)}
+
+
+def _words(text: str) -> set[str]:
+    stripped = _VALUE.sub(" ", text.lower())
+    return {w for w in _WORD.findall(stripped) if w not in STOP_WORDS}
+
+
+def supersedes(new: str, old: str) -> bool:
+    """Whether `new` restates `old` with other values: it gives a setting of `old` another
+    value (`setting_values`), or it shares most of its words with other numbers or names."""
+    if changes_setting(setting_values(new), setting_values(old)):
+        return True
+    old_values, new_values = _values(old), _values(new)
+    if not old_values or not new_values or old_values <= new_values:
+        return False
+    old_words, new_words = _words(old), _words(new)
+    shared = old_words & new_words
+    return len(shared) >= 2 and len(shared) * 2 >= min(len(old_words), len(new_words))
+
+
+def superseded(items: Sequence[str]) -> dict[int, int]:
+    """For each superseded item, the later item that replaces it (positions)."""
+    found: dict[int, int] = {}
+    for i, old in enumerate(items):
+        for j in range(len(items) - 1, i, -1):
+            if j not in found and supersedes(items[j], old):
+                found[i] = j
+                break
+    return found
+
+
+def fold_superseded(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Items with each superseded one folded into the later item that replaces it: (item, the
+    earlier items it replaces)."""
+    replaced = superseded(items)
+    out: list[tuple[str, list[str]]] = []
+    for j, item in enumerate(items):
+        if j in replaced:
+            continue
+        out.append((item, [items[i] for i, k in replaced.items() if k == j]))
+    return out
+
+
+def folded(item: str, olds: Sequence[str]) -> str:
+    """`item` with the earlier items it replaces after it, so none reads as current."""
+    return item + "".join(f" (replaces earlier: {old})" for old in olds)

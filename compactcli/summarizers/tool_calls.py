@@ -1,0 +1,140 @@
+"""What the facts read from the arguments of a tool call, whatever the agent.
+
+For a shell call: its command on one line (`command_text`, at most `COMMAND_CHARS`, a `bash -lc`
+wrapper taken off) and as written (`raw_command`), what makes two runs of a command the same
+(`command_key`: no leading `cd`, no pipe to `head`/`tail`), the paths it reads with `cat`,
+`sed -n`, `nl`, `head` or `tail` (`shell_reads`), and the first line of a `git commit -m`
+message (`commit_message`). For a todo call (Claude Code `TodoWrite`, Codex `update_plan`,
+`todowrite`-style tools, pi's `todo` tool, task create/update tools): the todo list it leaves
+(`todo_items`, which updates a list kept by id) and that list's open items (`open_todos`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from compactcli.lazy_pattern import compile_lazily
+from compactcli.outcomes import head_tail, one_line
+from compactcli.tools import base_name, shell_command
+
+COMMAND_CHARS = 200
+
+_CD_PREFIX = compile_lazily(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
+_SHELL_WRAP = compile_lazily(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
+_PIPE_TAIL = compile_lazily(r"\s*(?:2>&1\s*)?(?:\|\s*(?:head|tail|cat|less)\b[^|]*)+$")
+_REDIRECT = compile_lazily(r"\s+2>&1\b")
+_READ_COMMAND = compile_lazily(
+    r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
+    r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s+([^\s|;&<>$`]+)"
+)
+
+
+def command_text(name: str | None, arguments: Any) -> str:
+    """A shell call's command on one line (a `bash -lc` wrapper taken off)."""
+    command = shell_command(name, arguments)
+    command = _SHELL_WRAP.sub("", command)
+    quote = command[:1]
+    if len(command) > 1 and quote in "'\"" and command.count(quote) == 2 and command[-1] == quote:
+        command = command[1:-1]
+    return head_tail(command, COMMAND_CHARS)
+
+
+_COMMIT_MESSAGE = compile_lazily(
+    r"\bgit\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?\s-(?:[a-z]*m)\s+(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)'|(\S+))"
+)
+
+
+def raw_command(arguments: Any) -> str:
+    """A shell call's command as written (line breaks kept), or ''."""
+    if isinstance(arguments, Mapping):
+        for key in ("command", "cmd"):
+            value = arguments.get(key)
+            if isinstance(value, list):
+                value = " ".join(v for v in value if isinstance(v, str))
+            if isinstance(value, str):
+                return value
+    return arguments if isinstance(arguments, str) else ""
+
+
+def commit_message(command: str) -> str | None:
+    """The message of a `git commit -m "..."` in a command line (its first line), or None."""
+    match = _COMMIT_MESSAGE.search(command)
+    if match is None:
+        return None
+    message = next(group for group in match.groups() if group is not None)
+    first = message.replace('\\"', '"').strip().splitlines()
+    return head_tail(first[0], COMMAND_CHARS) if first and first[0].strip() else None
+
+
+def command_key(command: str) -> str:
+    """What makes two commands "the same" for resolving an error: no `cd`, pipes to head/tail."""
+    key = _CD_PREFIX.sub("", command.strip())
+    key = _PIPE_TAIL.sub("", key)
+    return _REDIRECT.sub("", key).strip()
+
+
+def shell_reads(name: str | None, arguments: Any) -> list[str]:
+    """Paths a shell command reads with cat / sed -n / nl / head / tail."""
+    command = shell_command(name, arguments)
+    found: list[str] = []
+    for match in _READ_COMMAND.finditer(command):
+        path = match.group(1).strip("'\"")
+        if path.startswith("-") or path in found:
+            continue
+        if "/" in path or "." in path:
+            found.append(path)
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Todo lists
+
+_OPEN = frozenset({"pending", "in_progress", "in-progress", "todo", "open", "not_started"})
+
+
+def todo_items(name: str, arguments: Any, state: dict[str, tuple[str, str]]) -> bool:
+    """Update `state` (id -> (status, text)) from one todo call; False when not understood."""
+    if not isinstance(arguments, Mapping):
+        return False
+    lists = arguments.get("todos")
+    if not isinstance(lists, list):
+        lists = arguments.get("plan")
+    if isinstance(lists, list):  # TodoWrite / todowrite / update_plan: the whole list
+        state.clear()
+        for position, item in enumerate(lists):
+            if not isinstance(item, Mapping):
+                continue
+            text = item.get("content") or item.get("step") or item.get("text")
+            status = item.get("status")
+            if isinstance(text, str):
+                state[str(item.get("id", position))] = (
+                    status if isinstance(status, str) else "pending",
+                    one_line(text),
+                )
+        return True
+    action = arguments.get("action")
+    base = base_name(name)
+    if base in ("taskcreate",) or action in ("add", "create"):
+        text = arguments.get("subject") or arguments.get("text") or arguments.get("content")
+        if isinstance(text, str):
+            state[str(len(state) + 1)] = ("pending", one_line(text))
+            return True
+    if base in ("taskupdate",) or action in ("update", "toggle"):
+        ident = arguments.get("taskId", arguments.get("id"))
+        key = str(ident)
+        if key in state:
+            status, text = state[key]
+            new = arguments.get("status")
+            if action == "toggle":
+                new = "completed" if status in _OPEN else "pending"
+            state[key] = (new if isinstance(new, str) else status, text)
+            return True
+    if action == "clear":
+        state.clear()
+        return True
+    return False
+
+
+def open_todos(state: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
+    return tuple(f"[{status}] {text}" for status, text in state.values() if status.lower() in _OPEN)
