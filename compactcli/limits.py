@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compactcli.errors import UsageError
+from compactcli.formats import get_format
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT",
@@ -273,13 +274,16 @@ PRESETS = {
 }
 """Presets reproducing each agent's own auto-compaction trigger."""
 
-_DEFAULTS = {"claude-code": "claude-code", "codex": "codex", "codex-legacy": "codex", "pi": "pi"}
 PLAIN_DEFAULT = "80%"
 
 
 def default_threshold(format: str | None) -> str:
-    """The threshold spec of the agent that writes `format` (80% for plain message lists)."""
-    return _DEFAULTS.get(format or "", PLAIN_DEFAULT)
+    """The threshold spec of the agent that writes `format`, from its registry entry
+    (`compactcli.formats`; `UsageError` for a name that is not registered); `PLAIN_DEFAULT`
+    when no format is given."""
+    if format is None:
+        return PLAIN_DEFAULT
+    return get_format(format).threshold
 
 
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")

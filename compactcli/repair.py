@@ -19,7 +19,6 @@ the stats report.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from compactcli.dialects import FORMATS, SNIFF_RECORDS, Finding, detect_format, get_dialect
 from compactcli.dialects.repairing import Repair
 from compactcli.errors import InputError, InvalidTranscript
+from compactcli.formats import get_format
 from compactcli.stats import StageStats
 from compactcli.transcript import Transcript
 from compactcli.validation import ValidationReport, validate
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from compactcli.tokens import TokenCounter
 
 __all__ = [
-    "REPAIRS",
     "Admitted",
     "Repair",
     "admit",
@@ -47,17 +46,6 @@ __all__ = [
     "read_back_problem",
     "repair",
 ]
-
-REPAIRS: Mapping[str, str] = {
-    "claude-code": "compactcli.dialects.claude_code_repair",
-    "codex": "compactcli.dialects.codex_repair",
-    "codex-legacy": "compactcli.dialects.codex_repair",
-    "openai-responses": "compactcli.dialects.codex_repair",
-    "pi": "compactcli.dialects.pi_repair",
-    "openai": "compactcli.dialects.openai_repair",
-    "anthropic": "compactcli.dialects.anthropic_repair",
-}
-"""The module holding each format's `repair(transcript, findings)`."""
 
 REPAIRED_WARNINGS = frozenset({"call-unanswered"})
 """Warnings a repair fixes too: what the agent fixes on load although the file is valid."""
@@ -218,9 +206,7 @@ def _detected(transcript: Transcript) -> str:
 
 
 def _fixer(format: str) -> Fix:
-    module = importlib.import_module(REPAIRS[format])
-    fix: Fix = module.repair
-    return fix
+    return get_format(format).repair()
 
 
 def _found(report: ValidationReport) -> tuple[tuple[int, str, str, str], ...]:

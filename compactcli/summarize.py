@@ -58,7 +58,7 @@ from typing import Any
 from compactcli import boundary
 from compactcli.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
 from compactcli.dialects import Dialect, atomic_units, get_dialect
-from compactcli.dialects.pi import COMPACTION_PREFIX, COMPACTION_SUFFIX
+from compactcli.formats import summary_wrappers
 from compactcli.injection import (
     Injection,
     Writer,
@@ -71,8 +71,6 @@ from compactcli.injection import (
     split_request,
     unframe,
 )
-from compactcli.injection.claude_code import SUMMARY_SUFFIX
-from compactcli.injection.codex import SUMMARY_PREFIX as CODEX_PREFIX
 from compactcli.redact import redact
 from compactcli.redact_transcript import redact_value
 from compactcli.stats import StageStats
@@ -84,12 +82,6 @@ from compactcli.validation import validate
 
 MIN_SUMMARY_TOKENS = 400
 MAX_SUMMARY_TOKENS = 8_000
-_WRAPPERS = (
-    (COMPACTION_PREFIX, COMPACTION_SUFFIX),
-    (f"{CODEX_PREFIX}\n", ""),
-    ("", f"\n\n{SUMMARY_SUFFIX}"),
-)
-"""The agents' own wrappers around a summary, taken off before it is updated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,7 +388,7 @@ def summary_body(message: Message) -> str | None:
     """The body of the summary this stage wrote in `message` (its framing, its quoted request
     and the agents' wrappers taken off), or None when the message holds none."""
     ours = [b.text for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
-    return split_request(unframe("\n\n".join(ours), _WRAPPERS)[0])[0] if ours else None
+    return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[0] if ours else None
 
 
 def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]) -> _Earlier:
@@ -423,7 +415,7 @@ def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]
             source = "\n\n".join(b.text for b in ours)
         else:
             source = message.text
-        body, quoted = unframe(source, _WRAPPERS)
+        body, quoted = unframe(source, summary_wrappers())
         if body:
             texts.append(body)
         head = quoted or head

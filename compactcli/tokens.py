@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from compactcli.errors import BackendError, UsageError
+from compactcli.formats import get_format
 from compactcli.transcript import Block, Message
 
 __all__ = [
@@ -210,10 +211,9 @@ def _model_name(model: str) -> str:
 
 
 def density_for(model: str | None, format: str | None = None) -> Density:
-    """The density profile of the tokenizer `model` uses; by format when the model is unknown.
-
-    OpenAI models and the Codex and OpenAI formats get `OPENAI`; everything else (Claude, and
-    the agents that mostly run it) gets `CLAUDE`.
+    """The density profile of the tokenizer `model` uses; when the model is unknown, the one
+    format `format` names in its registry entry (`compactcli.formats`; `UsageError` for a name
+    that is not registered), and `CLAUDE` when no format is given either.
     """
     if model:
         name = _model_name(model)
@@ -221,7 +221,9 @@ def density_for(model: str | None, format: str | None = None) -> Density:
             return OPENAI
         if "claude" in name:
             return CLAUDE
-    return OPENAI if format in ("codex", "codex-legacy", "openai", "openai-responses") else CLAUDE
+    if format is None:
+        return CLAUDE
+    return OPENAI if get_format(format).tokenizer == "openai" else CLAUDE
 
 
 class _Costing:

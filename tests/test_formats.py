@@ -1,0 +1,94 @@
+"""The format registry (`compactcli.formats`): every registered format loads whole, a name that is
+not registered is an error everywhere (never a silent default), and no stage, counter or command
+imports a format's own modules: they ask the registry."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compactcli.dialects import FORMATS as DETECTED
+from compactcli.dialects import get_dialect
+from compactcli.errors import UsageError
+from compactcli.formats import FORMATS, get_format, summary_wrappers
+from compactcli.injection import get_writer
+from compactcli.limits import default_threshold, parse_threshold
+from compactcli.tokens import CLAUDE, OPENAI, density_for
+from tests.cli_runner import run
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "compactcli"
+# a format's own modules: its dialect (and what a dialect module holds), writer and repair
+FORMAT_MODULES = {
+    target.partition(":")[0]
+    for entry in FORMATS.values()
+    for target in (entry.dialect_class, entry.writer_factory, entry.repair_module)
+}
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_registered_format_loads_its_parts(name: str) -> None:
+    entry = get_format(name)
+    assert entry.dialect().name == name
+    assert get_dialect(name).name == name
+    writer = entry.writer()
+    assert isinstance(writer.refusal, str) and isinstance(writer.quotes_head, bool)
+    assert callable(entry.repair())
+    assert density_for(None, name) is (OPENAI if entry.tokenizer == "openai" else CLAUDE)
+    assert default_threshold(name) == parse_threshold(entry.threshold)
+
+
+def test_detection_tries_the_registered_formats_in_order() -> None:
+    assert tuple(FORMATS) == DETECTED
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [get_format, get_dialect, get_writer, lambda n: density_for(None, n), default_threshold],
+    ids=["get_format", "get_dialect", "get_writer", "density_for", "default_threshold"],
+)
+def test_an_unregistered_format_is_an_error_not_a_default(ask: Callable[[str], object]) -> None:
+    with pytest.raises(UsageError) as error:
+        ask("opencode")
+    assert str(error.value) == ("unknown format 'opencode'; known formats: " + ", ".join(FORMATS))
+
+
+def test_the_command_line_accepts_exactly_the_registered_formats() -> None:
+    done = run("validate", "--format", "opencode", "fixtures/transcripts/codex-session.jsonl")
+    assert done.exit_code == 2
+    assert "'opencode' is not one of " + ", ".join(repr(n) for n in FORMATS) in done.stderr
+    for name in FORMATS:
+        assert name in run("validate", "--help").stdout
+
+
+def test_the_agents_summary_wrappers_come_from_their_formats() -> None:
+    wrappers = summary_wrappers()
+    assert len(wrappers) == len({f.wrapper for f in FORMATS.values() if f.wrapper})
+    assert all(prefix or suffix for prefix, suffix in wrappers)
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def _outside_formats() -> list[Path]:
+    inside = ("dialects", "injection")
+    return [
+        p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.relative_to(PACKAGE).parts[0] not in inside and p.name != "formats.py"
+    ]
+
+
+@pytest.mark.parametrize("path", _outside_formats(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_nothing_outside_the_formats_imports_a_format_module(path: Path) -> None:
+    assert not _imports(path) & FORMAT_MODULES
