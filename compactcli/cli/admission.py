@@ -1,4 +1,5 @@
-"""`--repair`, and admitting the input of a command that writes a transcript.
+"""Admitting the input of a command that writes a transcript, with or without `--repair`
+(`compactcli.cli.options.Repair`).
 
 `admit_input(transcript, repair)` runs `compactcli.repair.admit`: an input that fails
 `validate` raises `InvalidTranscript` (the error boundary, `compactcli.cli.runner`, prints its
@@ -11,25 +12,12 @@ the findings of a refused file, or the repairs made to it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from compactcli.batch import FileResult
     from compactcli.repair import Admitted
     from compactcli.transcript import Transcript
-
-RepairOption = Annotated[
-    bool,
-    typer.Option(
-        "--repair",
-        help="Repair an input that fails validate as its agent does on load (a placeholder "
-        "result for each unanswered call, results without a call dropped, duplicate ids and "
-        "broken chains resolved), one line per repair on standard error, then go on. Without "
-        "it such an input is refused (exit 1) and nothing is written.",
-    ),
-]
 
 
 def admit_input(transcript: Transcript, repair: bool) -> Admitted:

@@ -21,28 +21,46 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from compactcli.cli.admission import RepairOption, admission_lines
-from compactcli.cli.estimate import FailOnThreshold, MaxTokens, Threshold
+from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
+    ApiBase,
+    Archive,
     BadLinePolicy,
+    BoundaryFile,
+    ContextWindow,
+    CutTurn,
+    Dedupe,
+    DryRun,
+    FailOnThreshold,
+    Focus,
     Format,
+    Images,
+    InPlace,
+    Jobs,
     Json,
+    KeepRecent,
+    KeepRecentTokens,
+    LlmModel,
+    MaxTokens,
+    MinChars,
+    NoRedact,
     OnBadLine,
     OutDir,
     OutputFile,
     Paths,
-    format_name,
+    ProtectFirst,
+    Repair,
+    StatsFile,
+    SummarizerName,
+    SummaryTokens,
+    Threshold,
+    Timeout,
+    TokenMethod,
+    Tools,
     given_settings,
 )
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import (
-    BoundaryFile,
-    DryRun,
-    StatsFile,
-    append_json_lines,
-    print_diff,
-    write_json,
-)
+from compactcli.cli.stage_output import append_json_lines, print_diff, write_json
 from compactcli.errors import OutputError, UsageError
 from compactcli.inputs import STDIN, expand_inputs
 
@@ -52,7 +70,7 @@ if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
     from compactcli.cache import CachedSummarizer
-    from compactcli.compact import Destination
+    from compactcli.compact_file import Destination
     from compactcli.summarizers import Summarizer
 
 
@@ -63,14 +81,7 @@ def compact_command(
     *,
     output: OutputFile = None,
     out_dir: OutDir = None,
-    in_place: Annotated[
-        bool,
-        typer.Option(
-            "--in-place",
-            help="Replace each input file atomically; the original is kept next to it as "
-            "FILE.bak (FILE.1.bak, ... when that exists).",
-        ),
-    ] = False,
+    in_place: InPlace = False,
     dry_run: DryRun = False,
     force: Annotated[
         bool,
@@ -78,105 +89,19 @@ def compact_command(
     ] = False,
     threshold: Threshold = None,
     max_tokens: MaxTokens = None,
-    context_window: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Context window in tokens; default: the window of the transcript's model.",
-            show_default=False,
-            metavar="TOKENS",
-        ),
-    ] = None,
+    context_window: ContextWindow = None,
     fail_on_threshold: FailOnThreshold = False,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="How tokens are counted: heuristic or exact (tiktoken).", metavar="heuristic|exact"
-        ),
-    ] = "heuristic",
-    summarizer: Annotated[
-        str,
-        typer.Option(
-            help="extractive (offline, the default) or llm (through litellm, with --model).",
-            envvar="COMPACTCLI_SUMMARIZER",
-            metavar="extractive|llm",
-        ),
-    ] = "extractive",
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="The LLM summarizer's model, as litellm names it.",
-            envvar="COMPACTCLI_MODEL",
-            show_default=False,
-            metavar="PROVIDER/MODEL",
-        ),
-    ] = None,
-    api_base: Annotated[
-        str | None,
-        typer.Option(
-            help="The LLM server's base URL (Ollama, vLLM, a proxy).",
-            envvar="COMPACTCLI_API_BASE",
-            show_default=False,
-            metavar="URL",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            min=0.001,
-            help="Seconds to wait for one LLM answer before retrying; default: 120.",
-            show_default=False,
-            metavar="SECONDS",
-        ),
-    ] = None,
-    summary_tokens: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="The summary's budget in tokens; default: a tenth of what it replaces "
-            "(400 to 8,000).",
-            show_default=False,
-            metavar="TOKENS",
-        ),
-    ] = None,
-    keep_recent_tokens: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help="Keep the newest this many tokens: whole tool output for prune, the kept tail "
-            "for summarize; default: 40,000 and 20,000, and the tail is lowered to fit the "
-            "budget when it would leave the result over.",
-            envvar="COMPACTCLI_KEEP_RECENT_TOKENS",
-            show_default=False,
-            metavar="TOKENS",
-        ),
-    ] = None,
-    protect_first: Annotated[
-        int, typer.Option(min=0, help="Keep the first N messages as they are.", metavar="N")
-    ] = 0,
-    cut_turn: Annotated[
-        bool,
-        typer.Option(
-            "--cut-turn",
-            help="Let the summary cut the current turn when it alone is larger than the kept "
-            "tail; its prompt is then quoted verbatim in the summary. Without it, compact does "
-            "so only when nothing precedes the turn to summarize (a session of one prompt) or "
-            "nothing else brings the result under the budget.",
-        ),
-    ] = False,
-    focus: Annotated[
-        str | None,
-        typer.Option(
-            help="Topics the summary gives the larger share to.", show_default=False, metavar="TEXT"
-        ),
-    ] = None,
-    no_redact: Annotated[
-        bool,
-        typer.Option(
-            "--no-redact",
-            help="Do not redact secrets from what is sent to an LLM and from the summary.",
-        ),
-    ] = False,
+    method: TokenMethod = "heuristic",
+    summarizer: SummarizerName = "extractive",
+    model: LlmModel = None,
+    api_base: ApiBase = None,
+    timeout: Timeout = None,
+    summary_tokens: SummaryTokens = None,
+    keep_recent_tokens: KeepRecentTokens = None,
+    protect_first: ProtectFirst = 0,
+    cut_turn: CutTurn = False,
+    focus: Focus = None,
+    no_redact: NoRedact = False,
     redact_records: Annotated[
         bool,
         typer.Option(
@@ -185,48 +110,15 @@ def compact_command(
             "archive stays verbatim).",
         ),
     ] = False,
-    keep_recent: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help="Prune: keep whole the newest N tool results (instead of a token budget).",
-            show_default=False,
-            metavar="N",
-        ),
-    ] = None,
-    min_chars: Annotated[
-        int,
-        typer.Option(min=0, help="Prune: clear only results longer than this.", metavar="CHARS"),
-    ] = 200,
-    tools: Annotated[
-        str | None,
-        typer.Option(
-            help="Prune: comma-separated tool names whose output may be cleared.",
-            show_default=False,
-            metavar="NAMES",
-        ),
-    ] = None,
-    dedupe: Annotated[
-        bool, typer.Option(help="Prune: clear older copies of an output repeated later.")
-    ] = True,
-    images: Annotated[bool, typer.Option(help="Prune: replace old images with a marker.")] = True,
-    archive: Annotated[
-        str | None,
-        typer.Option(
-            help="Prune: keep every cleared content in this folder, named by its sha256.",
-            envvar="COMPACTCLI_ARCHIVE",
-            show_default=False,
-            metavar="DIR",
-        ),
-    ] = None,
+    keep_recent: KeepRecent = None,
+    min_chars: MinChars = 200,
+    tools: Tools = None,
+    dedupe: Dedupe = True,
+    images: Images = True,
+    archive: Archive = None,
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs", "-j", min=0, help="Files compacted in parallel (0: one per CPU).", metavar="N"
-        ),
-    ] = 1,
+    jobs: Jobs = 1,
     llm_jobs: Annotated[
         int,
         typer.Option(min=1, help="LLM requests in flight at once, across all files.", metavar="N"),
@@ -245,7 +137,7 @@ def compact_command(
     json: Json = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
-    repair: RepairOption = False,
+    repair: Repair = False,
 ) -> None:
     """Compact transcripts: prune old tool output, then summarize the old turns while the context
     is over its threshold (or always with --force), then check the result.
@@ -258,7 +150,7 @@ def compact_command(
     # the pipeline's modules (and rich) load here, so that other commands start without them
     from compactcli import console
     from compactcli.batch import run_batch
-    from compactcli.compact import DEFAULTS, FilePlan, compact_file, file_settings
+    from compactcli.compact_file import DEFAULTS, FilePlan, compact_file, file_settings
     from compactcli.policy import load_policy
 
     if method not in ("heuristic", "exact"):
@@ -281,7 +173,7 @@ def compact_command(
         given=given,
         policy=load_policy("."),
         destinations=destinations,
-        format=format_name(format),
+        format=format,
         on_bad_line=on_bad_line.value,
         dry_run=dry_run,
         stats=stats is not None and not dry_run,
@@ -338,7 +230,7 @@ def _destinations(
     in_place: bool,
     dry_run: bool,
 ) -> dict[str, Destination]:
-    from compactcli.compact import Destination, output_names
+    from compactcli.compact_file import Destination, output_names
 
     chosen = [
         name

@@ -7,7 +7,7 @@ from typing import Annotated
 import orjson
 import typer
 
-from compactcli.cli.options import BadLinePolicy, Format, Json, read_one
+from compactcli.cli.options import BadLinePolicy, Format, Json, TokenMethod, read_one
 from compactcli.cli.runner import guarded
 from compactcli.cli.stage_output import print_diff
 from compactcli.errors import UsageError
@@ -20,12 +20,7 @@ def diff_command(
     *,
     json: Json = False,
     format: Format = None,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="How tokens are counted: heuristic or exact (tiktoken).", metavar="heuristic|exact"
-        ),
-    ] = "heuristic",
+    method: TokenMethod = "heuristic",
 ) -> None:
     """Show what changed between two transcripts of the same session.
 

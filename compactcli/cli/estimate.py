@@ -18,12 +18,15 @@ import typer
 
 from compactcli.cli.options import (
     BadLinePolicy,
+    ContextWindow,
+    FailOnThreshold,
     Format,
-    FormatName,
+    Jobs,
     Json,
+    MaxTokens,
     OnBadLine,
     Paths,
-    format_name,
+    Threshold,
     given_settings,
 )
 from compactcli.cli.runner import guarded, stdin_hint
@@ -77,55 +80,12 @@ Model = Annotated[
         metavar="PROVIDER/MODEL",
     ),
 ]
-ContextWindow = Annotated[
-    int | None,
-    typer.Option(
-        "--context-window",
-        min=1,
-        help="Context window in tokens (overrides --model's).",
-        show_default=False,
-        metavar="TOKENS",
-    ),
-]
-Threshold = Annotated[
-    str | None,
-    typer.Option(
-        "--threshold",
-        help="Compaction threshold: an agent's own rule (claude-code, codex, pi, opencode, "
-        "hermes), a percentage of the window such as 80%, or a token count; default: the rule "
-        "of the agent that wrote the format (80% for message lists).",
-        envvar="COMPACTCLI_THRESHOLD",
-        show_default=False,
-        metavar="RULE",
-    ),
-]
-MaxTokens = Annotated[
-    int | None,
-    typer.Option(
-        "--max-tokens",
-        min=0,
-        help="CI budget: exit 1 when a file's context is over this many tokens.",
-        envvar="COMPACTCLI_MAX_TOKENS",
-        show_default=False,
-        metavar="TOKENS",
-    ),
-]
-FailOnThreshold = Annotated[
-    bool,
-    typer.Option("--fail-on-threshold", help="Exit 1 when a file's context reaches the threshold."),
-]
 By = Annotated[
     Breakdown | None,
     typer.Option(
         "--by",
         help="Also show the context's tokens by role, block type or tool.",
         show_default=False,
-    ),
-]
-Jobs = Annotated[
-    int,
-    typer.Option(
-        "--jobs", "-j", min=0, help="Files counted in parallel (0: one per CPU).", metavar="N"
     ),
 ]
 
@@ -252,14 +212,14 @@ def _warnings(path: str, policy: BadLineName, bad: BadLines) -> tuple[str, ...]:
 def _count_all(
     files: Sequence[str],
     options: EstimateOptions,
-    format: FormatName | None,
+    format: str | None,
     on_bad_line: BadLinePolicy,
     jobs: int,
     budgets: Policy | None = None,
     given: frozenset[str] = frozenset(),
 ) -> Iterator[_Outcome]:
     """Outcomes in input order; files in parallel processes when there are several."""
-    name = format_name(format)
+    name = format
     policy: BadLineName = on_bad_line.value
     workers = min(jobs or os.cpu_count() or 1, len(files))
     if workers <= 1 or STDIN in files:

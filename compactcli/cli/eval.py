@@ -8,6 +8,7 @@ from typing import Annotated
 import orjson
 import typer
 
+from compactcli.cli.options import Json
 from compactcli.cli.runner import guarded
 from compactcli.errors import BackendError, ExitCode, InputError, OutputError, UsageError
 
@@ -95,7 +96,7 @@ def eval_command(
             metavar="N",
         ),
     ] = 3,
-    json: Annotated[bool, typer.Option("--json", help="Print every figure as JSON.")] = False,
+    json: Json = False,
     records: Annotated[
         str | None,
         typer.Option(

@@ -1,29 +1,32 @@
-"""Options shared by several commands, spelled once so every command spells them the same."""
+"""Every option that more than one command takes, declared once as an `Annotated` alias, so its
+flag, help text, variable and checks are the same in every command that takes it; and the reading
+of transcripts those commands share. A default that differs between commands is given where the
+alias is used; the one option whose variable differs (`--keep-recent-tokens`, which `summarize`
+alone reads from no variable) has an alias per command, built from one declaration.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from compactcli.errors import InputError
+from compactcli.formats import FORMATS
 
 if TYPE_CHECKING:
     from compactcli.transcript import Transcript
 
 
-class FormatName(StrEnum):
-    """Transcript formats, as `--format` accepts them (same order as compactcli.dialects)."""
-
-    claude_code = "claude-code"
-    codex = "codex"
-    codex_legacy = "codex-legacy"
-    pi = "pi"
-    openai = "openai"
-    openai_responses = "openai-responses"
-    anthropic = "anthropic"
+def _known_format(value: str | None) -> str | None:
+    """`value` when it names a registered format (`compactcli.formats`)."""
+    if value is not None and value not in FORMATS:
+        known = ", ".join(repr(name) for name in FORMATS)
+        raise typer.BadParameter(f"{value!r} is not one of {known}.")
+    return value
 
 
 class BadLinePolicy(StrEnum):
@@ -43,10 +46,12 @@ Paths = Annotated[
     ),
 ]
 Format = Annotated[
-    FormatName | None,
+    str | None,
     typer.Option(
         "--format",
         "-f",
+        metavar="[" + "|".join(FORMATS) + "]",
+        callback=_known_format,
         help="Transcript format; detected from the first records when not given.",
         envvar="COMPACTCLI_FORMAT",
         show_default=False,
@@ -77,7 +82,7 @@ OutDir = Annotated[
     ),
 ]
 Json = Annotated[
-    bool, typer.Option("--json", help="Machine-readable output: one JSON object per file.")
+    bool, typer.Option("--json", help="Machine-readable output: one JSON object per line.")
 ]
 OnBadLine = Annotated[
     BadLinePolicy,
@@ -90,18 +95,301 @@ OnBadLine = Annotated[
 ]
 
 
-def format_name(value: FormatName | None) -> str | None:
-    return value.value if value is not None else None
+# ---------------------------------------------------------------------------------------------
+# where the results go (compact, prune, summarize, redact)
+
+InPlace = Annotated[
+    bool,
+    typer.Option(
+        "--in-place",
+        help="Replace each input file that changes, atomically; the original is kept next to it "
+        "as FILE.bak (FILE.1.bak, ... when that exists).",
+    ),
+]
+DryRun = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Write nothing; show what would change: the diff, or for redact the secrets found.",
+    ),
+]
+Repair = Annotated[
+    bool,
+    typer.Option(
+        "--repair",
+        help="Repair an input that fails validate as its agent does on load (a placeholder "
+        "result for each unanswered call, results without a call dropped, duplicate ids and "
+        "broken chains resolved), one line per repair on standard error, then go on. Without "
+        "it such an input is refused (exit 1) and nothing is written.",
+    ),
+]
 
 
-def read_one(path: str, format: FormatName | None, on_bad_line: BadLinePolicy) -> Transcript:
+def _a_file(value: Path | None) -> Path | None:
+    """A report file, never `-`: standard output carries the transcript or the results."""
+    if value is not None and str(value) == "-":
+        raise typer.BadParameter("standard output carries the results; give a file name")
+    return value
+
+
+StatsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--stats",
+        help="Append the stats report (one JSON line per run) to this file.",
+        envvar="COMPACTCLI_STATS",
+        show_default=False,
+        callback=_a_file,
+        metavar="FILE",
+    ),
+]
+BoundaryFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--boundary",
+        help="Write the boundary details (JSON) to this file; the only record of a compaction "
+        "for plain message lists, which have no place for one.",
+        show_default=False,
+        callback=_a_file,
+        metavar="FILE",
+    ),
+]
+
+# ---------------------------------------------------------------------------------------------
+# counting and limits (compact, estimate; --method heuristic|exact: compact, prune, summarize,
+# diff)
+
+TokenMethod = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="How tokens are counted: heuristic or exact (tiktoken).",
+        metavar="heuristic|exact",
+    ),
+]
+Jobs = Annotated[
+    int,
+    typer.Option(
+        "--jobs", "-j", min=0, help="Files processed in parallel (0: one per CPU).", metavar="N"
+    ),
+]
+ContextWindow = Annotated[
+    int | None,
+    typer.Option(
+        "--context-window",
+        min=1,
+        help="Context window in tokens; default: the window of the transcript's model (for "
+        "estimate: of --model when given).",
+        show_default=False,
+        metavar="TOKENS",
+    ),
+]
+Threshold = Annotated[
+    str | None,
+    typer.Option(
+        "--threshold",
+        help="Compaction threshold: an agent's own rule (claude-code, codex, pi, opencode, "
+        "hermes), a percentage of the window such as 80%, or a token count; default: the rule "
+        "of the agent that wrote the format (80% for message lists).",
+        envvar="COMPACTCLI_THRESHOLD",
+        show_default=False,
+        metavar="RULE",
+    ),
+]
+MaxTokens = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=0,
+        help="CI budget: exit 1 when a file's context is over this many tokens.",
+        envvar="COMPACTCLI_MAX_TOKENS",
+        show_default=False,
+        metavar="TOKENS",
+    ),
+]
+FailOnThreshold = Annotated[
+    bool,
+    typer.Option("--fail-on-threshold", help="Exit 1 when a file's context reaches the threshold."),
+]
+
+# ---------------------------------------------------------------------------------------------
+# the kept tail (compact, prune, summarize)
+
+_KEEP_RECENT_TOKENS_VARIABLE = "COMPACTCLI_KEEP_RECENT_TOKENS"
+
+
+def _keep_recent_tokens(envvar: str | None) -> Any:
+    """`--keep-recent-tokens`, reading `envvar` when one is given."""
+    return typer.Option(
+        "--keep-recent-tokens",
+        min=0,
+        help="Keep the newest this many tokens as they are: whole tool output when pruning "
+        "(default: 40,000), the tail of the conversation when summarizing (default: 20,000; "
+        "at least the last user prompt, unless its turn is cut, and 3 messages; up to 1.5 "
+        "times this to keep a tool call whole). Not given, compact lowers the tail when it "
+        "would leave the result over the budget.",
+        envvar=envvar,
+        show_default=False,
+        metavar="TOKENS",
+    )
+
+
+KeepRecentTokens = Annotated[int | None, _keep_recent_tokens(_KEEP_RECENT_TOKENS_VARIABLE)]
+"""compact's: None leaves each stage its own default, and the tail free to be fitted."""
+PruneKeepRecentTokens = Annotated[int, _keep_recent_tokens(_KEEP_RECENT_TOKENS_VARIABLE)]
+"""prune's (default given where it is used)."""
+SummarizeKeepRecentTokens = Annotated[int, _keep_recent_tokens(None)]
+"""summarize's, which reads no variable (default given where it is used)."""
+
+# ---------------------------------------------------------------------------------------------
+# the summarizer (compact, summarize)
+
+SummarizerName = Annotated[
+    str,
+    typer.Option(
+        "--summarizer",
+        help="extractive (offline, deterministic) or llm (through litellm; needs --model).",
+        envvar="COMPACTCLI_SUMMARIZER",
+        metavar="extractive|llm",
+    ),
+]
+LlmModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="The model of --summarizer llm, as litellm names it.",
+        envvar="COMPACTCLI_MODEL",
+        show_default=False,
+        metavar="PROVIDER/MODEL",
+    ),
+]
+ApiBase = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        help="Base URL of the LLM server (Ollama, vLLM, a proxy, ...).",
+        envvar="COMPACTCLI_API_BASE",
+        show_default=False,
+        metavar="URL",
+    ),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        help="Seconds to wait for one LLM answer before retrying; default: 120.",
+        show_default=False,
+        metavar="SECONDS",
+    ),
+]
+SummaryTokens = Annotated[
+    int | None,
+    typer.Option(
+        "--summary-tokens",
+        min=1,
+        help="The summary's budget in tokens; default: a tenth of what it replaces, 400 to 8,000.",
+        show_default=False,
+        metavar="TOKENS",
+    ),
+]
+ProtectFirst = Annotated[
+    int,
+    typer.Option(
+        "--protect-first",
+        min=0,
+        help="Keep the first N messages (after the system and developer prompts) as they are.",
+        metavar="N",
+    ),
+]
+CutTurn = Annotated[
+    bool,
+    typer.Option(
+        "--cut-turn",
+        help="When the current turn alone is larger than 1.5 times --keep-recent-tokens, cut "
+        "inside it and quote its prompt verbatim at the end of the summary. Without it, only a "
+        "turn with nothing before it to summarize (a session of one prompt) is cut, and in "
+        "compact also one when nothing else brings the result under the budget.",
+    ),
+]
+Focus = Annotated[
+    str | None,
+    typer.Option(
+        "--focus",
+        help="Topics the summary gives the larger share to.",
+        show_default=False,
+        metavar="TEXT",
+    ),
+]
+NoRedact = Annotated[
+    bool,
+    typer.Option(
+        "--no-redact",
+        help="Do not redact secrets from what is sent to an LLM and from the summary.",
+    ),
+]
+
+# ---------------------------------------------------------------------------------------------
+# pruning (compact, prune)
+
+KeepRecent = Annotated[
+    int | None,
+    typer.Option(
+        "--keep-recent",
+        min=0,
+        help="Keep whole the newest N tool results (instead of a token budget).",
+        show_default=False,
+        metavar="N",
+    ),
+]
+MinChars = Annotated[
+    int,
+    typer.Option(
+        "--min-chars",
+        min=0,
+        help="Clear only tool results longer than this many characters.",
+        metavar="CHARS",
+    ),
+]
+Tools = Annotated[
+    str | None,
+    typer.Option(
+        "--tools",
+        help="Comma-separated tool names whose output may be cleared (any case); default: "
+        "file reads, shell, search, web fetch and edit tools.",
+        show_default=False,
+        metavar="NAMES",
+    ),
+]
+Dedupe = Annotated[
+    bool,
+    typer.Option(
+        "--dedupe/--no-dedupe", help="Clear older copies of a tool output repeated later."
+    ),
+]
+Images = Annotated[
+    bool, typer.Option("--images/--no-images", help="Replace old images with a marker.")
+]
+Archive = Annotated[
+    str | None,
+    typer.Option(
+        "--archive",
+        help="Keep every cleared content in this folder, named by its sha256.",
+        envvar="COMPACTCLI_ARCHIVE",
+        show_default=False,
+        metavar="DIR",
+    ),
+]
+
+
+def read_one(path: str, format: str | None, on_bad_line: BadLinePolicy) -> Transcript:
     """Read one transcript; lines left out or kept under `--on-bad-line` become warnings."""
     from compactcli import console, jsonl
     from compactcli.loading import read_transcript
 
     policy: jsonl.OnBadLine = on_bad_line.value
     bad = jsonl.BadLines()
-    transcript = read_transcript(path, format_name(format), on_bad_line=policy, bad=bad)
+    transcript = read_transcript(path, format, on_bad_line=policy, bad=bad)
     verb = "skipped" if policy == "skip" else "kept unparsed"
     for lineno, reason in bad.lines:
         console.warning(f"{transcript.source}:{lineno}: {verb}: {reason}")
@@ -109,7 +397,7 @@ def read_one(path: str, format: FormatName | None, on_bad_line: BadLinePolicy) -
 
 
 def read_inputs(
-    files: Sequence[str], format: FormatName | None, on_bad_line: BadLinePolicy
+    files: Sequence[str], format: str | None, on_bad_line: BadLinePolicy
 ) -> Iterator[tuple[str, Transcript | None]]:
     """Read each file; an unreadable one is reported on standard error and yields None."""
     from compactcli import console

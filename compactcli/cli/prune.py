@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from compactcli.cli.admission import RepairOption, admit_input, refuse_invalid_result
-from compactcli.cli.options import BadLinePolicy, Format, OnBadLine, Source, read_one
-from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import (
+from compactcli.cli.admission import admit_input, refuse_invalid_result
+from compactcli.cli.options import (
+    Archive,
+    BadLinePolicy,
     BoundaryFile,
+    Dedupe,
     DryRun,
+    Format,
+    Images,
     InPlace,
-    Output,
+    KeepRecent,
+    MinChars,
+    OnBadLine,
+    OutputFile,
+    PruneKeepRecentTokens,
+    Repair,
+    Source,
     StatsFile,
-    finish_stage,
-    stage_destination,
+    TokenMethod,
+    Tools,
+    read_one,
 )
+from compactcli.cli.runner import guarded, stdin_hint
+from compactcli.cli.stage_output import finish_stage, stage_destination
 from compactcli.errors import UsageError
 
 
@@ -25,67 +33,22 @@ from compactcli.errors import UsageError
 def prune_command(
     source: Source = "-",
     *,
-    output: Output = "-",
+    output: OutputFile = None,
     in_place: InPlace = False,
-    keep_recent_tokens: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Keep whole the newest tool output up to this many tokens.",
-            envvar="COMPACTCLI_KEEP_RECENT_TOKENS",
-            metavar="TOKENS",
-        ),
-    ] = 40_000,
-    keep_recent: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            help="Keep whole the newest N tool results (instead of a token budget).",
-            show_default=False,
-            metavar="N",
-        ),
-    ] = None,
-    min_chars: Annotated[
-        int,
-        typer.Option(
-            min=0, help="Clear only results longer than this many characters.", metavar="CHARS"
-        ),
-    ] = 200,
-    tools: Annotated[
-        str | None,
-        typer.Option(
-            help="Comma-separated tool names whose output may be cleared (any case); default: "
-            "file reads, shell, search, web fetch and edit tools.",
-            show_default=False,
-            metavar="NAMES",
-        ),
-    ] = None,
-    dedupe: Annotated[
-        bool, typer.Option(help="Clear older copies of an output repeated later.")
-    ] = True,
-    images: Annotated[bool, typer.Option(help="Replace old images with a marker.")] = True,
-    archive: Annotated[
-        str | None,
-        typer.Option(
-            help="Keep every cleared content in this folder, named by its sha256.",
-            envvar="COMPACTCLI_ARCHIVE",
-            show_default=False,
-            metavar="DIR",
-        ),
-    ] = None,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="How the figures count tokens: heuristic or exact (tiktoken).",
-            metavar="heuristic|exact",
-        ),
-    ] = "heuristic",
+    keep_recent_tokens: PruneKeepRecentTokens = 40_000,
+    keep_recent: KeepRecent = None,
+    min_chars: MinChars = 200,
+    tools: Tools = None,
+    dedupe: Dedupe = True,
+    images: Images = True,
+    archive: Archive = None,
+    method: TokenMethod = "heuristic",
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     dry_run: DryRun = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
-    repair: RepairOption = False,
+    repair: Repair = False,
 ) -> None:
     """Clear the content of old tool results, keeping each call paired with its result.
 

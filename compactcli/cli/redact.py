@@ -14,24 +14,25 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 
-from compactcli.cli.admission import RepairOption, admission_lines
+from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
     BadLinePolicy,
+    DryRun,
     Format,
+    InPlace,
     Json,
     OnBadLine,
     OutDir,
     OutputFile,
     Paths,
-    format_name,
+    Repair,
 )
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import DryRun
 from compactcli.inputs import expand_inputs
 
 if TYPE_CHECKING:
@@ -45,19 +46,12 @@ def redact_command(
     *,
     output: OutputFile = None,
     out_dir: OutDir = None,
-    in_place: Annotated[
-        bool,
-        typer.Option(
-            "--in-place",
-            help="Replace each input file that holds a secret, atomically; the original is "
-            "kept next to it as FILE.bak (FILE.1.bak, ... when that exists).",
-        ),
-    ] = False,
+    in_place: InPlace = False,
     dry_run: DryRun = False,
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     json: Json = False,
-    repair: RepairOption = False,
+    repair: Repair = False,
 ) -> None:
     """Replace every secret in every record with [REDACTED:<kind>], changing nothing else.
 
@@ -83,7 +77,7 @@ def redact_command(
         return redact_file(
             path,
             destinations[path],
-            format=format_name(format),
+            format=format,
             on_bad_line=on_bad_line.value,
             final=len(files) == 1,
             repair=repair,

@@ -3,13 +3,13 @@
 `stage_destination` checks, before anything is read, where the results may go: no output is
 the input or another output (`compactcli.overwrite`), `--in-place` has a file to replace; it
 returns the input's identity for `--in-place`. `finish_stage` writes the result transcript
-(standard output, `-o FILE` with the input's permission bits, or in place with a backup:
-`compactcli.in_place`), or with `--dry-run` writes nothing and prints the diff instead; appends
-the stats report to `--stats FILE`; writes the boundary details to `--boundary FILE` (both
-atomically, `compactcli.atomic`, with the input's permission bits); and shows a short stats
-table on standard error when that is a terminal. Once the transcript is written the run is
-settled (`compactcli.interrupts.settle`): a Ctrl-C after that no longer interrupts it. Records
-only ever go to standard output.
+(standard output when `-o` is not given or is `-`, `-o FILE` with the input's permission bits,
+or in place with a backup: `compactcli.in_place`), or with `--dry-run` writes nothing and prints
+the diff instead; appends the stats report to `--stats FILE`; writes the boundary details to
+`--boundary FILE` (both atomically, `compactcli.atomic`, with the input's permission bits); and
+shows a short stats table on standard error when that is a terminal. Once the transcript is
+written the run is settled (`compactcli.interrupts.settle`): a Ctrl-C after that no longer
+interrupts it. Records only ever go to standard output.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
-import typer
 
 from compactcli.errors import OutputError, UsageError
 
@@ -29,59 +28,6 @@ if TYPE_CHECKING:
     from compactcli.in_place import Identity
     from compactcli.tokens import TokenCounter
     from compactcli.transcript import Transcript
-
-Output = Annotated[
-    str,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Where to write the transcript; - is standard output.",
-        metavar="FILE",
-    ),
-]
-DryRun = Annotated[
-    bool,
-    typer.Option("--dry-run", help="Write nothing; show what would change (the diff)."),
-]
-InPlace = Annotated[
-    bool,
-    typer.Option(
-        "--in-place",
-        help="Replace the input file atomically; the original is kept next to it as FILE.bak "
-        "(FILE.1.bak, ... when that exists).",
-    ),
-]
-
-
-def _a_file(value: Path | None) -> Path | None:
-    """A report file, never `-`: standard output carries the transcript or the results."""
-    if value is not None and str(value) == "-":
-        raise typer.BadParameter("standard output carries the results; give a file name")
-    return value
-
-
-StatsFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--stats",
-        help="Append the stats report (one JSON line per run) to this file.",
-        envvar="COMPACTCLI_STATS",
-        show_default=False,
-        callback=_a_file,
-        metavar="FILE",
-    ),
-]
-BoundaryFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--boundary",
-        help="Write the boundary details (JSON) to this file; the only record of a compaction "
-        "for plain message lists, which have no place for one.",
-        show_default=False,
-        callback=_a_file,
-        metavar="FILE",
-    ),
-]
 
 
 def append_json_lines(path: Path, items: Iterable[Any], *, mode: int | None) -> None:
@@ -108,7 +54,7 @@ def write_json(path: Path, data: Any, *, mode: int | None) -> None:
 
 def stage_destination(
     source: str,
-    output: str,
+    output: str | None,
     *,
     in_place: bool,
     dry_run: bool,
@@ -121,14 +67,15 @@ def stage_destination(
     from compactcli import overwrite
     from compactcli.in_place import file_identity
 
-    if in_place and output != "-":
+    to_file = output is not None and output != "-"
+    if in_place and to_file:
         raise UsageError("-o and --in-place cannot be used together")
     if in_place and source == "-":
         raise UsageError("--in-place needs a file: standard input cannot be replaced")
     if dry_run:
         return None
     outputs: list[tuple[str, str | None]] = []
-    if not in_place and output != "-":
+    if not in_place and to_file:
         outputs.append(("-o", output))
     outputs += [
         ("--stats", None if stats is None else str(stats)),
@@ -143,7 +90,7 @@ def finish_stage(
     before: Transcript,
     after: Transcript,
     *,
-    output: str,
+    output: str | None,
     dry_run: bool,
     stats: Path | None,
     boundary: Path | None,
@@ -166,8 +113,9 @@ def finish_stage(
             replacing.replace(before.source, to_chunks(after), seen, final=True)
         interrupts.settle()
     else:
-        with interrupts.held(output != "-"):
-            write_transcript(after, output, mode=mode)
+        target = "-" if output is None else output
+        with interrupts.held(target != "-"):
+            write_transcript(after, target, mode=mode)
             interrupts.settle()
     data = report(after)
     if stats is not None and not dry_run:

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
-from compactcli.cli.admission import RepairOption, admit_input, refuse_invalid_result
-from compactcli.cli.options import BadLinePolicy, Format, OnBadLine, Source, read_one
-from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import (
+from compactcli.cli.admission import admit_input, refuse_invalid_result
+from compactcli.cli.options import (
+    ApiBase,
+    BadLinePolicy,
     BoundaryFile,
+    CutTurn,
     DryRun,
+    Focus,
+    Format,
     InPlace,
-    Output,
+    LlmModel,
+    NoRedact,
+    OnBadLine,
+    OutputFile,
+    ProtectFirst,
+    Repair,
+    Source,
     StatsFile,
-    finish_stage,
-    stage_destination,
+    SummarizeKeepRecentTokens,
+    SummarizerName,
+    SummaryTokens,
+    Timeout,
+    TokenMethod,
+    read_one,
 )
+from compactcli.cli.runner import guarded, stdin_hint
+from compactcli.cli.stage_output import finish_stage, stage_destination
 from compactcli.errors import UsageError
 
 
@@ -25,104 +36,25 @@ from compactcli.errors import UsageError
 def summarize_command(
     source: Source = "-",
     *,
-    output: Output = "-",
+    output: OutputFile = None,
     in_place: InPlace = False,
-    keep_recent_tokens: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Keep the newest messages up to this many tokens as they are (at least the "
-            "last user prompt, unless its turn is cut, and 3 messages; up to 1.5 times this to "
-            "keep a tool call whole).",
-            metavar="TOKENS",
-        ),
-    ] = 20_000,
-    protect_first: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Also keep the first N messages (after the system and developer prompts).",
-            metavar="N",
-        ),
-    ] = 0,
-    cut_turn: Annotated[
-        bool,
-        typer.Option(
-            "--cut-turn",
-            help="When the current turn alone is larger than 1.5 times --keep-recent-tokens, "
-            "cut inside it and quote its prompt verbatim at the end of the summary. Without it, "
-            "only a turn with nothing before it to summarize (a session of one prompt) is cut.",
-        ),
-    ] = False,
-    summary_tokens: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Token budget of the summary; default: a tenth of what it replaces, 400 to 8,000.",
-            show_default=False,
-            metavar="TOKENS",
-        ),
-    ] = None,
-    focus: Annotated[
-        str | None,
-        typer.Option(
-            help="Give what mentions these words the larger share of the summary.",
-            show_default=False,
-            metavar="TEXT",
-        ),
-    ] = None,
-    summarizer: Annotated[
-        str,
-        typer.Option(
-            help="extractive (offline, deterministic) or llm (through litellm; needs --model).",
-            envvar="COMPACTCLI_SUMMARIZER",
-            metavar="extractive|llm",
-        ),
-    ] = "extractive",
-    model: Annotated[
-        str | None,
-        typer.Option(
-            help="The summarizer model for --summarizer llm, as litellm names it.",
-            envvar="COMPACTCLI_MODEL",
-            show_default=False,
-            metavar="PROVIDER/MODEL",
-        ),
-    ] = None,
-    api_base: Annotated[
-        str | None,
-        typer.Option(
-            help="Base URL of the model's API (a local server: Ollama, vLLM, ...).",
-            envvar="COMPACTCLI_API_BASE",
-            show_default=False,
-            metavar="URL",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            min=0.001, help="Seconds to wait for one LLM answer before retrying.", metavar="SECONDS"
-        ),
-    ] = 120.0,
-    no_redact: Annotated[
-        bool,
-        typer.Option(
-            "--no-redact",
-            help="Do not redact secrets from what is sent to an LLM and from the summary.",
-        ),
-    ] = False,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="How the figures count tokens: heuristic or exact (tiktoken).",
-            metavar="heuristic|exact",
-        ),
-    ] = "heuristic",
+    keep_recent_tokens: SummarizeKeepRecentTokens = 20_000,
+    protect_first: ProtectFirst = 0,
+    cut_turn: CutTurn = False,
+    summary_tokens: SummaryTokens = None,
+    focus: Focus = None,
+    summarizer: SummarizerName = "extractive",
+    model: LlmModel = None,
+    api_base: ApiBase = None,
+    timeout: Timeout = None,
+    no_redact: NoRedact = False,
+    method: TokenMethod = "heuristic",
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     dry_run: DryRun = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
-    repair: RepairOption = False,
+    repair: Repair = False,
 ) -> None:
     """Replace the old middle of the conversation with one structured summary.
 
@@ -162,7 +94,9 @@ def summarize_command(
     transcript = admitted.staged(counter)
     settings: dict[str, object] = {}
     if summarizer == "llm":
-        settings = {"model": model, "api_base": api_base, "timeout": timeout}
+        settings = {"model": model, "api_base": api_base}
+        if timeout is not None:  # else the summarizer's own (120 s)
+            settings["timeout"] = timeout
     backend = get_summarizer(summarizer, **settings)
     options = SummarizeOptions(
         keep_recent_tokens=keep_recent_tokens,
