@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _WHERE = {
-    "FORMATS": "compactcli.dialects",
-    "Finding": "compactcli.dialects",
-    "get_dialect": "compactcli.dialects",
+    "FORMATS": "compactcli.formats",
+    "Finding": "compactcli.formats.base",
+    "get_dialect": "compactcli.formats",
     "BackendError": "compactcli.errors",
     "CompactError": "compactcli.errors",
     "ExitCode": "compactcli.errors",
@@ -66,7 +66,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from compactcli.dialects import FORMATS, Finding, get_dialect
     from compactcli.errors import (
         BackendError,
         CompactError,
@@ -75,6 +74,8 @@ if TYPE_CHECKING:
         OutputError,
         UsageError,
     )
+    from compactcli.formats import FORMATS, get_dialect
+    from compactcli.formats.base import Finding
     from compactcli.loading import read_transcript, to_bytes, write_transcript
     from compactcli.transcript import Block, Compaction, Message, Record, Transcript, Usage
     from compactcli.validation import ValidationReport, validate

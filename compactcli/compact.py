@@ -50,8 +50,8 @@ from typing import Any, cast
 
 import orjson
 
-from compactcli.dialects import get_dialect
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
+from compactcli.formats import get_dialect
 from compactcli.prune import PruneOptions, prune
 from compactcli.repair import read_back_problem
 from compactcli.stats import StageStats

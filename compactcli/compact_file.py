@@ -33,8 +33,8 @@ from compactcli.compact import (
     settle,
     summary_details,
 )
-from compactcli.dialects import get_dialect
 from compactcli.errors import OutputError, UsageError
+from compactcli.formats import get_dialect
 from compactcli.in_place import Identity, file_identity
 from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes

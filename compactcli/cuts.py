@@ -18,7 +18,7 @@ summarizing. The rules:
   summarized, the `NoCut` says so (`turn_only`). When the budget falls inside an atomic unit, the
   tail takes that unit whole if it then stays under 1.5 times the budget (a soft ceiling), and
   leaves it out otherwise.
-- A cut only falls where an atomic unit starts (`compactcli.dialects.atomic_units`: never inside
+- A cut only falls where an atomic unit starts (`compactcli.formats.base.atomic_units`: never inside
   one streamed response, never between a call and its result), on a user or assistant message
   that holds no tool result and is not a summary. It never falls before an earlier summary:
   an earlier summary in the middle is updated (the stage passes it to the summarizer), never kept
@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from compactcli.dialects import atomic_units
+from compactcli.formats.base import atomic_units
 from compactcli.transcript import Message
 from compactcli.user_text import has_typed_text
 

@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactcli.dialects import get_dialect
+from compactcli.formats import get_dialect
 from compactcli.jsonl import dumps
 from compactcli.prune import CLEARED_PREFIXES
 from compactcli.tokens import TokenCounter

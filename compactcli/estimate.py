@@ -20,13 +20,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compactcli.dialects import SNIFF_RECORDS, detect_format, get_dialect
-from compactcli.dialects.base import StreamedView, streamed_view
-from compactcli.dialects.mixed import checked_lines
 from compactcli.errors import UsageError
 from compactcli.estimate_ledger import Ledger, RecordLines, feed_ledger
 from compactcli.estimate_reader import Trim, read_lines, trim_of
 from compactcli.estimate_usage import Analysis
+from compactcli.formats import get_dialect
+from compactcli.formats.base import StreamedView, streamed_view
+from compactcli.formats.detect import SNIFF_RECORDS, detect_format
+from compactcli.formats.mixed import checked_lines
 from compactcli.jsonl import BadLines, OnBadLine, display_name
 from compactcli.limits import Limits, default_threshold, model_limits, parse_threshold, threshold
 from compactcli.tokens import (
@@ -385,7 +386,7 @@ def estimate_file(
     if options.model is None and counter is None:
         hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
     lines: Iterable[tuple[int, Any, bytes | None]] = itertools.chain(head, stream)
-    if detected:  # a file that mixes formats is an error (compactcli.dialects.mixed)
+    if detected:  # a file that mixes formats is an error (compactcli.formats.mixed)
         lines = checked_lines(lines, name)
     del head, objects  # the chain lets go of the head once it is read
     return _estimate_lines(lines, format, options, name, counter, hint)

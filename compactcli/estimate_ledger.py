@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from compactcli.dialects.base import LightMessage, Streamer, light
+from compactcli.formats.base import LightMessage, Streamer, light
 from compactcli.tokens import HeuristicCounter, TiktokenCounter
 from compactcli.transcript import Line, Message, Record
 

@@ -15,8 +15,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from compactcli.dialects.base import Streamer
 from compactcli.errors import InputError
+from compactcli.formats.base import Streamer
 from compactcli.jsonl import (
     _BOM,
     BadLines,

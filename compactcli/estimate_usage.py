@@ -16,9 +16,9 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from compactcli.dialects import get_dialect
-from compactcli.dialects.base import StreamedView
 from compactcli.estimate_ledger import NO_UNIT, ROLE_ID, ROLES, Ledger, feed_ledger
+from compactcli.formats import get_dialect
+from compactcli.formats.base import StreamedView
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, get_counter
 from compactcli.transcript import Record, Usage
 

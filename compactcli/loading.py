@@ -2,7 +2,7 @@
 
 `read_transcript` reads a JSONL file (or `-`) into a `Transcript`, detecting its format from the
 first records unless one is named (a file whose records mix formats is then an `InputError`
-naming the line where the other format starts: `compactcli.dialects.mixed`). `write_transcript`
+naming the line where the other format starts: `compactcli.formats.mixed`). `write_transcript`
 writes one back atomically; records that no stage changed come out byte for byte as they went
 in.
 
@@ -17,9 +17,10 @@ import gc
 from collections.abc import Iterator
 from itertools import islice
 
-from compactcli.dialects import FORMATS, SNIFF_RECORDS, detect_format, get_dialect
-from compactcli.dialects.mixed import check_records
 from compactcli.errors import UsageError
+from compactcli.formats import FORMATS, get_dialect
+from compactcli.formats.detect import SNIFF_RECORDS, detect_format
+from compactcli.formats.mixed import check_records
 from compactcli.jsonl import (
     BadLines,
     OnBadLine,

@@ -34,8 +34,8 @@ from typing import Any
 
 from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
-from compactcli.dialects import Dialect, get_dialect
-from compactcli.dialects.base import UserShell
+from compactcli.formats import get_dialect
+from compactcli.formats.base import Dialect, UserShell
 from compactcli.outcomes import CLEARED_FAILURE, CLEARED_RESULT, CLEARED_SOFT, error_line, outcome
 from compactcli.redact import redact
 from compactcli.stats import StageStats

@@ -7,7 +7,7 @@ repaired instead, the way the agent that wrote it repairs a session it loads: a 
 result for every call left without one (a warning as much as an error: the agent answers each
 such call on load), results that answer no call dropped, duplicate ids and broken chains
 resolved as the agent's loader resolves them. Each format's repair lives next to its dialect
-(`compactcli.dialects.<format>_repair`, built on `compactcli.dialects.repairing`); this module
+(`compactcli.dialects.<format>_repair`, built on `compactcli.formats.repairing`); this module
 runs it, pass after pass on its own result, until the transcript validates or a pass changes
 nothing, and refuses with `InvalidTranscript` (naming the first error left) when it is still
 invalid. A valid transcript whose calls are all answered is admitted as it is, the same object.
@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compactcli.dialects import FORMATS, SNIFF_RECORDS, Finding, detect_format, get_dialect
-from compactcli.dialects.repairing import Repair
 from compactcli.errors import InputError, InvalidTranscript
-from compactcli.formats import get_format
+from compactcli.formats import FORMATS, get_dialect, get_format
+from compactcli.formats.base import Finding
+from compactcli.formats.detect import SNIFF_RECORDS, detect_format
+from compactcli.formats.repairing import Repair
 from compactcli.stats import StageStats
 from compactcli.transcript import Transcript
 from compactcli.validation import ValidationReport, validate

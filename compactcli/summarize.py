@@ -13,9 +13,9 @@ Guarantees:
 - The kept tail is the input's: every record of it is written back byte for byte, and the
   context view of the result ends with it. Two exceptions, both forced by a format: an
   Anthropic list whose tail must open on a user message gets the summary merged into that
-  message (`compactcli.injection.plain`), and a Claude Code tail that is not one run of the
+  message (`compactcli.formats.plain.writer`), and a Claude Code tail that is not one run of the
   chain on disk has a few `parentUuid`s relinked, tool results moved right after their calls
-  inside their unit (`compactcli.injection.claude_code`).
+  inside their unit (`compactcli.formats.claude_code.writer`).
 - Tool calls stay paired; the result validates. Before returning, the stage checks the result:
   it must validate (no error the input did not have), end with the kept tail, and be smaller on
   the context view. A result that fails a check is not returned: the input comes back
@@ -57,8 +57,8 @@ from typing import Any
 
 from compactcli import boundary
 from compactcli.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
-from compactcli.dialects import Dialect, atomic_units, get_dialect
-from compactcli.formats import summary_wrappers
+from compactcli.formats import get_dialect, summary_wrappers
+from compactcli.formats.base import Dialect, atomic_units
 from compactcli.injection import (
     Injection,
     Writer,

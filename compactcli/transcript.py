@@ -7,7 +7,7 @@ bytes. Edits are copy-on-write: `Record.with_raw` drops the original bytes and t
 re-serialises that record alone.
 
 Messages and blocks (`Message`, `Block`) are typed views that a format's dialect derives from the
-raw records (see `compactcli.dialects`); they point back at their record by index and at the
+raw records (see `compactcli.formats`); they point back at their record by index and at the
 JSON object they were read from by a path, so a stage can edit exactly that object.
 `new_record`, `new_block` and `new_message` make them as their constructors do, faster, for the
 loops that make one per record of a large file.

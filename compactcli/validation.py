@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compactcli.dialects import Finding, get_dialect
+from compactcli.formats import get_dialect
+from compactcli.formats.base import Finding
 from compactcli.transcript import Transcript
 
 

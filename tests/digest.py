@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 
 from compactcli import read_transcript
-from compactcli.dialects import get_dialect
 from compactcli.estimate import EstimateOptions, estimate
+from compactcli.formats import get_dialect
 from compactcli.tokens import get_counter
 from tests.cli_runner import run
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compactcli.dialects import get_dialect
-from compactcli.dialects.anthropic import AnthropicDialect
 from compactcli.errors import InputError
+from compactcli.formats import get_dialect
+from compactcli.formats.anthropic.dialect import AnthropicDialect
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript
 

@@ -11,12 +11,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from compactcli.dialects import claude_code_state, detect_format, get_dialect
-from compactcli.dialects.claude_code import ClaudeCodeDialect
-from compactcli.dialects.claude_code_chain import _build_chain, _recover_orphans, _skeletons
-from compactcli.dialects.claude_code_records import _record_lite, _record_message, _ShapeError
-from compactcli.dialects.claude_code_state import _chain_of
 from compactcli.errors import InputError
+from compactcli.formats import get_dialect
+from compactcli.formats.claude_code import state as claude_code_state
+from compactcli.formats.claude_code.chain import _build_chain, _recover_orphans, _skeletons
+from compactcli.formats.claude_code.dialect import ClaudeCodeDialect
+from compactcli.formats.claude_code.records import _record_lite, _record_message, _ShapeError
+from compactcli.formats.claude_code.state import _chain_of
+from compactcli.formats.detect import detect_format
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Record, Transcript
 from compactcli.validation import validate

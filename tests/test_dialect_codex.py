@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactcli import InputError, read_transcript, to_bytes, validate
-from compactcli.dialects import detect_format, get_dialect
-from compactcli.dialects.base import Finding
-from compactcli.dialects.codex import CodexDialect
-from compactcli.dialects.codex_items import SUMMARY_PREFIX
 from compactcli.estimate import EstimateOptions, estimate
+from compactcli.formats import get_dialect
+from compactcli.formats.base import Finding
+from compactcli.formats.codex.dialect import CodexDialect
+from compactcli.formats.codex.items import SUMMARY_PREFIX
+from compactcli.formats.detect import detect_format
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter

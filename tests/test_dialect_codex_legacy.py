@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
-from compactcli.dialects import detect_format
-from compactcli.injection.codex import SUMMARY_PREFIX
+from compactcli.formats.codex.writer import SUMMARY_PREFIX
+from compactcli.formats.detect import detect_format
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer

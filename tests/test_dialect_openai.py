@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from compactcli.dialects import detect_format, get_dialect
-from compactcli.dialects.openai import OpenAIDialect
 from compactcli.errors import InputError
+from compactcli.formats import get_dialect
+from compactcli.formats.detect import detect_format
+from compactcli.formats.openai.dialect import OpenAIDialect
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript
 

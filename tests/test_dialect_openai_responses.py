@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
-from compactcli.dialects import detect_format
-from compactcli.dialects.base import OUR_SUMMARY_START
+from compactcli.formats.base import OUR_SUMMARY_START
+from compactcli.formats.detect import detect_format
 from compactcli.injection import PREAMBLES
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from compactcli.dialects import get_dialect
-from compactcli.dialects.pi import PiDialect
-from compactcli.dialects.pi_views import COMPACTION_PREFIX
 from compactcli.errors import InputError
+from compactcli.formats import get_dialect
+from compactcli.formats.pi.dialect import PiDialect
+from compactcli.formats.pi.views import COMPACTION_PREFIX
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript
 

@@ -11,8 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from compactcli import get_dialect, read_transcript
-from compactcli.dialects.base import BufferingStreamer, light
-from compactcli.dialects.claude_code_stream import ClaudeCodeStreamer, trim_line, trim_span
 from compactcli.errors import InputError, UsageError
 from compactcli.estimate import (
     EstimateOptions,
@@ -23,6 +21,8 @@ from compactcli.estimate import (
 )
 from compactcli.estimate_reader import read_lines
 from compactcli.estimate_usage import usage_deltas
+from compactcli.formats.base import BufferingStreamer, light
+from compactcli.formats.claude_code.stream import ClaudeCodeStreamer, trim_line, trim_span
 from compactcli.jsonl import iter_records
 from compactcli.limits import (
     Limits,
@@ -412,7 +412,7 @@ def test_fast_reader_reads_like_the_reader_across_blocks(
 def test_streaming_with_every_line_trimmed_matches_the_whole_transcript(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("compactcli.dialects.claude_code_stream._WORTH_TRIMMING", 0)
+    monkeypatch.setattr("compactcli.formats.claude_code.stream._WORTH_TRIMMING", 0)
     options = EstimateOptions(method="auto")
     streamed = estimate_file(str(path), options).to_dict()
     assert streamed == estimate(read_transcript(str(path)), options).to_dict()

@@ -11,12 +11,13 @@ import pytest
 
 from compactcli.compact import settle
 from compactcli.cuts import can_start, is_prompt
-from compactcli.dialects import Finding, atomic_units, get_dialect
 from compactcli.evaluation import EvalOptions, EvalSettings, parts, run
 from compactcli.evaluation.generator import transcript_from_records
 from compactcli.evaluation.measure import count, exact_counter
 from compactcli.evaluation.probes import Origin, make_probe
 from compactcli.evaluation.strategies import STRATEGIES, Backends
+from compactcli.formats import get_dialect
+from compactcli.formats.base import Finding, atomic_units
 from compactcli.loading import read_transcript
 from compactcli.transcript import Transcript
 from compactcli.validation import validate

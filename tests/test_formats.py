@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compactcli.dialects import FORMATS as DETECTED
-from compactcli.dialects import get_dialect
 from compactcli.errors import UsageError
-from compactcli.formats import FORMATS, get_format, summary_wrappers
+from compactcli.formats import FORMATS, PACKAGES, get_dialect, get_format, summary_wrappers
 from compactcli.injection import get_writer
 from compactcli.limits import default_threshold, parse_threshold
 from compactcli.tokens import CLAUDE, OPENAI, density_for
@@ -21,12 +19,8 @@ from tests.cli_runner import run
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "compactcli"
-# a format's own modules: its dialect (and what a dialect module holds), writer and repair
-FORMAT_MODULES = {
-    target.partition(":")[0]
-    for entry in FORMATS.values()
-    for target in (entry.dialect_class, entry.writer_factory, entry.repair_module)
-}
+# a format's own modules: everything in its package (and in the plain formats' shared one)
+OWN = tuple(f"compactcli.formats.{p}" for p in (*PACKAGES, "plain"))
 
 
 @pytest.mark.parametrize("name", list(FORMATS))
@@ -41,8 +35,10 @@ def test_every_registered_format_loads_its_parts(name: str) -> None:
     assert default_threshold(name) == parse_threshold(entry.threshold)
 
 
-def test_detection_tries_the_registered_formats_in_order() -> None:
-    assert tuple(FORMATS) == DETECTED
+def test_the_registry_lists_one_package_per_format_in_order() -> None:
+    assert [name.replace("-", "_") for name in FORMATS] == list(PACKAGES)
+    for package in PACKAGES:
+        assert (PACKAGE / "formats" / package / "__init__.py").is_file()
 
 
 @pytest.mark.parametrize(
@@ -81,14 +77,12 @@ def _imports(path: Path) -> set[str]:
 
 
 def _outside_formats() -> list[Path]:
-    inside = ("dialects", "injection")
     return [
-        p
-        for p in sorted(PACKAGE.rglob("*.py"))
-        if p.relative_to(PACKAGE).parts[0] not in inside and p.name != "formats.py"
+        p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] != "formats"
     ]
 
 
 @pytest.mark.parametrize("path", _outside_formats(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_nothing_outside_the_formats_imports_a_format_module(path: Path) -> None:
-    assert not _imports(path) & FORMAT_MODULES
+def test_nothing_outside_the_formats_imports_a_format_package(path: Path) -> None:
+    found = [m for m in _imports(path) if m.startswith(OWN)]
+    assert not found

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from compactcli import read_transcript, to_bytes
-from compactcli.dialects import FORMATS
 from compactcli.errors import InputError
+from compactcli.formats import FORMATS
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
-from compactcli.dialects import atomic_units
+from compactcli.formats.base import atomic_units
 from compactcli.outcomes import Outcome, outcome
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarizers.facts import Command, extract_facts

@@ -11,9 +11,8 @@ import orjson
 import pytest
 
 from compactcli import read_transcript, to_bytes, validate
-from compactcli.dialects import get_dialect
 from compactcli.errors import InvalidTranscript
-from compactcli.formats import FORMATS
+from compactcli.formats import FORMATS, get_dialect
 from compactcli.repair import admit, check, output_problem
 from compactcli.transcript import Transcript
 from tests.cli_runner import run

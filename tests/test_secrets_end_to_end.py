@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
-from compactcli.dialects import get_dialect
+from compactcli.formats import get_dialect
 from compactcli.loading import read_transcript
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers.llm import BREAKER, LLMSummarizer

@@ -24,10 +24,10 @@ import pytest
 from compactcli import get_dialect, read_transcript, to_bytes
 from compactcli.compact import CompactOptions, compact, compact_check
 from compactcli.cuts import is_prompt
-from compactcli.dialects import atomic_units
-from compactcli.dialects.base import OUR_SUMMARY_START
-from compactcli.dialects.pi_views import COMPACTION_SUFFIX
 from compactcli.estimate import EstimateOptions, estimate
+from compactcli.formats.base import OUR_SUMMARY_START, atomic_units
+from compactcli.formats.claude_code.writer import SUMMARY_SUFFIX
+from compactcli.formats.pi.views import COMPACTION_SUFFIX
 from compactcli.injection import (
     CLOSING,
     PREAMBLE,
@@ -39,7 +39,6 @@ from compactcli.injection import (
     split_request,
     unframe,
 )
-from compactcli.injection.claude_code import SUMMARY_SUFFIX
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarize import SummarizeOptions
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult

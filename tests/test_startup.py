@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from compactcli.formats import PACKAGES
 from tests.conftest import FIXTURES, ROOT
 
 RUN = """
@@ -92,9 +93,22 @@ def test_exact_method_imports_tiktoken_but_not_litellm() -> None:
 def test_help_imports_no_library_module_and_no_rich(args: tuple[str, ...]) -> None:
     assert (
         _run(*args, driver=MODULES)
-        # the format registry names the formats --format accepts; it imports none of them
-        == "['compactcli', 'compactcli.errors', 'compactcli.formats', 'compactcli.inputs', "
-        "'compactcli.lifetime'] []"
+        # the format registry and each format's entry (names and presets, for --format); no
+        # dialect, writer or repair module
+        == str(
+            sorted(
+                [
+                    "compactcli",
+                    "compactcli.errors",
+                    "compactcli.formats",
+                    "compactcli.formats.entry",
+                    *(f"compactcli.formats.{package}" for package in PACKAGES),
+                    "compactcli.inputs",
+                    "compactcli.lifetime",
+                ]
+            )
+        )
+        + " []"
     )
 
 

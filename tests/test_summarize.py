@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.cuts import Cut, is_prompt
-from compactcli.dialects import atomic_units
+from compactcli.formats.base import atomic_units
+from compactcli.formats.codex.writer import SUMMARY_PREFIX
 from compactcli.injection import (
     CLOSING,
     HEAD_HEADING,
@@ -26,7 +27,6 @@ from compactcli.injection import (
     get_writer,
     has_preamble,
 )
-from compactcli.injection.codex import SUMMARY_PREFIX
 from compactcli.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts

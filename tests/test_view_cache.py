@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
-from compactcli.dialects import claude_code, claude_code_chain, claude_code_state
+from compactcli.formats.claude_code import chain as claude_code_chain
+from compactcli.formats.claude_code import dialect as claude_code
+from compactcli.formats.claude_code import state as claude_code_state
 from compactcli.transcript import (
     Block,
     Message,

@@ -27,8 +27,8 @@ def diff_command(
     Records kept, cleared (with sizes), edited, removed and added; context tokens before and
     after; the first changed record, where a provider's prompt cache stops matching.
     """
-    from compactcli.dialects import get_dialect
     from compactcli.diff import diff
+    from compactcli.formats import get_dialect
     from compactcli.tokens import get_counter
 
     if method not in ("heuristic", "exact"):

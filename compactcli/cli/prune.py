@@ -56,7 +56,7 @@ def prune_command(
     sha256 of the content (kept in --archive when given). When nothing qualifies the output is
     the input, byte for byte.
     """
-    from compactcli.dialects import get_dialect
+    from compactcli.formats import get_dialect
     from compactcli.prune import PruneOptions, prune
     from compactcli.tokens import get_counter
 

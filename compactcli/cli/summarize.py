@@ -67,7 +67,7 @@ def summarize_command(
     or the summary would not make the context smaller, the output is the input, byte for byte.
     """
     from compactcli import console
-    from compactcli.dialects import get_dialect
+    from compactcli.formats import get_dialect
     from compactcli.summarize import SummarizeOptions, summarize
     from compactcli.summarizers import SUMMARIZERS, get_summarizer
     from compactcli.tokens import get_counter

@@ -23,13 +23,13 @@ from typing import Any
 
 import orjson
 
-from compactcli.dialects import get_dialect
 from compactcli.errors import UsageError
 from compactcli.evaluation.measure import Counter, count
 from compactcli.evaluation.probes import Origin, Probe, dump_probes, make_probe
 from compactcli.evaluation.render import RENDER_FORMATS, Rendered, dumps, render
 from compactcli.evaluation.scenario import build_session
 from compactcli.evaluation.session_model import Fact, Session
+from compactcli.formats import get_dialect
 from compactcli.tokens import TokenCounter
 from compactcli.transcript import Record, Transcript
 

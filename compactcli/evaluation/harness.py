@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compactcli.compact import settle
-from compactcli.dialects import get_dialect
 from compactcli.evaluation import integrity, parts
 from compactcli.evaluation.budgets import DEFAULT, Budget, budget_tokens, is_default, label
 from compactcli.evaluation.commands import read_only_cost
@@ -56,6 +55,7 @@ from compactcli.evaluation.session_model import Fact, Session
 from compactcli.evaluation.sources import FixtureError, load_fixtures
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.evaluation.view import Boilerplate, build_view, cwd_of
+from compactcli.formats import get_dialect
 from compactcli.summarizers import Summarizer
 from compactcli.transcript import Record, Transcript
 

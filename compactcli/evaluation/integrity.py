@@ -20,7 +20,8 @@ from collections.abc import Iterable
 import orjson
 
 from compactcli import boundary
-from compactcli.dialects import SNIFF_RECORDS, detect_format, get_dialect
+from compactcli.formats import get_dialect
+from compactcli.formats.detect import SNIFF_RECORDS, detect_format
 from compactcli.loading import to_bytes
 from compactcli.transcript import Message, Transcript
 from compactcli.validation import validate

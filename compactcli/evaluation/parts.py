@@ -6,7 +6,7 @@ compacted, the second part's records are appended to that output, and so on.
 
 `plan_parts(transcript, parts)` cuts the file into `parts` pieces of about equal size (in
 bytes), at record boundaries where a cut is valid: never inside an atomic unit (one streamed
-response, a tool call and its result: `compactcli.dialects.atomic_units` over every message in
+response, a tool call and its result: `compactcli.formats.base.atomic_units` over every message in
 file order), preferably right before the record of a user prompt (`cuts.is_prompt`) near each
 target, else before a message a turn may start with (`cuts.can_start`), and only where the
 records before the cut validate with no error code that the whole file does not have. It
@@ -49,8 +49,9 @@ from dataclasses import dataclass
 
 from compactcli.compact import settle
 from compactcli.cuts import can_start, is_prompt
-from compactcli.dialects import Finding, atomic_units, get_dialect
 from compactcli.evaluation.probes import Probe
+from compactcli.formats import get_dialect
+from compactcli.formats.base import Finding, atomic_units
 from compactcli.jsonl import dumps
 from compactcli.transcript import Record, Transcript
 from compactcli.validation import validate

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactcli.dialects import get_dialect
 from compactcli.evaluation.render_claude import write_anthropic, write_claude_code
 from compactcli.evaluation.render_common import AnchoredRecords, JsonObject, Renderer
 from compactcli.evaluation.render_openai import write_codex, write_openai
 from compactcli.evaluation.session_model import Session, Turn
+from compactcli.formats import get_dialect
 from compactcli.transcript import Transcript
 
 RENDER_FORMATS = ("claude-code", "codex", "openai", "anthropic")

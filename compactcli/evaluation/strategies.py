@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 from compactcli.compact import compact
 from compactcli.compact_file import DEFAULTS, options_from_settings
-from compactcli.dialects import get_dialect
 from compactcli.evaluation.measure import Counter, count
+from compactcli.formats import get_dialect
 from compactcli.prune import PruneOptions, prune
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts

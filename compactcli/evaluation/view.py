@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from compactcli import boundary
-from compactcli.dialects import get_dialect
 from compactcli.evaluation.matching import Haystack
+from compactcli.formats import get_dialect
 from compactcli.transcript import Block, Message, Transcript
 
 _MARKERS = re.compile(r"^[\s#*_>\-=|`]+|[\s#*_>\-=|`:.]+$")

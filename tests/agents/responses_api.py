@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from compactcli.dialects import get_dialect
-from compactcli.dialects.codex_items import CONTEXTUAL_USER_PREFIXES
 from compactcli.estimate import EstimateOptions, estimate
+from compactcli.formats import get_dialect
+from compactcli.formats.codex.items import CONTEXTUAL_USER_PREFIXES
 from compactcli.loading import read_transcript
 from compactcli.transcript import Record, Transcript, get_in
 

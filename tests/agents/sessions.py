@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from compactcli.cuts import is_prompt
-from compactcli.dialects import get_dialect
+from compactcli.formats import get_dialect
 from compactcli.loading import read_transcript
 from compactcli.transcript import Message, Transcript, get_in
 from compactcli.user_text import typed_text

@@ -1,0 +1,290 @@
+"""The `codex` dialect: OpenAI Codex CLI rollout files (FORMATS.md §2 and §6).
+
+Every line is an envelope `{"timestamp", "type", "payload"}` of type `session_meta` (the first
+line, once), `response_item` (what the model sees), `compacted` (a compaction), `turn_context`
+(per-turn settings, including `model`) or `event_msg` (UI events); other types pass through. The
+views never edit records. `messages`: one per `response_item` in file order (read by
+`codex_items`), each assistant one with the `model` of the latest `turn_context` before it, plus
+the messages inside a `compacted` line at that line's place (`synthetic=True`, `index` = the
+compacted record, `path` = `("payload", "replacement_history", i)`, a user message there being a
+summary when its text is the line's `message`; without a `replacement_history`, one user summary
+message holding `message`, path `("payload",)`); `event_msg` mirrors are not messages. `context`:
+the rollout replayed as Codex resumes it (`codex_replay`), the collected user messages being the
+original records' views. `usage`: the `event_msg token_count` records with a non-null `info` after
+the last `compacted` line and outside turns a rollback removed, `context` =
+`last_token_usage.input_tokens + output_tokens`, `key` = `"total:<total_token_usage.total_tokens>"`;
+a `last_token_usage` with no input and no output (a post-compaction estimate) and an `info` equal
+to the previous one (Codex writes a request's `info` twice) are left out. `validate`: the rules of
+`codex_checks`. Writing: a tool result's content is its item's `output` (`clear_result` keeps the
+`{content, success}` shape); a text block is an `input_text` item; `prune_boundary` adds no record,
+as the edited outputs are what a resume reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from compactcli.errors import InputError
+from compactcli.formats.base import Dialect, Finding, remembered
+from compactcli.formats.codex.checks import check_envelopes, check_pairs
+from compactcli.formats.codex.items import (
+    RECORD_TYPES,
+    BadShape,
+    ItemReader,
+    in_unit,
+    is_envelope,
+    summary_in_history,
+    synthetic,
+)
+from compactcli.formats.codex.replay import Step, _apply, has_rollback, rolled_back
+from compactcli.transcript import (
+    Block,
+    Compaction,
+    JsonPath,
+    Message,
+    Record,
+    Transcript,
+    Usage,
+    get_in,
+    set_in,
+)
+
+
+class CodexDialect(Dialect):
+    name = "codex"
+    summary = "OpenAI Codex CLI rollout (session_meta / response_item / event_msg lines)"
+
+    @classmethod
+    def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
+        """100 when the first record is a `session_meta` envelope; 60 when at least half of the
+        records are Codex envelopes of known types (a file whose head is missing); else 0."""
+        if not objects:
+            return 0
+        first = objects[0]
+        if is_envelope(first) and first["type"] == "session_meta":
+            return 100
+        known = sum(1 for o in objects if is_envelope(o) and o["type"] in RECORD_TYPES)
+        return 60 if known and known * 2 >= len(objects) else 0
+
+    # --- views -------------------------------------------------------------------------------
+
+    @remembered
+    def messages(self, transcript: Transcript) -> list[Message]:
+        out: list[Message] = []
+        for step in self._timeline(transcript, None):
+            out.extend(step.messages)
+        return out
+
+    @remembered
+    def context(self, transcript: Transcript) -> list[Message]:
+        history: list[Message] = []
+        for step in self._timeline(transcript, None):
+            history = _apply(history, step)
+        return history
+
+    @remembered
+    def compactions(self, transcript: Transcript) -> list[Compaction]:
+        found: list[Compaction] = []
+        for index, record in transcript.objects():
+            if record.raw.get("type") != "compacted":
+                continue
+            payload = record.raw.get("payload")
+            payload = payload if isinstance(payload, dict) else {}
+            message = payload.get("message")
+            summary = message if isinstance(message, str) else ""
+            if not summary:
+                summary = summary_in_history(payload.get("replacement_history"))
+            found.append(Compaction(index, summary, None, "compactcli" in record.raw))
+        return found
+
+    @remembered
+    def usage(self, transcript: Transcript) -> list[Usage]:
+        start = 0
+        for index, record in transcript.objects():
+            if record.raw.get("type") == "compacted":
+                start = index + 1
+        dropped = rolled_back(self._timeline(transcript, None)) if has_rollback(transcript) else []
+        found: list[Usage] = []
+        previous: Any = None
+        for index, record in transcript.objects():
+            if index < start or record.raw.get("type") != "event_msg":
+                continue
+            if any(low < index < high for low, high in dropped):
+                continue
+            payload = record.raw.get("payload")
+            if not isinstance(payload, dict) or payload.get("type") != "token_count":
+                continue
+            info = payload.get("info")
+            if not isinstance(info, dict):
+                continue
+            last = info.get("last_token_usage")
+            if not isinstance(last, dict):
+                continue
+            if info == previous:
+                continue
+            previous = info
+            total = info.get("total_token_usage")
+            total_tokens = total.get("total_tokens") if isinstance(total, dict) else None
+            input_tokens = _int(last.get("input_tokens"))
+            output_tokens = _int(last.get("output_tokens"))
+            if input_tokens + output_tokens == 0:  # an estimate, not a request's usage
+                continue
+            found.append(
+                Usage(
+                    index=index,
+                    context=input_tokens + output_tokens,
+                    input=input_tokens,
+                    output=output_tokens,
+                    cached=_int(last.get("cached_input_tokens")),
+                    key=f"total:{total_tokens}" if isinstance(total_tokens, int) else None,
+                )
+            )
+        return found
+
+    # --- writing -----------------------------------------------------------------------------
+
+    result_content_key = "output"
+
+    def clear_result(self, record: Record, block: Block, text: str) -> Record:
+        """`record` with tool result `block`'s output replaced by `text`.
+
+        The old `{content, success}` output keeps its shape (and `success`); a
+        `tool_search_output` (tool definitions, not output) is left as it is.
+        """
+        if block.type == "tool_search_output":
+            return record
+        item = get_in(record.raw, block.path)
+        path: JsonPath = (*block.path, "output")
+        if isinstance(item, dict) and isinstance(item.get("output"), dict):
+            path = (*path, "content")
+        return record.with_raw(set_in(record.raw, path, text))
+
+    def text_block(self, text: str) -> dict[str, Any]:
+        """A message content item holding `text` (`input_text`: images are in input)."""
+        return {"type": "input_text", "text": text}
+
+    def context_window(self, transcript: Transcript) -> int | None:
+        """The `model_context_window` of the last `token_count` event that records one."""
+        for record in reversed(transcript.records):
+            if record.get("type") != "event_msg":
+                continue
+            payload = record.get("payload")
+            info = payload.get("info") if isinstance(payload, dict) else None
+            window = info.get("model_context_window") if isinstance(info, dict) else None
+            if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+                return window
+        return None
+
+    def model(self, transcript: Transcript) -> str | None:
+        for record in reversed(transcript.records):
+            if record.get("type") == "turn_context":
+                payload = record.get("payload")
+                if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+                    model: str = payload["model"]
+                    return model
+        return None
+
+    # --- validation --------------------------------------------------------------------------
+
+    @remembered
+    def validate(self, transcript: Transcript) -> list[Finding]:
+        findings: list[Finding] = []
+        findings.extend(check_envelopes(transcript))
+        steps = self._timeline(transcript, findings)
+        findings.extend(check_pairs(transcript, steps))
+        return sorted(findings, key=lambda f: f.line)
+
+    # --- the timeline ------------------------------------------------------------------------
+
+    def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[Step]:
+        """Replay steps in file order. With `findings`, bad shapes become `bad-shape` findings
+        and the bad item is left out; without, they raise `InputError`."""
+        builder = ItemReader()
+        steps: list[Step] = []
+        unit: str | None = None
+
+        def bad(record: Record, problem: str) -> None:
+            if findings is None:
+                raise InputError(transcript.source, record.lineno, problem)
+            findings.append(Finding(record.lineno, "bad-shape", problem))
+
+        for index, record in transcript.objects():
+            kind = record.raw.get("type")
+            if not isinstance(kind, str) or kind not in RECORD_TYPES:
+                continue
+            payload = record.raw.get("payload")
+            if not isinstance(payload, dict):
+                if findings is None:
+                    bad(record, f"{kind} record has no object 'payload'")
+                continue  # reported by check_envelopes
+            if kind == "turn_context":
+                model = payload.get("model")
+                if isinstance(model, str):
+                    builder.model = model
+            elif kind == "response_item":
+                try:
+                    message = builder.item(payload, index, ("payload",))
+                except BadShape as error:
+                    bad(record, f"response_item: {error}")
+                    continue
+                if message is None:
+                    continue
+                message, unit = in_unit(message, unit, str(index))
+                steps.append(Step("item", index, (message,)))
+            elif kind == "compacted":
+                unit = None
+                try:
+                    step = self._compacted(builder, payload, index)
+                except BadShape as error:
+                    bad(record, f"compacted: {error}")
+                    continue
+                steps.append(step)
+            elif kind == "event_msg":
+                event = payload.get("type")
+                if event == "thread_rolled_back":
+                    turns = payload.get("num_turns")
+                    if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
+                        steps.append(Step("rollback", index, turns=turns))
+                elif event == "turn_aborted":
+                    steps.append(Step("aborted", index))
+        return steps
+
+    def _compacted(self, builder: ItemReader, payload: Mapping[str, Any], index: int) -> Step:
+        message = payload.get("message", "")
+        if not isinstance(message, str):
+            raise BadShape("'message' is not a string")
+        history = payload.get("replacement_history")
+        if history is None:
+            block = Block("text", text=message, type="input_text", path=("payload", "message"))
+            summary = Message(
+                index=index,
+                role="user",
+                blocks=(block,),
+                summary=True,
+                synthetic=True,
+                path=("payload",),
+            )
+            return Step("compacted", index, (summary,), replaced=False)
+        if not isinstance(history, list):
+            raise BadShape("'replacement_history' is not an array")
+        messages: list[Message] = []
+        unit: str | None = None
+        for position, item in enumerate(history):
+            path: JsonPath = ("payload", "replacement_history", position)
+            try:
+                view = builder.item(item, index, path)
+            except BadShape as error:
+                raise BadShape(f"replacement_history[{position}]: {error}") from None
+            if view is None:
+                continue
+            view, unit = in_unit(view, unit, f"{index}.{position}")
+            is_summary = view.summary or (
+                view.role == "user" and bool(message) and view.text == message
+            )
+            messages.append(synthetic(view, is_summary))
+        return Step("compacted", index, tuple(messages), replaced=True)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
