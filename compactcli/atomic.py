@@ -1,24 +1,12 @@
 """Writing files so that a reader sees the old file or the new one, never a part.
 
-`write(path, chunks, mode=...)` writes the chunks to a temporary file next to the target,
-fsyncs it, gives it the permission bits `mode`, and renames it over the target. `append(path,
-data, mode=...)` adds `data` to the end of a file the same way: the old content and the new are
-written to a temporary file that replaces the old one, under an exclusive lock (`flock`) on the
-file, so that two runs appending at once both keep their line and a full disk leaves the old file
-whole, never a cut line. A new file gets the permission bits `mode` (default: the umask's). A
-file appended to (or written with `narrow=True`) keeps only the bits that both it and `mode`
-have: a report of a private input never stays readable by others.
-
-The temporary file is `.<target name>.compactcli-<pid>.tmp` in the target's folder: a run
-killed half-way (SIGKILL, power loss) leaves one behind, and the next run that writes into that
-folder removes every such file whose process no longer runs (`clear_stale`, once per folder and
-process). A write goes through `compactcli.interrupts.held`: Ctrl-C cannot cut it off half-way.
-A failed write removes its temporary file and raises `OSError` (the caller names the file).
-
-Targets that cannot be replaced are written as they are, appending: an existing file that is not
-a regular one (a terminal, a pipe, a device) and the process's own open files (`/dev/stdout`,
-`/dev/stderr`, `/dev/fd/N`, anything under /proc: `process_file`). A symbolic link is followed:
-the file it points to is replaced and the link stays.
+`write(path, chunks, mode=...)` writes a temporary file next to the target, fsyncs it, gives it
+its permission bits and renames it over the target; `append(path, data, mode=...)` adds to the
+end of a file the same way, under an exclusive lock. Every write goes through
+`compactcli.interrupts.held`, so Ctrl-C cannot cut it off half-way, and a failed write removes
+its temporary file and raises `OSError` (the caller names the file). Temporary files a killed run
+left behind are cleared by the next run that writes into their folder (`clear_stale`). Targets
+that cannot be replaced (`_direct`) are written as they are.
 """
 
 from __future__ import annotations
@@ -60,7 +48,10 @@ _mine: set[str] = set()  # temporary files this process is writing now
 
 
 def temp_path(target: str) -> str:
-    """The temporary file a write of `target` by this process uses."""
+    """The temporary file a write of `target` by this process uses, `.<name>.compactcli-<pid>.tmp`
+    beside it. A run killed half-way (SIGKILL, power loss) leaves one behind, which `clear_stale`
+    removes once its process no longer runs.
+    """
     folder, name = os.path.split(os.path.abspath(target))
     return os.path.join(folder, f".{name}.{_MARK}-{os.getpid()}.tmp")
 
@@ -151,7 +142,10 @@ def process_file(path: str) -> bool:
 
 
 def _direct(path: str) -> bool:
-    """Whether `path` is written as it is rather than replaced (see the module docstring)."""
+    """Whether `path` is written as it is, appending, rather than replaced: an existing file that is
+    not a regular one (a terminal, a pipe, a device) and the process's own open files
+    (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, anything under /proc: `process_file`).
+    """
     if process_file(path):
         return True
     try:
@@ -232,9 +226,11 @@ def _write_direct(path: str, chunks: Iterable[Line]) -> None:
 def write(
     path: str, chunks: Iterable[Line], *, mode: int | None = None, narrow: bool = False
 ) -> None:
-    """Replace `path` with `chunks`, atomically; the new file gets permission bits `mode`
-    (default: from the umask), or with `narrow` only those of them the file it replaces has
-    too. Raises `OSError` with nothing left behind."""
+    """Replace `path` with `chunks`, atomically; the new file gets permission bits `mode` (default:
+    from the umask), or with `narrow` only those of them the file it replaces has too. A symbolic
+    link is followed: the file it points to is replaced and the link stays. Raises `OSError` with
+    nothing left behind.
+    """
     with interrupts.held():
         if _direct(path):
             _write_direct(path, chunks)
@@ -248,9 +244,14 @@ def write(
 
 
 def append(path: str, data: bytes, *, mode: int | None = None) -> None:
-    """Add `data` to the end of `path` (made when missing, with permission bits `mode`; an
-    existing file keeps those of its bits `mode` has too), so that a failure leaves the file as
-    it was (see the module docstring)."""
+    """Add `data` to the end of `path` (made when missing, with permission bits `mode`; an existing
+    file keeps only those of its bits `mode` has too: a report of a private input never stays
+    readable by others), so that a failure leaves the file as it was.
+
+    The old content and the new are written to a temporary file that replaces the old one, under
+    an exclusive lock (`flock`) on the file, so that two runs appending at once both keep their
+    line and a full disk leaves the old file whole, never a cut line.
+    """
     with interrupts.held():
         if _direct(path):
             _write_direct(path, [data])

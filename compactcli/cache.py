@@ -1,22 +1,11 @@
 """The summary cache: a re-run pays no summarizer call twice.
 
 `CachedSummarizer(inner, cache, settings)` is a `Summarizer` that looks each request up in a
-`SummaryCache` before asking `inner`. The key is the sha256 of what is summarized (every field
-of the `SummaryRequest`: the messages' roles and blocks, the earlier summary and its facts, the
-focus, the budget, the counting method, redaction) together with the summarizer's name and its
-`settings` (model, API base, anything else that changes the answer). The summarize stage never
-knows a cache is there.
-
-A hit returns the stored `SummaryResult` as it was first made, so a cached run writes the same
-bytes as the run that filled the cache; `CachedSummarizer.hits` and `misses` count what happened.
-A result that fell back to another summarizer (`fallback` set) is not stored, so a later run asks
-the real backend again.
-
-Entries are JSON files under `FOLDER/summaries/<2 hex>/<sha256>.json`, written atomically; an
-entry that cannot be read is a miss, and a cache that cannot be written is reported in
-`CachedSummarizer.warnings` without failing the run. `default_cache_dir(environ)` is where the
-command line keeps it: `COMPACTCLI_CACHE_DIR`, else `$XDG_CACHE_HOME/compactcli`, else
-`~/.cache/compactcli`.
+`SummaryCache` before asking `inner`, keyed by everything that changes the answer
+(`request_key`). A hit returns the stored `SummaryResult` as it was first made, so a cached run
+writes the same bytes as the run that filled the cache; the summarize stage never knows a cache
+is there, and a cache that cannot be read or written never fails the run. `default_cache_dir` is
+where the command line keeps it.
 """
 
 from __future__ import annotations
@@ -43,7 +32,9 @@ CACHE_VERSION = 1
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> str:
-    """The cache folder for this user: `COMPACTCLI_CACHE_DIR`, XDG's, or `~/.cache`."""
+    """The cache folder for this user: `COMPACTCLI_CACHE_DIR`, else `$XDG_CACHE_HOME/compactcli`,
+    else `~/.cache/compactcli`.
+    """
     explicit = environ.get("COMPACTCLI_CACHE_DIR")
     if explicit:
         return explicit
@@ -90,7 +81,11 @@ def _plain(value: Any) -> Any:
 
 
 def request_key(request: SummaryRequest, summarizer: str, settings: Mapping[str, Any]) -> str:
-    """The sha256 naming the answer to `request` from `summarizer` with `settings`."""
+    """The sha256 naming the answer to `request` from `summarizer` with `settings`: every field of
+    the `SummaryRequest` (the messages' roles and blocks, the earlier summary and its facts, the
+    focus, the budget, the counting method, redaction) together with the summarizer's name and
+    its `settings` (model, API base, anything else that changes the answer).
+    """
     fields = {f.name: _plain(getattr(request, f.name)) for f in dataclasses.fields(request)}
     data = {
         "version": CACHE_VERSION,
@@ -103,7 +98,10 @@ def request_key(request: SummaryRequest, summarizer: str, settings: Mapping[str,
 
 
 class SummaryCache:
-    """Summary results stored as JSON files under `folder`, by key."""
+    """Summary results stored as JSON files under `folder`, by key:
+    `FOLDER/summaries/<xx>/<sha256>.json` (`xx` the key's first two hex digits), written
+    atomically.
+    """
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
@@ -155,7 +153,13 @@ def _result(data: dict[str, Any]) -> SummaryResult:
 
 
 class CachedSummarizer:
-    """A `Summarizer` that answers from a `SummaryCache` when it can (thread-safe counters)."""
+    """A `Summarizer` that answers from a `SummaryCache` when it can (thread-safe counters).
+
+    `hits` and `misses` count what happened. A result that fell back to another summarizer
+    (`fallback` set) is not stored, so a later run asks the real backend again. An entry that
+    cannot be read is a miss, and a cache that cannot be written is reported in `warnings`
+    without failing the run.
+    """
 
     def __init__(
         self, inner: Summarizer, cache: SummaryCache, settings: Mapping[str, Any] | None = None

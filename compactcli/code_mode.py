@@ -1,20 +1,13 @@
 """The tool calls inside a code-mode script: Codex's `exec` tool, whose input is JavaScript.
 
-Codex 0.144 and later can run tools from a script (`custom_tool_call` named `exec`):
+Codex can run tools from a script (`custom_tool_call` named `exec`, Codex 0.144 and later):
 
     const r = await tools.exec_command({"cmd": "npm test", "workdir": "/repo"});
     text(r.output);
 
-`script_calls(script)` returns each `tools.NAME(ARGUMENT)` the script makes, in order, with its
-argument read when it is a literal: a string (single, double or back quotes without `${`), a
-number, `true`, `false`, `null`, or an object or array of those, with quoted or bare keys. An
-argument that is anything else (a variable, an expression, or nested over 64 deep) is None.
-Nothing is run: a call inside a loop or a branch is listed once, and a call built at run time
-is not found.
-
-`patch_text(script)` is the script with the escapes `\\n`, `\\t`, `\\"` and `\\'` decoded, so the
-file headers of an `apply_patch` envelope written as a string literal (or held in a variable)
-can be read line by line.
+`script_calls(script)` lists the `tools.NAME(...)` calls a script makes, with their literal
+arguments, and `patch_text(script)` decodes its escapes so a patch it holds can be read. Nothing
+is run: the script is read, not executed.
 """
 
 from __future__ import annotations
@@ -64,7 +57,12 @@ def is_script(name: str | None, arguments: Any) -> bool:
 
 @lru_cache(maxsize=64)  # a script is read for its argument, its command and its files
 def script_calls(script: str) -> tuple[ScriptCall, ...]:
-    """The `tools.NAME(...)` calls of `script`, in order (see the module docstring)."""
+    """The `tools.NAME(...)` calls of `script`, in order, each with its argument read when it is a
+    literal: a string (single, double or back quotes without `${`), a number, `true`, `false`,
+    `null`, or an object or array of those, with quoted or bare keys. An argument that is
+    anything else (a variable, an expression, or nested over 64 deep) is None. A call inside a
+    loop or a branch is listed once, and a call built at run time is not found.
+    """
     calls: list[ScriptCall] = []
     for match in _CALL.finditer(script):
         reader = _Reader(script, match.end())
@@ -78,7 +76,10 @@ def script_calls(script: str) -> tuple[ScriptCall, ...]:
 
 
 def patch_text(script: str) -> str:
-    """`script` with `\\n`, `\\t`, `\\"` and `\\'` decoded (see the module docstring)."""
+    """`script` with the escapes `\\n`, `\\t`, `\\"` and `\\'` decoded, so the file headers of an
+    `apply_patch` envelope written as a string literal (or held in a variable) can be read line
+    by line.
+    """
     return script.replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"').replace("\\'", "'")
 
 

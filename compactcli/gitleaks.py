@@ -3,21 +3,8 @@
 The rules are those of gitleaks' default configuration (`config/gitleaks.toml`, MIT licensed),
 vendored as data in `compactcli/gitleaks_rules.json` by `scripts/vendor_gitleaks.py`, which
 records the upstream version, translates the expressions to Python and leaves out the rules that
-do not apply to transcripts (see that script). `source()` says which version is vendored.
-
-A rule finds a secret as gitleaks does: its keywords (lowercase) must occur in the text; its
-expression's secret group (`secret_group`, else the first group that matched, else the whole
-match) is the secret; a secret whose Shannon entropy is not above the rule's `entropy` is left,
-and so is one that the global allowlist or one of the rule's allowlists accepts (an expression
-matching the secret, the whole match or its line; a stop word in the secret). A secret whose
-last character continues into more token characters (`[A-Za-z0-9_-]`) is widened to the end of
-that run, so that a longer token than a rule expects is never left half shown.
-
-Speed: every keyword of every rule is found in one pass over the lowercased text (one
-expression, a trie of the keywords), and a rule's expression is only tried around the places
-where one of its keywords occurs: within its longest match (`width`, at most `WINDOW` for a rule
-without a bound) on either side, the window's end taken on to the next blank or quote. A rule
-whose windows would cover half the text searches the whole text once instead.
+do not apply to transcripts (see that script); `source()` says which version is vendored. A rule
+finds a secret as gitleaks does (`_finding`), and a secret is never left half shown.
 """
 
 from __future__ import annotations
@@ -245,7 +232,14 @@ def _snap(text: str, end: int) -> int:
 
 
 def find(text: str) -> list[Finding]:
-    """Every secret the rules find in `text`, in order, without overlaps (see the module)."""
+    """Every secret the rules find in `text`, in order, without overlaps.
+
+    Every keyword of every rule is found in one pass over the lowercased text (one expression, a
+    trie of the keywords), and a rule's expression is only tried where one of its keywords
+    occurs: within its longest match (`width`, at most `WINDOW` for a rule without a bound) on
+    either side, the window's end taken on to the next blank or quote. A rule whose windows would
+    cover half the text searches the whole text once instead.
+    """
     ruleset = _ruleset()
     lowered = text.lower()
     if len(lowered) != len(text):  # a character whose lowercase is longer: ASCII only
@@ -273,6 +267,17 @@ def find(text: str) -> list[Finding]:
 
 
 def _finding(rule: _Rule, allowlist: _Allowlist, match: re.Match[str], text: str) -> Finding | None:
+    """The secret `match` of `rule` finds, or None, as gitleaks decides it.
+
+    The rule's keywords (lowercase) occur in the text (`find` looks only there); its expression's
+    secret group (`secret_group`, else the first group that matched, else the whole match) is the
+    secret; a secret whose Shannon entropy is not above the rule's `entropy` is left, and so is
+    one that the global allowlist or one of the rule's allowlists accepts (an expression matching
+    the secret, the whole match or its line; a stop word in the secret). A secret whose last
+    character continues into more token characters (`[A-Za-z0-9_-]`) is widened to the end of
+    that run (at most `_WIDEN` characters on), so that a longer token than a rule expects is
+    never left half shown.
+    """
     group = rule.group
     if not group:
         group = next((g for g in range(1, (match.re.groups or 0) + 1) if match.group(g)), 0)

@@ -1,16 +1,9 @@
 """Replacing an input file with its result (`--in-place`), the original kept as a backup.
 
-`replace(path, chunks, seen)` is what every command's `--in-place` does: it checks that the file
-is still the one that was read (`file_identity`, taken before reading: a file an agent appended
-to meanwhile is left as it is, with an `OutputError`), keeps the original next to it under a
-new backup name (`make_backup`: `PATH.bak`, then `PATH.1.bak`, ...; never over an existing
-one), and writes the result over it atomically with the original's permission bits. A write that
-fails removes the backup again and leaves the input as it was. A file reached through a symbolic
-link is replaced where it lies (the link stays), with its backup beside it.
-
-The whole replacement goes through `compactcli.batch.WRITES` and `compactcli.interrupts.held`:
-Ctrl-C cannot separate the rename from the backup. `final=True` (the run's only output) settles
-the run once the file is in place (`compactcli.interrupts.settle`).
+`replace(path, chunks, seen)` is what every command's `--in-place` does: a file that changed
+since it was read is left as it is, the original is kept next to it under a new backup name, and
+the result is written over it atomically with the original's permission bits; a write that fails
+leaves the input as it was. Ctrl-C cannot separate the rename from the backup.
 """
 
 from __future__ import annotations
@@ -83,8 +76,18 @@ def make_backup(path: str) -> str:
 def replace(
     path: str, chunks: Iterable[Line], seen: Identity | None, *, final: bool = False
 ) -> tuple[str, str]:
-    """Replace input file `path` with `chunks` (see the module docstring); (the file written,
-    its backup)."""
+    """Replace input file `path` with `chunks`; (the file written, its backup).
+
+    It checks that the file is still the one that was read (`seen`, its `file_identity` taken
+    before reading: a file an agent appended to meanwhile is left as it is, with an
+    `OutputError`), keeps the original under a new backup name (`make_backup`), and writes the
+    result over it atomically with the original's permission bits. A write that fails removes the
+    backup again and leaves the input as it was. A file reached through a symbolic link is
+    replaced where it lies (the link stays), with its backup beside it. The whole replacement
+    goes through `compactcli.batch.WRITES` and `compactcli.interrupts.held`; `final=True` (the
+    run's only output) settles the run once the file is in place
+    (`compactcli.interrupts.settle`).
+    """
     from compactcli import batch
     from compactcli.jsonl import write_bytes
 

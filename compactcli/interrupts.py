@@ -1,21 +1,10 @@
 """Ctrl-C around writes: a write that has begun ends whole, and a finished run reports success.
 
-`held()` is a block in which SIGINT is recorded instead of raised (in the main thread; elsewhere
-signals cannot be handled and the block does nothing). Every file write goes through one
-(`compactcli.atomic`), so a write that has begun either ends with its file renamed into place or
-fails with its temporary file removed; it is never cut off half-way by Ctrl-C. When the
-outermost block ends, the handler it replaced is put back and a SIGINT recorded meanwhile is
-passed on to it (Python's default raises `KeyboardInterrupt`), unless the run has settled.
-
-`settle()` says that the run's result is in place (a command of one output calls it right after
-that output's rename): from then on SIGINT is recorded and dropped for the rest of the process,
-so the run writes its reports and exits with its own code. A Ctrl-C that comes after the output
-is complete therefore reports success, not an interruption. Only a command run can settle:
-`begin()` (the command line's error boundary calls it as a command starts) allows it, and
-`reset()` forgets it and puts back the handler `settle` replaced (the boundary calls it when a
-command run inside another program, such as a test, ends); elsewhere `settle()` does nothing,
-so the library never changes a program's Ctrl-C on its own. `settled()` tells whether it was
-called.
+`held()` is a block in which SIGINT is recorded instead of raised and passed on when the block
+ends; every file write goes through one (`compactcli.atomic`), so a write is never cut off
+half-way by Ctrl-C. `settle()` says that a command's result is in place, after which Ctrl-C no
+longer interrupts it, so it writes its reports and exits with its own code. Only a command run
+can settle (`begin`, `reset`): the library never changes a program's Ctrl-C on its own.
 """
 
 from __future__ import annotations
@@ -52,7 +41,14 @@ def _main_thread() -> bool:
 
 @contextlib.contextmanager
 def held(active: bool = True) -> Iterator[None]:
-    """SIGINT waits while inside (see the module docstring); nothing is held unless `active`."""
+    """SIGINT waits while inside; nothing is held unless `active`.
+
+    SIGINT is recorded instead of raised, in the main thread (elsewhere signals cannot be handled
+    and the block does nothing). A write inside either ends with its file renamed into place or
+    fails with its temporary file removed. When the outermost block ends, the handler it replaced
+    is put back and a SIGINT recorded meanwhile is passed on to it (Python's default raises
+    `KeyboardInterrupt`), unless the run has settled.
+    """
     if not active or not _main_thread():
         yield
         return
@@ -88,8 +84,14 @@ def _pass_on(handler: _Handler) -> None:
 
 
 def settle() -> None:
-    """The run's result is in place: SIGINT no longer interrupts this process (when a command
-    runs: see `begin`)."""
+    """The run's result is in place: SIGINT no longer interrupts this process.
+
+    A command of one output calls it right after that output's rename; from then on SIGINT is
+    recorded and dropped for the rest of the process, so a Ctrl-C that comes after the output is
+    complete reports success, not an interruption. It does so only while a command runs (`begin`,
+    which the command line's error boundary calls as a command starts); elsewhere it does
+    nothing.
+    """
     if not _main_thread():
         return
     with _lock:
@@ -103,6 +105,7 @@ def settle() -> None:
 
 
 def settled() -> bool:
+    """Whether `settle` was called (and took effect) in this run."""
     return bool(_state["settled"])
 
 
@@ -115,7 +118,9 @@ def begin() -> None:
 
 def reset() -> None:
     """Forget `settle`, put back the SIGINT handler it replaced, and let no run settle until the
-    next `begin` (main thread only)."""
+    next `begin` (main thread only). The command line's error boundary calls it when a command
+    run inside another program, such as a test, ends.
+    """
     if not _main_thread():
         return
     with _lock:

@@ -1,20 +1,10 @@
 """Context windows, output limits and compaction thresholds.
 
-`model_limits(model)` looks a model up in the model table the installed litellm wheel ships
-(`model_prices_and_context_window_backup.json`), read directly as JSON: litellm itself is never
-imported (it takes seconds), only located with `importlib.util.find_spec`, and only the entry
-asked for is decoded (the whole table would take tens of MB). A model name is tried
-as given, then without a provider prefix (`anthropic/`), then without a date suffix
-(`-20251101`). Anthropic models are given the 200,000-token window the API and Claude Code use
-unless the name carries Claude Code's `[1m]` suffix (the 1M window is a beta the client opts
-into). An unknown model, or none, falls back to `DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` and
-says so in `Limits.source`.
-
-`threshold(spec, limits)` turns `--threshold` into tokens: a preset that reproduces an agent's
-own auto-compaction trigger (`PRESETS`), a percentage of the window (`80%`), or a token count.
-`default_threshold(format)` is the preset of the agent that writes that format.
-
-Nothing here prints or reads the environment.
+`model_limits(model)` looks a model's window and output limit up in the model table the installed
+litellm wheel ships, read directly as JSON without importing litellm, and falls back to
+`DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` (saying so in `Limits.source`) for a model it does not
+know. `threshold(spec, limits)` turns `--threshold` into tokens, and `default_threshold(format)`
+is the preset of the agent that writes that format. Nothing here prints or reads the environment.
 """
 
 from __future__ import annotations
@@ -177,7 +167,13 @@ def model_limits(
 ) -> Limits:
     """The window and output limit of `model`; `context_window` overrides the window.
 
-    `table_path` is the model table to read ("" finds litellm's; None means no table).
+    The model table is litellm's `model_prices_and_context_window_backup.json`, located with
+    `importlib.util.find_spec` (`model_table_path`); `table_path` is the table to read ("" finds
+    litellm's; None means no table). A model name is tried as given, then without a provider
+    prefix (`anthropic/`), then without a date suffix (`-20251101`). Anthropic models are given
+    the 200,000-token window the API and Claude Code use unless the name carries Claude Code's
+    `[1m]` suffix (the 1M window is a beta the client opts into). An unknown model, or none,
+    falls back to `DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` and says so in `Limits.source`.
     """
     path = model_table_path() if table_path == "" else table_path
     found = _table_entry(path, model) if model else None
@@ -312,7 +308,10 @@ def parse_threshold(spec: str) -> str:
 
 
 def threshold(spec: str, limits: Limits) -> Threshold:
-    """The threshold `spec` (see `parse_threshold`) for a model with `limits`."""
+    """The threshold `spec` (see `parse_threshold`) for a model with `limits`: a preset that
+    reproduces an agent's own auto-compaction trigger (`PRESETS`), a percentage of the window
+    (`80%`), or a token count.
+    """
     value = parse_threshold(spec)
     if value in PRESETS:
         tokens, rule = PRESETS[value](limits)

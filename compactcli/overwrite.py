@@ -1,26 +1,11 @@
 """The one check every writing command makes first: no output is an input, or another output.
 
 `check(inputs, outputs)` raises `UsageError` (exit 2), before anything is read or written, when
-an output would write over a file the command reads, or two outputs are one file. `inputs` are
-the files read (`-`, standard input, is none); `outputs` are `(option, path)` pairs in the order
-the command writes them: `-o`, each `--out-dir` file, `--stats`, `--boundary`, `--archive` (a
-folder, compared as a whole: the archive holds files named by their sha256 and never writes over
-one); `eval`'s `--records` and `--write-baseline`. The message is one line naming the file and
-the option:
-
-    out.jsonl: -o would overwrite the input; use --in-place
-    link.jsonl: --stats would overwrite the input s.jsonl
-    same.json: --boundary would overwrite the --stats output
-
-`-o` and `--out-dir` point at `--in-place`, which replaces an input on purpose (with a backup);
-under `--in-place` the result is not an output here, but every report still is.
-
-Files are compared as the system sees them, by device and inode (`os.stat`, following symbolic
-links): the same file reached through `..`, a symbolic link or a hard link is the same file. A
-path that does not exist yet is compared by its resolved path (two outputs not yet written can
-still be one file). Only regular files, folders and paths still to be made count: a terminal, a
-pipe or a device, and the process's own open files (`--stats /dev/stderr`, `/dev/fd/N`:
-`compactcli.atomic.process_file`), are written as they are and overwrite nothing.
+an output would write over a file the command reads, or two outputs are one file, with a one-line
+message naming the file and the option. Files are compared as the system sees them (`identity`):
+the same file reached through `..`, a symbolic link or a hard link is the same file, and what is
+not a regular file or folder (a terminal, a pipe, a device, the process's own open files)
+overwrites nothing.
 """
 
 from __future__ import annotations
@@ -40,9 +25,11 @@ _REPLACEABLE = ("-o", "--out-dir")
 
 def identity(path: str) -> tuple[object, ...] | None:
     """What makes two paths one file: ("inode", device, inode) for an existing regular file or
-    folder, ("path", resolved path) for a path not made yet; None for standard input, for what
-    is not a regular file or folder (a terminal, a pipe, a device), and for what cannot be
-    looked at."""
+    folder (`os.stat`, following symbolic links), ("path", resolved path) for a path not made
+    yet; None for standard input, for the process's own open files (`/dev/stderr`, `/dev/fd/N`:
+    `compactcli.atomic.process_file`), for what is not a regular file or folder (a terminal, a
+    pipe, a device), and for what cannot be looked at.
+    """
     if not path or path == "-" or process_file(path):
         return None
     try:
@@ -57,7 +44,22 @@ def identity(path: str) -> tuple[object, ...] | None:
 
 
 def check(inputs: Iterable[str], outputs: Sequence[tuple[str, str | None]]) -> None:
-    """Refuse an output that is an input or another output (see the module docstring)."""
+    """Refuse an output that is an input or another output.
+
+    `inputs` are the files read (`-`, standard input, is none); `outputs` are `(option, path)`
+    pairs in the order the command writes them: `-o`, each `--out-dir` file, `--stats`,
+    `--boundary`, `--archive` (a folder, compared as a whole: the archive holds files named by
+    their sha256 and never writes over one); `eval`'s `--records` and `--write-baseline`. The
+    message names the file and the option:
+
+        out.jsonl: -o would overwrite the input; use --in-place
+        link.jsonl: --stats would overwrite the input s.jsonl
+        same.json: --boundary would overwrite the --stats output
+
+    `-o` and `--out-dir` point at `--in-place`, which replaces an input on purpose (with a
+    backup); under `--in-place` the result is not an output here, but every report still is.
+    Paths are compared by `identity`, so two outputs not yet written can still be one file.
+    """
     read: dict[tuple[object, ...], str] = {}
     for name in inputs:
         key = identity(name)

@@ -1,31 +1,12 @@
 """Policy files: defaults and per-glob budgets for `compact` and `estimate`.
 
-A policy lives in the working folder: `compactcli.toml` (settings at its top level), or, when
-there is none, the `[tool.compactcli]` table of `pyproject.toml`. Top-level keys are defaults for
-every file; each `[budgets."GLOB"]` table applies to the files whose path matches GLOB, later
-tables overriding earlier ones:
-
-    threshold = "claude-code"
-    max_tokens = 150_000
-
-    [budgets."codex/**"]
-    threshold = "codex"
-    max_tokens = 100_000
-
-A glob is matched against the file's path relative to the policy's folder, with `/` between
-folders: `*` and `?` stay inside one folder name, `**` spans folders, and a glob without a `/`
-matches a file name at any depth (`*.jsonl`). Standard input matches no glob.
-
-Keys are option names, with `_` or `-` (`keep_recent_tokens`, `keep-recent-tokens`); `SETTINGS`
-lists them. Unknown keys and bad values raise `UsageError` naming the file and the key.
-
-Precedence, highest first: a command-line option, its `COMPACTCLI_*` environment variable (both
-resolved by the command line), the matching `[budgets]` tables, the policy's top level, the
-built-in default. `Policy.settings_for(path)` gives the file's part; `resolve` merges the rest;
-`estimate_options` and `fail_on_threshold` apply the budget keys (`BUDGET_KEYS`) for `estimate`,
-which under a policy counts as `compact` does: with its `method`, heuristic unless it says exact.
-
-Nothing here prints; the only I/O is reading the policy file.
+A policy lives in the working folder (`compactcli.toml`, else the `[tool.compactcli]` table of
+`pyproject.toml`: `find_policy_file`) and gives settings by option name: top-level keys are
+defaults for every file, and each `[budgets."GLOB"]` table applies to the files whose path
+matches GLOB, later tables overriding earlier ones. `load_policy` reads one into a `Policy`
+(unknown keys and bad values raise `UsageError` naming the file and the key), and `resolve` ranks
+it below command-line options and their environment variables. Nothing here prints; the only I/O
+is reading the policy file.
 """
 
 from __future__ import annotations
@@ -156,7 +137,19 @@ the two agree on every budget."""
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """A parsed policy: defaults, and per-glob settings in file order."""
+    """A parsed policy: defaults, and per-glob settings in file order.
+
+        threshold = "claude-code"
+        max_tokens = 150_000
+
+        [budgets."codex/**"]
+        threshold = "codex"
+        max_tokens = 100_000
+
+    Keys are option names, with `_` or `-` (`keep_recent_tokens`, `keep-recent-tokens`);
+    `SETTINGS` lists them. A glob is matched against the file's path relative to the policy's
+    folder (`glob_pattern`); standard input matches no glob.
+    """
 
     path: str  # the file it was read from
     folder: str  # globs are relative to this folder
@@ -198,8 +191,10 @@ def resolve(
 ) -> dict[str, Any]:
     """The settings for `path`: `given` (options and environment) over the policy over defaults.
 
-    Only the names in `defaults` are returned; a policy key that a command does not take is
-    left out.
+    Precedence, highest first: a command-line option, its `COMPACTCLI_*` environment variable
+    (both resolved by the command line, in `given`), the matching `[budgets]` tables, the
+    policy's top level, the built-in default. Only the names in `defaults` are returned; a policy
+    key that a command does not take is left out.
     """
     from_file = policy.settings_for(path) if policy is not None else {}
     merged = dict(defaults)
@@ -322,7 +317,10 @@ _GLOB_CACHE: dict[str, re.Pattern[str]] = {}
 
 
 def glob_pattern(glob: str) -> re.Pattern[str]:
-    """The regular expression of `glob` (see the module docstring for the rules)."""
+    """The regular expression of `glob`, matched against a `/`-separated relative path: `*` and `?`
+    stay inside one folder name, `**` spans folders, and a glob without a `/` matches a file name
+    at any depth (`*.jsonl`).
+    """
     found = _GLOB_CACHE.get(glob)
     if found is not None:
         return found

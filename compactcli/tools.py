@@ -1,21 +1,11 @@
 """What a tool call is about, across agents: its kind, its main argument, the files it touches.
 
 Agents name the same tools differently (Claude Code `Read`, pi `read`, Codex `exec_command`,
-SWE-agent `str_replace_editor`). `tool_kind(name)` puts a name in one of a few kinds; the kinds
-`read`, `shell`, `search`, `web` and `edit` produce output worth clearing when it is old.
-`main_argument(name, arguments)` is the one argument that says what the call did (a path, a
-command, a query); `shell_command(name, arguments)` is the command a shell call ran;
-`touched_files(name, arguments)` is which files it read or modified, with Codex `apply_patch`
-headers read from the patch text; `read_only_command(command)` says whether a shell command only
-looks (lists, prints, searches: its output is a read, its success says nothing).
-`call_kind(name, arguments)` is the kind of one call: a Codex poll of a command still running
-(`wait` on a code-mode cell, `write_stdin` to a session, `poll_target`) is a shell call whose
-main argument is what it names that command by.
-
-A Codex code-mode script (`exec`, JavaScript that calls `tools.exec_command(...)`,
-`tools.apply_patch(...)`, see `compactcli.code_mode`) is read as the calls it makes: its main
-argument is theirs joined by `; `, its command that of its shell calls, and its files theirs and
-those its patch text names.
+SWE-agent `str_replace_editor`). `tool_kind(name)` and `call_kind(name, arguments)` put a call in
+one of a few kinds (`COMPACTABLE` ones produce output worth clearing when it is old);
+`main_argument`, `shell_command` and `touched_files` say what it did, and `read_only_command`
+whether a shell command only looks. A Codex code-mode script (`exec`, see `compactcli.code_mode`)
+is read as the calls it makes.
 """
 
 from __future__ import annotations
@@ -84,8 +74,10 @@ def _text(value: Any) -> str | None:
 
 
 def main_argument(name: str | None, arguments: Any, *, limit: int = 120) -> str:
-    """The argument that best says what the call did, on one line, at most `limit` chars; for a
-    Codex poll of a running command, what it names that command by (`cell 28`, `session 3`)."""
+    """The argument that best says what the call did (a path, a command, a query), on one line, at
+    most `limit` chars; for a Codex poll of a running command, what it names that command by
+    (`cell 28`, `session 3`); for a code-mode script, its calls' main arguments joined by `; `.
+    """
     found: str | None = None
     polled = poll_target(name, arguments)
     if polled is not None:
@@ -174,7 +166,9 @@ def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> s
 
 
 def touched_files(name: str | None, arguments: Any) -> Touched:
-    """Files the call read or modified, from its arguments (and apply_patch headers)."""
+    """Files the call read or modified, from its arguments, with Codex `apply_patch` headers read
+    from the patch text; for a code-mode script, its calls' files and those its patch text names.
+    """
     if is_script(name, arguments):
         read: list[str] = []
         modified: list[str] = []
@@ -322,9 +316,11 @@ _WRITES = compile_lazily(
 
 
 def read_only_command(command: str) -> bool:
-    """Whether every program of a shell command line only reads (see the module docstring):
-    `cd` prefixes, pipes and `2>&1` allowed, no output redirection, no `sed -i`, `tee` or
-    `find -delete`; `sed` only with `-n`, `git` only with a reading subcommand."""
+    """Whether every program of a shell command line only reads (lists, prints, searches: its output
+    is a read, its success says nothing): `cd` prefixes, pipes and `2>&1` allowed, no output
+    redirection, no `sed -i`, `tee` or `find -delete`; `sed` only with `-n`, `git` only with a
+    reading subcommand.
+    """
     command = command.strip()
     if not command or "\n" in command or _WRITES.search(command):
         return False

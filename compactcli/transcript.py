@@ -1,23 +1,12 @@
 """The transcript data model: records are the truth, everything else is a view.
 
-A `Transcript` is the tuple of `Record`s read from a JSONL file, in file order. Each record keeps
+A `Transcript` is the tuple of `Record`s read from a JSONL file, in file order. A record keeps
 its parsed JSON (`raw`, never mutated) and, while nothing has changed it, the exact bytes it was
-read from (`line`) and its line ending (`eol`), so writing an unchanged record gives back the same
-bytes. Edits are copy-on-write: `Record.with_raw` drops the original bytes and the writer
-re-serialises that record alone.
-
-Messages and blocks (`Message`, `Block`) are typed views that a format's dialect derives from the
-raw records (see `compactcli.formats`); they point back at their record by index and at the
-JSON object they were read from by a path, so a stage can edit exactly that object.
-`new_record`, `new_block` and `new_message` make them as their constructors do, faster, for the
-loops that make one per record of a large file.
-
-Views are memoized per transcript (`Transcript.view`): records are immutable and their `raw` is
-never mutated, so a transcript's views never change; an edit makes a new transcript (`evolve`),
-which starts with no views of its own. It may look at what the transcript it was made from
-computed (`Transcript.inherited`) to reuse the parts of unchanged records, by their identity.
-
-No I/O here: reading and writing live in `compactcli.jsonl`.
+read from, so an unchanged record is written back byte for byte; edits are copy-on-write
+(`Record.with_raw`, `Transcript.evolve`). Messages and blocks (`Message`, `Block`) are typed
+views a format's dialect derives from the records (`compactcli.formats`), pointing back at the
+JSON object they were read from, and a transcript's views are memoized (`Transcript.view`). No
+I/O here: reading and writing live in `compactcli.jsonl`.
 """
 
 from __future__ import annotations
@@ -51,10 +40,11 @@ _PARENT = "\0parent"
 class Record:
     """One JSONL line: its parsed JSON and, while unchanged, its original bytes.
 
-    `raw` is `None` for a line carried through without being parsed (a blank line, or a bad
-    line kept with `--on-bad-line keep`); such a line is written back as it was. `line` is
-    `bytes`, or a read-only `memoryview` of them for a file read with `mapped=True` (see
-    `compactcli.read_transcript`); a pickled record holds `bytes`.
+    `raw` is `None` for a line carried through without being parsed (a blank line, or a bad line
+    kept with `--on-bad-line keep`); such a line is written back as it was. `line` is `bytes`, or
+    a read-only `memoryview` of them for a file read with `mapped=True` (see
+    `compactcli.read_transcript`); a pickled record holds `bytes`; `eol` is its line ending.
+    `with_raw` drops the original bytes, and the writer re-serialises that record alone.
     """
 
     raw: Any

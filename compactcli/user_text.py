@@ -1,17 +1,10 @@
 """What a person typed in a user message, told apart from the text an agent injects there.
 
-Agents send the model, as user messages, text nobody typed: Claude Code meta text (IDE selections,
-system reminders, command caveats, local command output, skill bodies, interrupt markers, task
-notifications, a pasted image's placeholder with nothing typed after it), Codex context
-(`AGENTS.md` instructions, `<environment_context>`, skill bodies), and compaction summaries.
-`typed_text(text)` reads one user text block (`has_typed_text(message)` says whether any does): the
-message the person typed (a Claude Code slash command as its name and arguments) and the shell
-command they ran (Claude Code `<bash-input>`), each None where there is none. `skill_file(text)` is
-the instructions file (`SKILL.md`) of a skill whose body the text is (Claude Code's or Codex's), so
-a summary can name what the model was following. `squeeze(text)` tidies whitespace.
-
-Both the summary's facts (what the user asked) and the cut (where the current turn starts) read
-user text through here, so they agree on what a prompt is. Pure functions.
+Agents send the model, as user messages, text nobody typed: Claude Code meta text, Codex context,
+skill bodies, compaction summaries. `typed_text(text)` reads one user text block into the message
+the person typed and the shell command they ran, `skill_file(text)` names the `SKILL.md` of a
+skill body, and `squeeze(text)` tidies whitespace. Both the summary's facts and the cut read user
+text through here, so they agree on what a prompt is. Pure functions.
 """
 
 from __future__ import annotations
@@ -80,7 +73,12 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     """(user message, user shell command) in a user text block; None where there is none.
 
     The message is what the person typed, inline injections removed and whitespace squeezed (a
-    slash command is its name and arguments); text that opens with an injection prefix has none.
+    Claude Code slash command is its name and arguments); text that opens with an injection
+    prefix has none. Injected text: Claude Code meta text (IDE selections, system reminders,
+    command caveats, local command output, skill bodies, interrupt markers, task notifications, a
+    pasted image's placeholder with nothing typed after it), Codex context (`AGENTS.md`
+    instructions, `<environment_context>`, skill bodies), and compaction summaries. The shell
+    command is one the person ran (Claude Code `<bash-input>`).
     """
     stripped = _INLINE_META.sub("", text).strip()
     if not stripped:

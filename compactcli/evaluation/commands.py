@@ -1,25 +1,11 @@
 """How much of a summary goes to commands that only looked: read-only shell commands that succeeded.
 
-A summary lists the commands the agent ran, one a line, as `` - `COMMAND` (ok) `` or
-`` - `COMMAND` (ok, ran N times) `` (optionally followed by `: detail`); `ok_command(line)`
-returns the command of such a line. `is_read_only(command)` says whether a shell command only
-reads: every command of it (split on `|`, `&&`, `||`, `;`, `&`, parentheses and line breaks,
-after `NAME=value` prefixes and `time`, `timeout N`, `bash -c SCRIPT` wrappers) is one of
-`READ_ONLY` (`ls`, `cat`, `head`, `grep`, `rg`, `wc`, `jq`...), `cd`, `sed` without `-i`,
-`find` without an action that writes or runs something (`-delete`, `-exec`...), `sort` without
-`-o`, `uniq` with at most one file, or a `git` subcommand that only reads (`GIT_READ_ONLY`:
-`status`, `log`, `diff`, `show`... and `branch`, `tag`, `remote`, `stash` only when they list);
-and nothing is redirected to a file (`>`, `>>`, `&>`; `/dev/null` and `2>&1` are fine).
-Command substitution (`$(...)`, backquotes) and text the shell cannot split count as not
-read-only. The test is conservative: a command it does not know is not read-only.
-
-This is the measurement's own rule, kept apart from the one the summarizer folds read-only
-commands with (`compactcli.tools.read_only_command`) on purpose: a metric that used the
-summarizer's rule could not see where that rule goes wrong.
-
-`read_only_cost(text, count)` is (tokens of the read-only `ok` lines, tokens of the whole text)
-under the token counting function `count`: their quotient is the share of a summary spent on
-recalling that the agent looked at something and it worked.
+`read_only_cost(text, count)` is (tokens of a summary's read-only `ok` command lines, tokens of
+the whole text): their quotient is the share of a summary spent on recalling that the agent
+looked at something and it worked. `ok_command` reads a summary's command line and `is_read_only`
+says, conservatively, whether a shell command only reads. This rule is the measurement's own,
+kept apart from the one the summarizer folds read-only commands with
+(`compactcli.tools.read_only_command`), so that the metric can see where that rule goes wrong.
 """
 
 from __future__ import annotations
@@ -97,13 +83,26 @@ _OK_LINE = re.compile(r"^\s*- `(.+)` \(ok(?:, ran \d+ times)?\)(?:: .*)?$")
 
 
 def ok_command(line: str) -> str | None:
-    """The command of a summary line `` - `COMMAND` (ok) `` (or `(ok, ran N times)`)."""
+    """The command of a summary line `` - `COMMAND` (ok) `` or `` - `COMMAND` (ok, ran N times) ``
+    (optionally followed by `: detail`); None for another line.
+    """
     found = _OK_LINE.match(line)
     return found.group(1) if found else None
 
 
 def is_read_only(command: str) -> bool:
-    """Whether shell `command` only reads (see the module docstring)."""
+    """Whether shell `command` only reads.
+
+    Every command of it (split on `|`, `&&`, `||`, `;`, `&`, parentheses and line breaks, after
+    `NAME=value` prefixes and `time`, `timeout N`, `bash -c SCRIPT` wrappers) must be one of
+    `READ_ONLY` (`ls`, `cat`, `head`, `grep`, `rg`, `wc`, `jq`...), `cd`, `sed` without `-i`,
+    `find` without an action that writes or runs something (`-delete`, `-exec`...), `sort`
+    without `-o`, `uniq` with at most one file, or a `git` subcommand that only reads
+    (`GIT_READ_ONLY`: `status`, `log`, `diff`, `show`... and `branch`, `tag`, `remote`, `stash`
+    only when they list); and nothing may be redirected to a file (`>`, `>>`, `&>`; `/dev/null`
+    and `2>&1` are fine). Command substitution (`$(...)`, backquotes) and text the shell cannot
+    split count as not read-only, and so does a command this does not know.
+    """
     text = command.strip()
     if not text or "$(" in text or "`" in text:
         return False

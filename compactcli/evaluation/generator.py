@@ -2,15 +2,10 @@
 
 `generate(spec, counter)` builds the session a `Spec` (format, size, seed) names, renders it
 (`render.render`), reads it back as a `Transcript`, and turns every planted fact into a probe
-whose origin gives the context message, the input line, the carrier and the depth (the share of
-the context's exact o200k tokens that come before the message). The size is the context's exact
-o200k count as `compactcli estimate --method exact` reports it, close to the target: within 10%
-where the episodes allow it (a 20K session is only a few episodes, so within about 20% there).
-The same arguments give the same bytes, transcript and probes alike, on every machine.
-
-Fixtures are named `FORMAT-SIZE-sSEED` (`claude-code-20k-s1`); `write_fixture` writes
-`NAME.jsonl` and `NAME.probes.jsonl` into a folder. `SPECS` is the committed set under
-`fixtures/eval/`; `parse_spec("claude-code:500k:3")` reads the `--generate` form.
+(`probes_for`). The same arguments give the same bytes, transcript and probes alike, on every
+machine. Fixtures are named `FORMAT-SIZE-sSEED` (`claude-code-20k-s1`); `write_fixture` writes
+`NAME.jsonl` and `NAME.probes.jsonl` into a folder, `SPECS` is the committed set under
+`fixtures/eval/`, and `parse_spec("claude-code:500k:3")` reads the `--generate` form.
 """
 
 from __future__ import annotations
@@ -116,10 +111,15 @@ def transcript_from_records(raws: Sequence[Mapping[str, Any]], fmt: str, source:
 
 
 def generate(spec: Spec, counter: Counter) -> Fixture:
-    """The fixture `spec` describes; `counter` (the exact o200k counter) measures its size and
-    the depths. A session whose measured size is more than `SIZE_TOLERANCE` off the target is
-    planned again for a target scaled by the miss (at most `PLAN_ATTEMPTS` plans; the closest
-    one is kept)."""
+    """The fixture `spec` describes; `counter` (the exact o200k counter) measures its size and the
+    depths.
+
+    The size is the context's exact o200k count as `compactcli estimate --method exact` reports
+    it, close to the target: within 10% where the episodes allow it (a 20K session is only a few
+    episodes, so within about 20% there). A session whose measured size is more than
+    `SIZE_TOLERANCE` off the target is planned again for a target scaled by the miss (at most
+    `PLAN_ATTEMPTS` plans; the closest one is kept).
+    """
     target = spec.tokens
     best: tuple[int, Session, Rendered, Transcript] | None = None
     for _ in range(PLAN_ATTEMPTS):
@@ -146,7 +146,10 @@ def probes_for(
     counter: TokenCounter,
     cwd: str,
 ) -> list[Probe]:
-    """Probes for `facts`, with origins located in `transcript` (see the module docstring)."""
+    """Probes for `facts`, with origins located in `transcript`: the context message, the input
+    line, the carrier and the depth (the share of the context's exact o200k tokens that come
+    before the message).
+    """
     context = get_dialect(transcript.format).context(transcript)
     sizes = [counter.message_tokens(m) for m in context]
     total = max(1, sum(sizes))

@@ -1,15 +1,8 @@
 """Integrity of a compacted transcript (EVAL.md §3.4): what must hold whatever was dropped.
 
-`check(before, after)` returns the failures, one line each (empty: intact):
-
-- `invalid`: the output has a validation error (FORMATS.md §6: JSON shape, role order, the
-  `parentUuid` chain, ids) that the input did not have;
-- `format`: its bytes, read back, are not detected as the input's format;
-- `unpaired-call` / `orphan-result`: on the context view, a tool call without its result that
-  was answered in the input, or a result whose call is gone (pairs are kept or removed whole);
-- `duplicate-id`: a tool call id used twice on the context view;
-- `code-block`: a fenced code block in a message compactcli did not write that is not, byte for
-  byte, one of the input's fenced code blocks (kept code must not be altered).
+`check(before, after)` returns the integrity failures of a compacted transcript, one line each
+(empty: intact): a new validation error, a format that no longer reads back, tool calls and
+results unpaired or duplicated on the context view, and kept code altered.
 """
 
 from __future__ import annotations
@@ -42,7 +35,18 @@ def _texts(messages: Iterable[Message]) -> Iterable[str]:
 
 
 def check(before: Transcript, after: Transcript) -> list[str]:
-    """The integrity failures of `after`, compacted from `before` (see the module docstring)."""
+    """The integrity failures of `after`, compacted from `before`, one line each:
+
+    - `invalid`: the output has a validation error (FORMATS.md §6: JSON shape, role order, the
+      `parentUuid` chain, ids) that the input did not have;
+    - `format`: its bytes, read back, are not detected as the input's format;
+    - `unpaired-call` / `orphan-result`: on the context view, a tool call without its result that
+      was answered in the input, or a result whose call is gone (pairs are kept or removed
+      whole);
+    - `duplicate-id`: a tool call id used twice on the context view;
+    - `code-block`: a fenced code block in a message compactcli did not write that is not, byte
+      for byte, one of the input's fenced code blocks (kept code must not be altered).
+    """
     failures: list[str] = []
     errors_before = {(f.code, f.message) for f in validate(before).errors}
     for finding in validate(after).errors:

@@ -1,26 +1,12 @@
 """Deterministic matching of probe facts in text (EVAL.md §3.3).
 
-`normalize(text, case_sensitive)` is the normalization both sides of a comparison go through:
-Unicode NFC; Claude Code Read line prefixes (`   12→`) and `cat -n` prefixes (`   12<TAB>`)
-dropped; markdown emphasis markers at word edges, backticks and quotes removed; whitespace
-collapsed; case-folded when the category carries no meaning in case. A needle also loses its
-trailing punctuation.
-
-`Haystack` is a searchable text made of segments (one per message block): the raw text, and
-its normalized and path-normalized forms. `find(probe, haystack)` returns the strictest level at
-which the probe's fact is present, or None:
-
-- `exact`: one of `any_of` is a raw substring;
-- `normalized`: one of `any_of` is a substring after normalization;
-- `path`: a file path, after taking off `./`, doubled separators and the session's `cwd`, bounded
-  by characters that cannot belong to a path (so `src/app.py` is not found in `src/app.pyc` or
-  `lib/src/app.py`); the bare file name only with `basename_ok`;
-- `key_terms`: every key term inside one window of `window` characters, within one segment.
-
-A probe passes at its configured `mode` or at a stricter level. Matches never span two
-segments, and a fact that begins or ends with a letter or digit is not found inside a longer
-word (`port 6543` is not in `port 65432`). `occurrences` gives every position of a fact (for
-superseded values).
+A `Haystack` is a searchable text made of segments (one per message block), and
+`find(probe, haystack)` returns the strictest level at which the probe's fact is present
+(`exact`, `normalized`, `path` or `key_terms`), or None; `passes` says whether a hit is at the
+probe's configured mode or a stricter level. Both sides of a comparison go through `normalize`. A
+match never spans two segments, and a fact that begins or ends with a letter or digit is not
+found inside a longer word (`port 6543` is not in `port 65432`). `occurrences` gives every
+position of a fact (for superseded values).
 """
 
 from __future__ import annotations
@@ -48,7 +34,10 @@ _PATH_AFTER = re.compile(r"[\w\-/]|\.\w")
 
 
 def normalize(text: str, case_sensitive: bool = True) -> str:
-    """`text` normalized for comparison (see the module docstring)."""
+    """`text` normalized for comparison: Unicode NFC; Claude Code Read line prefixes (`   12→`) and
+    `cat -n` prefixes (`   12<TAB>`) dropped; markdown emphasis markers at word edges, backticks
+    and quotes removed; whitespace collapsed; case-folded unless `case_sensitive`.
+    """
     text = unicodedata.normalize("NFC", text)
     if "→" in text or "\t" in text:
         text = _READ_PREFIX.sub("", text)
@@ -190,6 +179,13 @@ def occurrences(match: Match, haystack: Haystack) -> list[tuple[int, int]]:
 
 def find(probe: Probe, haystack: Haystack, *, cwd: str | None = None) -> Hit | None:
     """The strictest level at which `probe` is found, up to its configured mode; None if not.
+
+    - `exact`: one of `any_of` is a raw substring;
+    - `normalized`: one of `any_of` is a substring after normalization;
+    - `path`: a file path, after taking off `./`, doubled separators and the session's `cwd`,
+      bounded by characters that cannot belong to a path (so `src/app.py` is not found in
+      `src/app.pyc` or `lib/src/app.py`); the bare file name only with `basename_ok`;
+    - `key_terms`: every key term inside one window of `window` characters, within one segment.
 
     `cwd` is the session's working folder, used for path probes that name none.
     """

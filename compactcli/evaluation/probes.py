@@ -1,34 +1,10 @@
 """Probe files: the facts an evaluation looks for in a compacted transcript (EVAL.md §3.2).
 
-A probe file holds one JSON object per line, next to the transcript it describes
-(`NAME.jsonl` and `NAME.probes.jsonl`):
-
-    {"id": "p017", "category": "error_string",
-     "fact": "ECONNREFUSED 127.0.0.1:6379",
-     "match": {"mode": "normalized", "any_of": ["ECONNREFUSED 127.0.0.1:6379"],
-               "key_terms": ["ECONNREFUSED", "6379"], "window": 200},
-     "origin": {"message_index": 412, "line": 871, "carrier": "tool_result", "depth": 0.31},
-     "weight": 1.5, "must_survive": false, "superseded_by": null}
-
-`mode` is the loosest level at which the probe passes: `exact` (a raw substring), `normalized`
-(a substring after normalization), `key_terms` (every term inside a window of `window`
-characters), or `path` (a file path, with the session's `cwd` prefix and `./` taken off; the
-bare file name counts only with `basename_ok`). `case_sensitive` defaults by category: user
-constraints, decisions and pending asks are compared case-folded; paths, identifiers and error
-strings keep their case.
-
-Categories: positive ones (`user_constraint`, `pending_ask`, `file_modified`, `file_read`,
-`error_string`, `decision`, `identifier`) pass when found; negative ones fail when found:
-`decoy` (a plausible fact that never occurred) and `superseded` (an old value that a later
-probe, `superseded_by`, replaced; it may appear only next to, or before, the new value; with no
-`superseded_by`, it may not appear at all).
-
-Only `id`, `category` and `fact` are required: `match` defaults to the category's mode
-(`DEFAULT_MODE`) on the fact itself, normalized instead of key terms when no key terms are
-given; `weight`, `must_survive` and the case rule default by category.
-
-`load_probes` and `dump_probes` read and write the format; `ProbeError` names the file, the
-line and what is wrong.
+A probe file holds one JSON object per line, next to the transcript it describes (`NAME.jsonl`
+and `NAME.probes.jsonl`); each object is a `Probe`, whose docstring gives the schema. Positive
+categories pass when their fact is found, negative ones (`decoy`, `superseded`) fail when it is.
+`load_probes` and `dump_probes` read and write the format, `make_probe` fills in the category's
+defaults, and `ProbeError` names the file, the line and what is wrong.
 """
 
 from __future__ import annotations
@@ -161,7 +137,31 @@ class Origin:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """One fact to look for."""
+    """One fact to look for, one line of a probe file:
+
+        {"id": "p017", "category": "error_string",
+         "fact": "ECONNREFUSED 127.0.0.1:6379",
+         "match": {"mode": "normalized", "any_of": ["ECONNREFUSED 127.0.0.1:6379"],
+                   "key_terms": ["ECONNREFUSED", "6379"], "window": 200},
+         "origin": {"message_index": 412, "line": 871, "carrier": "tool_result", "depth": 0.31},
+         "weight": 1.5, "must_survive": false, "superseded_by": null}
+
+    `mode` is the loosest level at which the probe passes: `exact` (a raw substring),
+    `normalized` (a substring after normalization), `key_terms` (every term inside a window of
+    `window` characters), or `path` (a file path, with the session's `cwd` prefix and `./` taken
+    off; the bare file name counts only with `basename_ok`). `case_sensitive` defaults by
+    category (`CASE_FOLDED`).
+
+    Categories: positive ones (`user_constraint`, `pending_ask`, `file_modified`, `file_read`,
+    `error_string`, `decision`, `identifier`) pass when found; negative ones fail when found:
+    `decoy` (a plausible fact that never occurred) and `superseded` (an old value that a later
+    probe, `superseded_by`, replaced; it may appear only next to, or before, the new value; with
+    no `superseded_by`, it may not appear at all).
+
+    Only `id`, `category` and `fact` are required: `match` defaults to the category's mode
+    (`DEFAULT_MODE`) on the fact itself, normalized instead of key terms when no key terms are
+    given; `weight`, `must_survive` and the case rule default by category (`make_probe`).
+    """
 
     id: str
     category: Category

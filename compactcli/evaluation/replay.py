@@ -1,28 +1,12 @@
 """Record and replay of LLM summary requests, so the LLM path can be scored offline and in CI.
 
-The LLM summarizer (`compactcli.summarizers.llm`) talks to an OpenAI-compatible server through
-litellm. `ReplayServer` is such a server on 127.0.0.1: it keys each request by the sha256 of
-its canonical JSON (`request_key`: the model, the messages, every other parameter, and
-`PROMPT_VERSION`) and answers with the response recorded under that key in a `Cassettes` store.
-
-- **Replay** (the default; what CI runs): a request with no recording is answered with HTTP 400
-  and remembered in `misses`; the evaluation turns any miss into a `ReplayMiss` error, so a
-  missing recording always fails the run (the summarizer's fallback to its extractive summary
-  is never mistaken for an LLM answer).
-- **Record** (`upstream=URL`): a request with no recording is forwarded to the real server at
-  `URL` (its `/chat/completions`, with the caller's `Authorization` header), and the answer is
-  stored before it is returned. This is the only path that reaches beyond 127.0.0.1, and only
-  when asked for.
-
-`Cassettes(folder)` reads every `*.jsonl` file in `folder`: one recording per line,
-`{"key", "model", "messages", "params", "response"}` where `messages` is the sha256 and size
-of the request's messages (kept small; the key covers them exactly) and `response` the server's
-JSON answer. New recordings are appended to `folder/<name>.jsonl` (`Cassettes.file`), in
-the order they were made.
-
-The prompt's own text is inside the request's system message, so a change of prompt changes
-every key; `PROMPT_VERSION` is bumped when the request shape changes in a way the messages do
-not show.
+`ReplayServer` is an OpenAI-compatible server on 127.0.0.1 that the LLM summarizer
+(`compactcli.summarizers.llm`, through litellm) can be pointed at: it keys each request by the
+sha256 of its canonical JSON (`request_key`) and answers with the response recorded under that
+key in a `Cassettes` store. In replay mode (the default; what CI runs) a request with no
+recording fails and is remembered, so a missing recording always fails the evaluation
+(`ReplayMiss`); in record mode it is forwarded to a real server and its answer stored. Record
+mode is the only path that reaches beyond 127.0.0.1, and only when asked for.
 """
 
 from __future__ import annotations
@@ -42,6 +26,9 @@ from typing import Any
 import orjson
 
 PROMPT_VERSION = "1"
+"""Part of every request key. The prompt's own text is inside the request's system message, so a
+change of prompt changes every key; this is bumped when the request shape changes in a way the
+messages do not show."""
 REPLAY_MODEL = "openai/compactcli-scripted"
 """The model name the committed recordings were made under (see fixtures/eval/README.md)."""
 
@@ -75,7 +62,14 @@ def _messages_digest(body: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(slots=True)
 class Cassettes:
-    """Recorded responses by request key, read from (and appended to) a folder."""
+    """Recorded responses by request key, read from (and appended to) a folder.
+
+    Every `*.jsonl` file in `folder` is read: one recording per line,
+    `{"key", "model", "messages", "params", "response"}`, where `messages` is the sha256 and size
+    of the request's messages (kept small; the key covers them exactly) and `response` the
+    server's JSON answer. New recordings are appended to `folder/<file>.jsonl`, in the order they
+    were made.
+    """
 
     folder: str
     responses: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -205,7 +199,15 @@ def _forward(upstream: str, raw: bytes, authorization: str | None) -> dict[str, 
 
 
 class ReplayServer:
-    """An OpenAI-compatible server on 127.0.0.1 answering from `Cassettes` (see above)."""
+    """An OpenAI-compatible server on 127.0.0.1 answering from `Cassettes`.
+
+    - Replay (no `upstream`): a request with no recording is answered with HTTP 400 and
+      remembered in `misses`; the evaluation turns any miss into a `ReplayMiss` error, so the
+      summarizer's fallback to its extractive summary is never mistaken for an LLM answer.
+    - Record (`upstream=URL`): a request with no recording is forwarded to the real server at
+      `URL` (its `/chat/completions`, with the caller's `Authorization` header), and the answer
+      is stored before it is returned.
+    """
 
     def __init__(self, cassettes: Cassettes, upstream: str | None = None) -> None:
         self.state = _State(cassettes, upstream)

@@ -1,17 +1,10 @@
 """Generated coding sessions with planted facts: the first session, its later rounds, the check.
 
-`build_session(seed, tokens)` writes work episodes (`episodes`) for about `tokens` tokens, then
-a last, unfinished request, and plants the facts a compaction must keep (EVAL.md §3.1) at depths
-spread over the session, each in a controlled carrier (`fact_catalogue` draws them): user
-constraints, pending asks (also tracked in todo-list calls) and settings later superseded, in
-user text; decisions in assistant text; error strings in failing test output, or pasted by the
-user; identifiers in user text, assistant text or a command; modified and read files in tool
-call arguments. It adds a pasted screenshot as a distractor, and decoys that never occur.
-`continue_session(session, cycle, tokens)` writes the new turns of a later round of compaction:
-they add facts and (with `supersede`) replace one current value. `check_planted(session)` raises
-`PlantingError` unless every positive fact occurs, no decoy does, and a superseded value occurs
-once, before its replacement; `build_session` runs it. Every choice comes from one
-`random.Random` seeded by the seed (and the cycle), so the same arguments give the same session.
+`build_session(seed, tokens)` writes work episodes (`episodes`) and plants the facts a compaction
+must keep (EVAL.md §3.1) at depths spread over the session; `continue_session` writes the new
+turns of a later round; `check_planted` raises `PlantingError` unless the planted facts are where
+they should be. Every choice comes from one `random.Random` seeded by the seed (and the cycle),
+so the same arguments give the same session.
 """
 
 from __future__ import annotations
@@ -88,7 +81,15 @@ def _counts(episodes: int) -> dict[str, int]:
 
 
 def build_session(seed: int, tokens: int) -> Session:
-    """A session of about `tokens` tokens with planted facts (see the module docstring)."""
+    """A session of about `tokens` tokens with planted facts, checked (`check_planted`).
+
+    Work episodes, then a last, unfinished request; the facts are planted at depths spread over
+    the session, each in a controlled carrier (`fact_catalogue` draws them): user constraints,
+    pending asks (also tracked in todo-list calls) and settings later superseded, in user text;
+    decisions in assistant text; error strings in failing test output, or pasted by the user;
+    identifiers in user text, assistant text or a command; modified and read files in tool call
+    arguments. A pasted screenshot is added as a distractor, and decoys that never occur.
+    """
     rng = random.Random(seed)
     project = filler.make_project(rng)
     writer = EpisodeWriter(rng, project)

@@ -1,25 +1,12 @@
 """Where the evaluation's fixtures come from: a folder, transcripts one by one, the built-in set.
 
-A fixture is a transcript with its probe file (`compactcli.evaluation.probes`). They are found
-three ways:
-
-- `load_fixtures(folder, transcripts)`: every `NAME.probes.jsonl` in `folder`, with the
-  transcript beside it (`NAME` plus a suffix of `TRANSCRIPT_SUFFIXES`); when there is none
-  there and `transcripts` names a folder, the transcript of that name in `transcripts`, so
-  probe files can be kept in a repository while the sessions they describe live elsewhere.
-- `load_files(paths, probes)`: the transcripts named, each with its probe file: the ones in
-  `probes`, paired in order (one probe file for one transcript, or one per transcript), else
-  `NAME.probes.jsonl` beside `NAME.jsonl`.
-- `default_folder()`: the synthetic fixtures that ship inside the package
-  (`compactcli/evaluation/fixtures/`: transcripts, probes, recorded LLM answers, the baseline
-  and its report), located with `importlib.resources`, so an installed compactcli evaluates
-  them from any working folder.
-
-A fixture's name is its transcript's file name without the suffix. A fixture whose name is a
-generator spec (`claude-code-20k-s1`) and whose bytes are what the generator makes for that
-spec gets its generated session back (`Fixture.session`), which later rounds continue; every
-other fixture is a real (or hand-made) session. What cannot be read raises `FixtureError`
-naming the path, or `ProbeError` for a malformed probe file.
+A fixture is a transcript with its probe file (`compactcli.evaluation.probes`), named after the
+transcript's file name without its suffix. `load_fixtures` reads a folder of probe files,
+`load_files` the transcripts named, and `default_folder()` is the synthetic set that ships inside
+the package. A fixture whose bytes are what the generator makes for the spec its name gives
+(`claude-code-20k-s1`) gets its generated session back (`Fixture.session`), which later rounds
+continue; every other fixture is a real (or hand-made) session. What cannot be read raises
+`FixtureError` naming the path, or `ProbeError` for a malformed probe file.
 """
 
 from __future__ import annotations
@@ -51,7 +38,11 @@ class FixtureError(ValueError):
 
 
 def default_folder() -> str:
-    """The folder of the built-in synthetic fixtures, inside the installed package."""
+    """The folder of the built-in synthetic fixtures inside the installed package
+    (`compactcli/evaluation/fixtures/`: transcripts, probes, recorded LLM answers, the baseline
+    and its report), located with `importlib.resources`, so an installed compactcli evaluates
+    them from any working folder.
+    """
     found = resources.files("compactcli.evaluation").joinpath(PACKAGE_FIXTURES)
     if not isinstance(found, Path) or not found.is_dir():
         raise FixtureError(
@@ -77,7 +68,11 @@ def _transcript_in(folder: str, name: str) -> str | None:
 
 
 def load_fixtures(folder: str, transcripts: str | None = None) -> list[Fixture]:
-    """Every fixture of `folder` (see the module docstring), in name order."""
+    """Every fixture of `folder`, in name order: every `NAME.probes.jsonl` in `folder`, with the
+    transcript beside it (`NAME` plus a suffix of `TRANSCRIPT_SUFFIXES`); when there is none
+    there and `transcripts` names a folder, the transcript of that name in `transcripts`, so
+    probe files can be kept in a repository while the sessions they describe live elsewhere.
+    """
     if not os.path.isdir(folder):
         raise FixtureError(f"{folder}: no such folder")
     if transcripts is not None and not os.path.isdir(transcripts):
@@ -103,7 +98,10 @@ def load_fixtures(folder: str, transcripts: str | None = None) -> list[Fixture]:
 
 
 def load_files(paths: Sequence[str], probes: Sequence[str] = ()) -> list[Fixture]:
-    """The transcripts `paths` with their probe files (see the module docstring), in order."""
+    """The transcripts `paths` with their probe files, in order: the ones in `probes`, paired in
+    order (one probe file for one transcript, or one per transcript), else `NAME.probes.jsonl`
+    beside `NAME.jsonl`.
+    """
     if probes and len(probes) != len(paths):
         raise FixtureError(
             f"{probes[0]}: {len(probes)} probe file(s) for {len(paths)} transcript(s); give "

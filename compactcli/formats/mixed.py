@@ -1,31 +1,12 @@
 """Files that mix formats: records that only one format writes, and then another's.
 
-Format detection (`detect_format`) reads the first records. A file whose later records are
-another agent's (a Codex rollout appended to a Claude Code session, two files concatenated)
-would otherwise be read as one format, the other records passed through as unknown ones, and
-the result called valid. Each record that only one family of formats writes has that family
-(`family`); a transcript's records all have the same one, or none. `check_records(records,
-path)` (a whole transcript) and `checked_lines(lines, path)` (a stream) raise `InputError` at
-the first record whose family is not that of the first record with one:
-
-    mixed.jsonl:18: a Codex record after Claude Code records (line 2 on): the file mixes
-    formats; split it, or name the format to read it as with --format
-
-The readers check only a detected format: a format named with `--format` reads the file as
-that format, the other records passed through untouched.
-
-A record is given a family only by a shape no other format writes (`family`):
-
-- `claude-code`: a chain record (`user`, `assistant`, `system`, `attachment`, `progress`) with
-  `parentUuid` and a string `uuid`;
-- `codex`: an envelope (string `timestamp` and `type`, object `payload`) of a Codex record type;
-- `pi`: the `session` header, a `message` entry whose `message` has a pi role, or another pi
-  entry type with a string `id` and a `parentId`;
-- `plain`: a chat message (`role` with `content` or `tool_calls`, no `type`), as OpenAI and
-  Anthropic message lists hold (and Responses lists may: the API takes them).
-
-Anything else (metadata records, Responses items, unknown types) has no family and goes with
-any.
+Format detection reads only the first records, so a file whose later records are another agent's
+(a Codex rollout appended to a Claude Code session, two files concatenated) would be read as one
+format with the rest passed through as unknown records. Each record whose shape only one family
+of formats writes has that family (`family`), and a transcript's records all have the same one,
+or none: `check_records` (a whole transcript) and `checked_lines` (a stream) raise `InputError`
+at the first record of another family. The readers check only a detected format; a format named
+with `--format` reads the file as that format.
 """
 
 from __future__ import annotations
@@ -54,7 +35,20 @@ L = TypeVar("L", bound=tuple[Any, ...])
 
 
 def family(raw: Mapping[str, Any]) -> str | None:
-    """The family only `raw`'s shape belongs to (see the module docstring), or None."""
+    """The family only `raw`'s shape belongs to, or None.
+
+    - `claude-code`: a chain record (`user`, `assistant`, `system`, `attachment`, `progress`)
+      with `parentUuid` and a string `uuid`;
+    - `codex`: an envelope (string `timestamp` and `type`, object `payload`) of a Codex record
+      type;
+    - `pi`: the `session` header, a `message` entry whose `message` has a pi role, or another pi
+      entry type with a string `id` and a `parentId`;
+    - `plain`: a chat message (`role` with `content` or `tool_calls`, no `type`), as OpenAI and
+      Anthropic message lists hold (and Responses lists may: the API takes them).
+
+    Anything else (metadata records, Responses items, unknown types) has no family and goes with
+    any.
+    """
     kind = raw.get("type")
     if kind is not None and not isinstance(kind, str):
         return None  # an array or object: no family has such a type (nor can it be hashed)
@@ -111,7 +105,13 @@ class Mixing:
 
 
 def check_records(records: Iterable[Record], path: str) -> None:
-    """Raise `InputError` at the first of `records` of another family than the first."""
+    """Raise `InputError` at the first of `records` of another family than the first:
+
+        mixed.jsonl:18: a Codex record after Claude Code records (line 2 on): the file mixes
+        formats; split it, or name the format to read it as with --format
+
+    Records of no family go with any.
+    """
     mixing = Mixing()
     other = mixing.other
     for record in records:

@@ -1,16 +1,11 @@
 """Summarizers: turn a run of old conversation turns into one structured summary text.
 
-The contract every summarizer meets (`Summarizer`): given a `SummaryRequest` (the messages to
-summarize, an earlier summary to update, the focus, a token budget), return a `SummaryResult`
-(the summary body, which summarizer and model made it, LLM calls, tokens and cost, and the facts
-it is built on). The summary body carries no framing: the summarize stage adds the
-"reference material" preamble and writes it in the format's native summary record.
-
-- `extractive` (`compactcli.summarizers.extractive`): offline, deterministic, from the records.
-- `llm` (`compactcli.summarizers.llm`): through litellm; imported only when asked for, since
-  importing litellm costs seconds.
-
-`get_summarizer(name, **settings)` builds one by name without importing what it does not need.
+Every summarizer meets `Summarizer`: given a `SummaryRequest` (the messages to summarize, an
+earlier summary to update, the focus, a token budget), it returns a `SummaryResult` (the summary
+body, which summarizer and model made it, LLM calls, tokens and cost, and the facts it is built
+on). The body carries no framing: the summarize stage adds the preamble and writes it in the
+format's native summary record. `get_summarizer(name, **settings)` builds `extractive` (offline,
+deterministic) or `llm` (through litellm, imported only when asked for).
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """Where real agents record what matters, read from the structure they record it in.
 
-A summary built from cue words misses most of what a session decided: agents do not say "we
-decided", they record it in places of their own. Each function here reads one such carrier and
-returns short, verbatim lines:
-
-- `user_answers(name, arguments, result)`: what the user said inside a tool result: the answers to
-  a question tool (Claude Code `AskUserQuestion`, Codex `request_user_input`), and the comment a
-  user typed when rejecting or sending back a call or a plan ("the user said: ..."). These are
-  the user's own words: rules and choices.
-- `accepted_plan(name, arguments, result)`: the steps of a plan the user approved (Claude Code
-  `ExitPlanMode`); `proposed_plans(text)`: the steps of a Codex `<proposed_plan>` block.
-- `edit_notes(name, arguments)`: per file, what an edit changed: `created`, `deleted`, or a short
-  `old -> new` when one line became another (Claude Code `Edit`/`MultiEdit`/`Write`, pi
-  `edit`/`write`, `apply_patch` hunks).
-- `created_names(name, arguments)`: names an edit defines (classes, functions, components,
-  types, constants), which the rest of the session refers to.
-- `skill_rules(text)`: a loaded skill's name and its binding lines (must, never, always, do not);
-  `instruction_rules(path, text)` the same for an instruction file a tool read (`SKILL.md`,
-  `AGENTS.md`, `CLAUDE.md`, ...).
-- `report(text)`: an end-of-turn message (what was done or found) as one line, code left out; a
-  long one keeps its head and its end, where agents flag what is open and ask.
-
-Everything here is a pure function of its arguments; nothing reads cue words from prose.
+Agents seldom say "we decided": they record decisions, rules and progress in places of their own.
+Each public function here reads one such carrier and returns short, verbatim lines: the user's
+answers and comments inside tool results (`user_answers`), approved and proposed plans
+(`accepted_plan`, `proposed_plans`), what an edit changed and the names it defines (`edit_notes`,
+`created_names`), the binding lines of a loaded skill or instruction file (`skill_rules`,
+`instruction_rules`), and an end-of-turn report (`report`). Everything here is a pure function of
+its arguments; nothing reads cue words from prose.
 """
 
 from __future__ import annotations
@@ -118,7 +103,10 @@ def _answer_line(question: str, answer: str) -> str:
 
 
 def user_answers(name: str | None, arguments: Any, result: str) -> list[str]:
-    """The user's own words in the result of a call (see the module docstring)."""
+    """The user's own words in the result of a call: the answers to a question tool (Claude Code
+    `AskUserQuestion`, Codex `request_user_input`), and the comment a user typed when rejecting
+    or sending back a call or a plan ("the user said: ..."). These are rules and choices.
+    """
     base = base_name(name)
     text = result.strip()
     if not text:
@@ -177,7 +165,9 @@ def plan_steps(text: str) -> list[str]:
 
 
 def accepted_plan(name: str | None, arguments: Any, result: str) -> list[str]:
-    """The steps of a plan the user approved, or [] (not a plan tool, or not approved)."""
+    """The steps of a plan the user approved (Claude Code `ExitPlanMode`), or [] (not a plan tool,
+    or not approved).
+    """
     if base_name(name) not in _PLAN_TOOLS or not result.lstrip().startswith(_APPROVED):
         return []
     plan = arguments.get("plan") if isinstance(arguments, Mapping) else None
@@ -289,7 +279,10 @@ def _patch_notes(patch: str) -> Iterator[tuple[str, str]]:
 
 
 def edit_notes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
-    """(path, note) pairs for what one call changed (see the module docstring)."""
+    """(path, note) pairs for what one call changed: `created`, `deleted`, or a short `old -> new`
+    when one line became another (Claude Code `Edit` / `MultiEdit` / `Write`, pi `edit` /
+    `write`, `apply_patch` hunks).
+    """
     patch = _patch_text(arguments)
     if patch is not None:
         return list(dict.fromkeys(_patch_notes(patch)))
@@ -349,7 +342,9 @@ def _written_text(arguments: Any) -> str:
 
 
 def created_names(name: str | None, arguments: Any) -> list[str]:
-    """The classes, functions, components, types and constants an edit defines."""
+    """The classes, functions, components, types and constants an edit defines, which the rest of
+    the session refers to.
+    """
     base = base_name(name)
     if base not in _EDIT_TOOLS | _WRITE_TOOLS and _patch_text(arguments) is None:
         return []
@@ -388,8 +383,10 @@ INSTRUCTION_FILES = frozenset(
 
 
 def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
-    """The name and binding lines of an instruction file a tool read (`INSTRUCTION_FILES`):
-    a skill by its name (front matter, else its folder), another file by its file name."""
+    """The name and binding lines (must, never, always, do not...) of an instruction file a tool
+    read (`INSTRUCTION_FILES`: `SKILL.md`, `AGENTS.md`, `CLAUDE.md`, ...): a skill by its name
+    (front matter, else its folder), another file by its file name.
+    """
     parts = path.replace("\\", "/").rstrip("/").split("/")
     base = parts[-1].lower()
     if base not in INSTRUCTION_FILES:
@@ -471,8 +468,10 @@ REPORT_MIN_CHARS = 60
 
 
 def report(text: str) -> str | None:
-    """An end-of-turn message as one line: its prose and list lines outside code, markdown
-    markers taken off, joined by `; ` (at most `REPORT_CHARS`); None for a short message."""
+    """An end-of-turn message (what was done or found) as one line: its prose and list lines outside
+    code, markdown markers taken off, joined by `; ` (at most `REPORT_CHARS`; a long one keeps
+    its head and its end, where agents flag what is open and ask); None for a short message.
+    """
     lines: list[str] = []
     fenced = False
     for raw in text.splitlines():

@@ -1,21 +1,11 @@
 """An earlier summary that an agent wrote, read into sections and fitted to a budget.
 
 When a session was compacted before, by the agent itself (Claude Code's compact summary, pi's
-compaction checkpoint, Codex's handoff) or by a summary in a format we do not read back, that
-summary is the only memory of everything before it. Cutting it to its head and tail loses its
-middle, round after round. Instead, `parse_earlier(text)` reads it into `Section`s: each heading
-(markdown `#`, Claude Code's numbered `1. Primary Request and Intent:`, a bold line) with its
-lines, list markers and table bars tidied, fenced code set apart. Each section gets a `kind`
-from its heading (`KINDS`): what the user asked and set (request, rules), what is left to do
-(pending), what went wrong (errors), what was decided, what the work is now (state), files, and
-other context. The agents' own wrapper sentences (Claude Code's "This session is being continued
-..." and its closing instructions) are dropped.
-
-`fit_earlier(text, budget, count)` renders the sections back, in their order and under their
-headings, keeping what a budget allows by priority: the user's requests and rules, pending work
-and errors first, then decisions and the current state, files, other context, and code last;
-within a section, in order. A section that lost lines says how many. The result is never larger
-than the original, and holds every line of it when that fits.
+compaction checkpoint, Codex's handoff) or by a summary in a format not read back into facts,
+that summary is the only memory of everything before it. `parse_earlier(text)` reads it into
+`Section`s of known kinds, and `fit_earlier(text, budget, count)` renders them back under a token
+budget by priority, so that a summary carried through round after round keeps what matters rather
+than only its head and tail.
 """
 
 from __future__ import annotations
@@ -111,7 +101,16 @@ def _tidy(line: str) -> str:
 
 
 def parse_earlier(text: str) -> list[Section]:
-    """The sections of an earlier summary (see the module docstring)."""
+    """The sections of an earlier summary.
+
+    Each heading (markdown `#`, Claude Code's numbered `1. Primary Request and Intent:`, a bold
+    line) opens a section with its lines, list markers and table bars tidied, fenced code set
+    apart. Each section gets a `kind` from its heading (`KINDS`): what the user asked and set
+    (request, rules), what is left to do (pending), what went wrong (errors), what was decided,
+    what the work is now (state), files, and other context. The agents' own wrapper sentences
+    (Claude Code's "This session is being continued ..." and its closing instructions) are
+    dropped.
+    """
     sections: list[Section] = []
     heading = ""
     lines: list[Line] = []
@@ -196,8 +195,13 @@ def _short(text: str) -> str:
 
 
 def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
-    """`text` fitted to `budget` tokens, by priority (see the module docstring): every line at
-    its short shape first, in priority order, then widened in the same order while room is left."""
+    """`text` fitted to `budget` tokens, its sections in their order and under their headings: every
+    line at its short shape first, in priority order (`priority`: the user's requests and rules,
+    pending work and errors first, then decisions and the current state, files, other context,
+    and code last; within a section, in order), then widened in the same order while room is
+    left. A section that lost lines says how many. The result is never larger than the original,
+    and holds every line of it when that fits.
+    """
     sections = parse_earlier(text)
     if not sections:
         return ""

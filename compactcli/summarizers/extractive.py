@@ -1,44 +1,10 @@
 """The extractive summarizer: a structured summary built from the records, offline.
 
 `ExtractiveSummarizer().summarize(request)` extracts the facts of `request.messages`
-(`compactcli.summarizers.facts`), carried on from the earlier summary's facts, and renders them
-under fixed headings (`SUMMARY_HEADINGS`), in this order: goal; user messages (oldest first,
-numbered); constraints and preferences; files read; files modified; commands; errors; decisions;
-identifiers (commits, pull requests and issues, tickets, branches); pending asks and todos. A
-section with nothing in it is left out. The same request always gives the same text.
-
-**Budget.** The summary fits `request.budget_tokens`, counted with `request.counter`. What is
-always kept: every constraint, pending ask, open todo, modified file and unresolved error (cut
-shorter, never dropped, when the budget is tight), the goal, and what an earlier summary held.
-The rest is added by priority while it fits: user messages (newest first, head and tail of long
-ones), identifiers the goal does not already name (newest first), decisions, failed commands and
-resolved errors, files read, other commands, and last the full text of long user messages. A
-section that lost items says how many. When even the kept items do not fit, the summary is as
-short as they allow and `details["over_budget"]` says so.
-
-**Focus.** With `request.focus`, items that mention one of its words are added first and may
-take about two thirds of what is left after the kept items; the others share the rest.
-
-**Earlier summaries.** With `request.previous_facts` (ours), the facts carry on (lists are
-cumulative). An earlier summary in our own format is read back into facts (`parse_summary`). Any
-other earlier summary (the agent's own) is kept as text under "Earlier summary", cut to its head
-and tail when it would take more than half the budget. Either way the summary opens with a line
-saying it updates an earlier one.
-
-**Superseded values.** When a later constraint or decision restates an earlier one with another
-value (a port, a version, a name: `compactcli.summarizers.sentences.supersedes`), the earlier one is
-shown only next to the later one, as "(replaces earlier: …)", so it never reads as current; where
-the goal or a user message holds it, "[later changed: …]" follows. A user sentence that gives a
-setting another value (`KEY=value`, `host:port`, "the X is Y") is a constraint for this even
-without a cue word (the facts make it one). User messages keep their order and number.
-
-**The quoted request.** When the summarize stage quotes the user's latest request verbatim
-after the summary (`request.quoted_request`: the turn it opened was cut), the user message and
-the pending ask it gives read `SEE_REQUEST` ("(the latest request below)") instead of repeating
-it; `parse_summary` reads them back as the quoted text.
-
-**Secrets.** With `request.redact`, the facts are redacted (`compactcli.redact`) before the
-summary is rendered and counted, so the placeholders are inside the budget.
+(`compactcli.summarizers.facts`), carried on from an earlier summary's, and `render_facts`
+renders them under fixed headings (`SECTIONS`, in that order; an empty section is left out)
+within the request's token budget. `parse_summary` reads a summary of this format back into
+facts. The same request always gives the same text.
 """
 
 from __future__ import annotations
@@ -256,6 +222,15 @@ def _error_line(error: ErrorFact, where_cap: int | None) -> str:
 def _items(
     facts: Facts, earlier: str | None, terms: tuple[str, ...], quoted: Facts | None = None
 ) -> list[_Item]:
+    """Every item the summary of `facts` may show, with its shapes and whether it is kept.
+
+    Kept items, always shown: the earlier summary, the goal, every constraint (and the user's
+    words from tool results), modified file, unresolved error, pending ask and open todo, and
+    the current state. The rest rank, first added first: user messages (newest first, the
+    full text of long ones last), the approved plan, end-of-turn reports, identifiers the goal
+    does not already name (newest first), decisions, mid-turn reports, failed commands and
+    resolved errors, files read, other commands.
+    """
     items: list[_Item] = []
     # what the request quoted after the summary gives, shown as a reference to it
     quoted_message = quoted.user_messages[-1] if quoted and quoted.user_messages else None
@@ -683,6 +658,19 @@ def render_facts(
 ) -> tuple[str, dict[str, Any]]:
     """The summary text of `facts` within `budget_tokens`, and details of how it was fitted.
 
+    Kept items (`_items`) are always shown, cut shorter but never dropped when the budget is
+    tight; the rest are added by rank while they fit, and a section that lost items says how
+    many. When even the kept items do not fit, the text is as short as they allow and
+    `details["over_budget"]` says so. With `focus`, items that mention one of its words are
+    added first and may take about two thirds (`_FOCUS_SHARE`) of what is left after the kept
+    items. `earlier`, an earlier summary not in this format, is shown under "Earlier summary",
+    fitted (`fit_earlier`) to what the new facts leave, and at least `_EARLIER_SHARE` of the
+    budget; with `update` the text opens with `UPDATE_LINE`.
+
+    A constraint or decision that a later one restates with another value is shown only next
+    to it, as "(replaces earlier: …)", so it never reads as current; where the goal or a user
+    message holds it, "[later changed: …]" follows. User messages keep their order and number.
+
     `quoted` holds the facts of the request quoted after the summary (`extract_facts` of that
     message alone): the user message and the pending ask it gives are shown as `SEE_REQUEST`.
     """
@@ -710,7 +698,15 @@ def render_facts(
 
 
 class ExtractiveSummarizer:
-    """The offline, deterministic summarizer (see the module docstring)."""
+    """The offline, deterministic summarizer.
+
+    An earlier summary in this format (`request.previous`, or the last summary among the
+    messages) is read back into facts (`parse_summary`) and carried on; any other earlier
+    summary (an agent's own) is kept as text under "Earlier summary". Either way the summary
+    opens with a line saying it updates an earlier one. With `request.redact`, the facts are
+    redacted (`compactcli.redact`) before the summary is rendered and counted, so the markers
+    are inside the budget.
+    """
 
     def __init__(self, **settings: Any) -> None:
         self.settings = dict(settings)  # accepted and ignored: nothing to configure offline

@@ -2,64 +2,11 @@
 
 `Facts` is what survives any summary: the goal, every user message (trimmed), the user's
 constraints, files read and modified, commands and their outcomes, errors and whether a later
-step resolved them, decisions, pending asks and open todo items. The extractive summarizer
-renders them; the LLM summarizer is given them as ground truth and has what it dropped appended.
-File lists are cumulative across compactions (`merge`).
-
-`extract_facts(messages, previous=None)` reads them from message views (any format), in order:
-
-- **User messages**: the text a person typed (`compactcli.user_text`). Injected text is left out:
-  Claude Code meta text (IDE selections, system reminders, command caveats, local command output,
-  skill bodies, interrupt markers, task notifications), Codex context (`AGENTS.md` instructions,
-  `<environment_context>`), and compaction summaries. A Claude Code slash command keeps its name
-  and arguments; a queued prompt counts; the reason a user gave when rejecting a tool call counts.
-  A shell command the user ran (pi `!`, Claude Code `<bash-input>`) is a command, not a message.
-- **Goal**: the first user message. **Constraints**: user sentences that set a rule or a
-  preference (don't, do not, never, must, always, only, without, instead, avoid, prefer, make
-  sure, use X...), and also a user sentence that gives a setting another value than an earlier
-  one did (`KEY=value`, `--flag=value`, `host:port`, "the X is Y" with a number or a quoted
-  value: `setting_values`), with or without a cue word; the earlier sentence then becomes a
-  constraint too, so the summary can show it next to its replacement (`supersedes`).
-  **Decisions**: assistant text sentences (decided, we'll use, instead of, going with, switch
-  (X) to, let's use...). Thinking is never read. The sentence rules are
-  `compactcli.summarizers.sentences`.
-- **Files**: from tool call arguments (`compactcli.tools.touched_files`) and, for agents that
-  read through the shell, `cat`/`sed -n`/`nl`/`head`/`tail` of a path; a skill's body (Claude
-  Code's, or Codex's `<skill>`) counts as a read of its `SKILL.md`. A file counts as modified
-  unless its call failed or was rejected (the failure is then an error naming the file).
-- **Commands**: shell tool calls (the commands a Codex code-mode script runs, see
-  `compactcli.tools.shell_command`; `compactcli.summarizers.tool_calls` reads their arguments)
-  with their outcome from the result (`compactcli.outcomes.outcome`): `failed` for an error
-  result, a non-zero exit code ("Exit code 1", "Process exited with code 2", "Command exited with
-  code 1", `"exit_code": 1`), an aborted run, a traceback, a shell's first line saying it could
-  not run the command ("bash: line 1: jq: command not found"), or a Codex code-mode script that
-  reports "Script failed"; `ok` for a zero exit code or a result without any of those;
-  `rejected` when the user refused the call; `unknown` without a result. A Codex command still
-  running when its result came (a code-mode script's cell, a unified-exec session) takes its
-  outcome from the result of the later `wait` or `write_stdin` call that polls it. A command run
-  several times is listed once, at its last run, with its last outcome.
-- **Errors**: the distinctive line of every failed result (a line that starts as an error
-  does: an exception class and message, `Error:`, `error[...]:`, FAIL, a panic; then other error
-  words, never on a passing test's line), with the tool and the path or command it came from;
-  `resolved` once a later call on the same path or command succeeds. A result the prune stage
-  cleared is failed when its placeholder kept an error line (`cleared_error`), with that line.
-- **Identifiers**: names to keep verbatim, from user and assistant text
-  (`compactcli.summarizers.identifiers`): a commit (a 7-40 digit hex id after "commit", "sha"
-  or "revision", and `git commit`'s own `[branch abc1234]` line), a pull request or issue number
-  (`#123`, "PR 123"; never a colour such as `#333` or `#112233`), a tracker ticket (`ABC-123`),
-  a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main, master,
-  develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version
-  (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"); and the names an edit defines
-  (classes, functions, components, types: `carriers.created_names`). Each once, at its last
-  mention.
-- **Pending asks**: the user messages after the last assistant text, and questions the user
-  asked that got no assistant text before the next user message. **Todos**: the open items
-  (pending, in progress) of the latest todo list (Claude Code `TodoWrite`, Codex
-  `update_plan`, `todowrite`-style tools, pi's `todo` tool).
-
-With `previous` (the facts of an earlier compaction), lists carry over: earlier items first, new
-ones after, duplicates once; earlier errors are marked resolved by later successes; earlier
-pending asks stay pending only while no assistant text follows; the todo list is the latest one.
+step resolved them, decisions, identifiers, pending asks and open todo items.
+`extract_facts(messages, previous)` reads them from message views of any format, in order, and
+carries on the facts of an earlier compaction, so file lists are cumulative. The extractive
+summarizer renders them; the LLM summarizer is given them as ground truth and has what it dropped
+appended. Thinking is never read.
 """
 
 from __future__ import annotations
@@ -369,7 +316,44 @@ def _add_unique(items: list[str], item: str) -> None:
 
 
 def extract_facts(messages: Sequence[Message], previous: Facts | None = None) -> Facts:
-    """The facts of `messages` (in conversation order), carried on from `previous`."""
+    """The facts of `messages` (in conversation order), carried on from `previous`.
+
+    - User messages: the text a person typed (`compactcli.user_text.typed_text`: injected
+      text and compaction summaries are left out, a slash command keeps its name and
+      arguments); a queued prompt and the reason a user gave when rejecting a tool call count;
+      a shell command the user ran (pi `!`, Claude Code `<bash-input>`) is a command, not a
+      message. The goal is the first user message that states a task (`_goal_of`).
+    - Constraints: user sentences that set a rule or a preference, and a user sentence that
+      gives a setting another value than an earlier one did, with or without a cue word
+      (`_State.add_sentence`). Decisions: assistant text sentences that state a choice. The
+      sentence rules are `compactcli.summarizers.sentences`.
+    - Files: from tool call arguments (`compactcli.tools.touched_files`) and, for agents that
+      read through the shell, `cat` / `sed -n` / `nl` / `head` / `tail` of a path; a skill's
+      body (Claude Code's, or Codex's `<skill>`) counts as a read of its `SKILL.md`. A file
+      counts as modified unless its call failed or was rejected (the failure is then an error
+      naming the file).
+    - Commands: shell tool calls (also those a Codex code-mode script runs) with the outcome
+      their result gives (`compactcli.outcomes.outcome`: `ok`, `failed`, `rejected`), or
+      `unknown` without a result. A Codex command still running when its result came (a
+      code-mode script's cell, a unified-exec session) takes its outcome from the result of the
+      later `wait` or `write_stdin` call that polls it (`_polled`). A command run several times
+      is listed once, at its last run, with its last outcome.
+    - Errors: the distinctive line of every failed result, with the tool and the path or
+      command it came from; `resolved` once a later call on the same path or command succeeds
+      (`_State.resolve`). A result the prune stage cleared is failed when its placeholder kept
+      an error line (`compactcli.outcomes.cleared_error`), with that line.
+    - Identifiers: the names user and assistant text give
+      (`compactcli.summarizers.identifiers`) and those an edit defines
+      (`carriers.created_names`), each once, at its last mention.
+    - Pending asks: the user messages after the last assistant text, and questions the user
+      asked that got no assistant text before the next user message. Todos: the open items of
+      the latest todo list (`compactcli.summarizers.tool_calls.open_todos`).
+
+    With `previous`, the goal stays the earlier one and lists carry over: earlier items first,
+    new ones after, duplicates once; earlier errors are marked resolved by later successes;
+    earlier pending asks stay pending only while no assistant text follows; the todo list is
+    the latest one.
+    """
     state = _State()
     if previous is not None:
         state.constraints.extend(previous.constraints)

@@ -1,32 +1,11 @@
 """The LLM summarizer: a structured summary written by any model litellm reaches.
 
 `LLMSummarizer(model, api_base=..., api_key=..., timeout=..., retries=...)` satisfies
-`Summarizer`. For each request it:
-
-1. runs the extractive summarizer first: its facts are given to the model as ground truth, and
-   its summary is the fallback;
-2. renders the turns as text (`compactcli.summarizers.prompt`), secrets redacted
-   (`compactcli.redact`) unless `request.redact` is false, and fits them to the summarizer
-   model's window (`compactcli.limits`): long messages keep their head and tail around a marked
-   omitted middle, cut harder until the request fits, and when even that is too large the turns
-   are sent in parts, each part's summary carried into the next as the summary to update
-   (redacted, as everything sent is);
-3. asks for the fixed-heading template (`prompt.HEADINGS`), strips an `<analysis>` scratchpad
-   and rejects an empty, headless or incomplete answer;
-4. appends the files, errors and user constraints the answer dropped, and redacts the result.
-
-Failures: 429 and 5xx (waiting what Retry-After says, capped at `max_retry_wait`), timeouts,
-connection errors and unusable answers (among them one far longer than the `max_tokens` asked
-for: more than 16 characters a token) are retried `retries` times with exponential backoff;
-after that, or on any other provider error, the extractive summary is returned with `fallback`
-set to the reason and a warning. A missing API key, an unknown provider, a model the server does
-not know or a rejected key (HTTP 401 or 403, whatever exception litellm makes of it) raise
-`BackendError` (exit 4) instead: falling back would hide a setting to fix. After
-`BREAKER_THRESHOLD` consecutive failed requests with the same model and server in one process,
-the backend is not called again and requests fall back at once (`CircuitBreaker`).
-
-litellm is imported only when the first request is summarized, with
-`LITELLM_LOCAL_MODEL_COST_MAP` set so it never fetches its price table.
+`Summarizer`: it asks the model for the fixed-heading template (`compactcli.summarizers.prompt`),
+with the extractive summarizer's facts as ground truth and its summary as the fallback when the
+backend fails, and raises `BackendError` (exit 4) only for settings to fix. A `CircuitBreaker`
+stops calling a backend that keeps failing. litellm is imported only when the first request is
+summarized.
 """
 
 from __future__ import annotations
@@ -127,6 +106,9 @@ class _Tally:
 
 
 def _import_litellm() -> ModuleType:
+    """litellm, imported with `LITELLM_LOCAL_MODEL_COST_MAP` set so it never fetches its price
+    table.
+    """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         litellm: Any = importlib.import_module("litellm")
@@ -208,7 +190,33 @@ def _tokens_to_chars(text: str, tokens: int, counter: TokenCounter) -> int:
 
 
 class LLMSummarizer:
-    """A summarizer that asks a model, through litellm, for the fixed-heading summary."""
+    """A summarizer that asks a model, through litellm, for the fixed-heading summary.
+
+    For each request it:
+
+    1. runs the extractive summarizer first: its facts are given to the model as ground truth,
+       and its summary is the fallback;
+    2. renders the turns as text (`compactcli.summarizers.prompt`), secrets redacted
+       (`compactcli.redact`) unless `request.redact` is false, and fits them to the model's
+       window (`compactcli.limits`; `_plan`): long messages keep their head and tail around a
+       marked omitted middle, cut harder until the request fits, and when even that is too large
+       the turns are sent in parts, each part's summary carried into the next as the summary to
+       update (redacted, as everything sent is);
+    3. asks for the fixed-heading template (`prompt.HEADINGS`), strips an `<analysis>` scratchpad
+       and rejects an empty, headless or incomplete answer;
+    4. appends the files, errors and user constraints the answer dropped
+       (`prompt.dropped_facts`), and redacts the result.
+
+    Failures: 429 and 5xx (waiting what Retry-After says, capped at `max_retry_wait`), timeouts,
+    connection errors and unusable answers (among them one far longer than the `max_tokens` asked
+    for: more than 16 characters a token) are retried `retries` times with exponential backoff;
+    after that, or on any other provider error, the extractive summary is returned with
+    `fallback` set to the reason and a warning. A missing API key, an unknown provider, a model
+    the server does not know or a rejected key (HTTP 401 or 403, whatever exception litellm makes
+    of it) raise `BackendError` instead: falling back would hide a setting to fix. After
+    `BREAKER_THRESHOLD` consecutive failed requests with the same model and server in one
+    process, the backend is not called again and requests fall back at once (`CircuitBreaker`).
+    """
 
     def __init__(
         self,

@@ -1,33 +1,11 @@
 """The LLM summary prompt, the conversation text it carries, and the checks on the answer.
 
-Building the prompt:
-
-- `HEADINGS`: the fixed headings every LLM summary must have, in order (Progress with the
-  sub-headings Done, In progress, Blocked); `template()` is the skeleton the model fills in.
-- `render_message(message)` is one message as plain text for the model (role, text, tool calls with
-  their arguments, tool results; thinking left out; a user message nobody typed is labelled as
-  added by the agent); `cut_middle(text, keep)` keeps a text's head and tail around an
-  `omitted_marker` that says how much was left out.
-- `render_facts(facts)` is the extractive facts, given to the model as ground truth. A
-  constraint or decision that a later one superseded is shown only after it, as "(replaces
-  earlier: ...)", so the model never reads an old value as current.
-- `build_messages(...)` is the chat request: a system message with the rules (record, never
-  answer or act; no tools; keep exact paths, errors and the user's own constraints; the
-  headings; the length; the focus's 60-70% share) and a user message with the earlier summary
-  to update, the facts, and the conversation (or one part of it).
-
-Checking the answer:
-
-- `clean_answer(text)` strips an `<analysis>` (or `<think>`) scratchpad, a `<summary>` wrapper
-  and a code fence around the whole answer.
-- `missing_headings(text)` is which of `HEADINGS` the answer lacks; `answer_problem(text)` says
-  in one line why an answer is unusable (empty, the template repeated unfilled, no headings,
-  some missing) or is None.
-- `dropped_facts(answer, facts)` is a short section listing the files, errors, user
-  constraints (the current ones, with what they replace) and identifiers the answer left out,
-  appended so an LLM summary is never worse than the extractive one.
-
-Pure functions: no I/O, no litellm.
+`build_messages` makes one summary request: a system message with the rules and the fixed
+template (`HEADINGS`, `template()`), and a user message with the earlier summary to update, the
+extractive facts as ground truth (`render_facts`) and the conversation, each message rendered as
+plain text (`render_message`, `cut_middle`). `clean_answer`, `answer_problem` and `dropped_facts`
+check what the model returned, so an LLM summary is never worse than the extractive one. Pure
+functions: no I/O, no litellm.
 """
 
 from __future__ import annotations
@@ -217,7 +195,11 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def render_facts(facts: Facts) -> str:
-    """The extractive facts as a plain list, for the model to keep."""
+    """The extractive facts as a plain list, for the model to keep.
+
+    A constraint or decision that a later one superseded is shown only after it, as "(replaces
+    earlier: ...)", so the model never reads an old value as current.
+    """
     lines: list[str] = []
     if facts.goal.strip():
         lines.append(f"Goal (the user's first request): {_one_line(facts.goal)}")
@@ -320,8 +302,11 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """The chat messages of one summary request (a system and a user message).
 
-    With `quoted_request`, the conversation's last user message is quoted verbatim after the
-    summary; the request that holds the end of the conversation says not to restate it.
+    The system message holds the rules (record, never answer or act; no tools; keep exact paths,
+    errors and the user's own constraints; the headings; the length; the focus's 60-70% share);
+    the user message the earlier summary to update, the facts, and the conversation (or one part
+    of it). With `quoted_request`, the conversation's last user message is quoted verbatim after
+    the summary; the request that holds the end of the conversation says not to restate it.
     """
     system = _SYSTEM.format(
         budget=f"{budget_tokens:,}",
@@ -389,7 +374,9 @@ def _headings(text: str) -> list[str]:
 
 
 def clean_answer(text: str | None) -> str:
-    """The answer without a scratchpad, a `<summary>` wrapper or a fence around it all."""
+    """The answer without an `<analysis>` (or `<think>`) scratchpad, a `<summary>` wrapper or a code
+    fence around it all.
+    """
     if not text:
         return ""
     answer = _SCRATCH.sub("", text)
@@ -416,7 +403,9 @@ def missing_headings(text: str) -> tuple[str, ...]:
 
 
 def answer_problem(text: str) -> str | None:
-    """Why a cleaned answer cannot be used, in a few words, or None when it can."""
+    """Why a cleaned answer cannot be used, in a few words (empty, the template repeated unfilled,
+    no headings, some missing), or None when it can.
+    """
     if not text.strip():
         return "empty answer"
     if any(f"<{guide}>" in text for guide in (*_GUIDE.values(), *_PROGRESS_GUIDE.values())):
@@ -436,11 +425,13 @@ def _present(needle: str, haystack: str) -> bool:
 
 def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, int]:
     """The section listing the files, errors, constraints and identifiers `answer` left out, and
-    their count.
+    their count; the LLM summarizer appends it to the answer, so an LLM summary is never worse
+    than the extractive one.
 
     Files count as present when their path appears verbatim; errors and constraints when their
-    text does (whitespace and case aside); identifiers when what they name does (the hash of
-    "commit 2e45f5f", the `#12` of "#12"). Returns ("", 0) when nothing was dropped.
+    text does (whitespace and case aside); only the current constraints are listed, with what
+    they replace; identifiers count when what they name does (the hash of "commit 2e45f5f", the
+    `#12` of "#12"). Returns ("", 0) when nothing was dropped.
     """
     haystack = " ".join(answer.split()).lower()
     modified = [p for p in facts.files_modified if not _present(p, haystack)]

@@ -1,16 +1,11 @@
 """What the facts read from prose, sentence by sentence.
 
-`sentences(text)` splits text outside fenced code and pasted JSON into one-line sentences (with
-`lists`, a line that introduces a list is read with its short items). A user sentence is a
-constraint when it sets a rule or a preference (`constraint_sentences`, `as_constraint`: don't,
-never, must, always, only, avoid, prefer, make sure, use X...), an assistant sentence a decision
-when it states a choice (`decision_sentences`: decided, we'll use, instead of, going with,
-switch to...); both are cut around their cue (`SENTENCE_CHARS`, `DECISION_CHARS`).
-`setting_values` reads the values a sentence gives settings (`KEY=value`, `--flag=value`,
-`host:port`, "the X is Y" with a number or a quoted value); `supersedes` says whether a later
-sentence restates an earlier one with other values, and `superseded`, `fold_superseded` and
-`folded` put each replaced sentence next to its replacement. `condense` shortens a long message
-to its head, tail, and the lines of its middle that set a rule or carry an error.
+`sentences(text)` splits text outside fenced code and pasted JSON into one-line sentences; a user
+sentence is a constraint when it sets a rule or a preference (`constraint_sentences`), an
+assistant sentence a decision when it states a choice (`decision_sentences`), and `condense`
+shortens a long message to what matters in it. `setting_values` and `supersedes` say when a later
+sentence gives a setting another value, and `fold_superseded` puts each replaced sentence next to
+its replacement, so an old value never reads as current.
 """
 
 from __future__ import annotations
@@ -176,7 +171,10 @@ _STRONG = _Cue(
 
 
 def constraint_sentences(text: str) -> list[str]:
-    """User sentences that set a rule or a preference (questions only with a strong word)."""
+    """User sentences that set a rule or a preference (don't, never, must, always, only, avoid,
+    prefer, make sure, use X...; questions only with a strong word), each cut around its cue to
+    at most `SENTENCE_CHARS` (`as_constraint`).
+    """
     return [found for found in map(as_constraint, sentences(text, lists=True)) if found]
 
 
@@ -200,6 +198,9 @@ def as_constraint(sentence: str) -> str | None:
 
 
 def decision_sentences(text: str) -> list[str]:
+    """Assistant sentences that state a choice (decided, we'll use, instead of, going with, switch
+    to...), not questions, each cut around its cue to at most `DECISION_CHARS`.
+    """
     out: list[str] = []
     for sentence in sentences(text):
         match = _DECISION.search(sentence)

@@ -1,35 +1,11 @@
 """The anthropic dialect: Anthropic Messages API messages, one per JSONL line (FORMATS.md §3.2).
 
-Each line is `{"role": "user"|"assistant", "content": str | [blocks], …}`; the system prompt is
-not a message and has no line. Records with another role, or none, pass through without a view.
-
-Blocks: `text`; `image` and `document`; `thinking` (its text) and `redacted_thinking` (no text)
-as thinking; `tool_use` as a tool call (its `input` as JSON text and as `arguments`);
-`tool_result` as a tool result (content flattened to text, images and documents counted,
-`is_error`). Server-side tools (`server_tool_use`, `mcp_tool_use`, and the `*_tool_result`
-blocks that answer them inside the same assistant message) are `other` blocks that keep their
-call id and name: the API runs and pairs them itself, so they are never cleared or re-paired.
-String content is one `text` block.
-
-There is no compaction record in this format: the context is every message, and a compaction
-rewrites the list. Messages we wrote carry a top-level `compactcli` key and are summaries.
-Usage is only there when a line is a saved API response (`{"id":"msg_…","usage":{…}}`):
-`context = input_tokens + cache_creation_input_tokens + cache_read_input_tokens +
-output_tokens`, once per message id.
-
-`validate` reads the list as the API does: consecutive messages of one role are one turn (the
-first-party API merges them; Bedrock refuses them). Codes: `first-role` (the first message is
-not `user`), `role-order` (a warning for each message that continues a same-role turn),
-`call-unanswered` (a `tool_use` without a `tool_result` in the next turn: an error, or a
-warning when it is the file's last turn, as an interrupted session leaves it),
-`result-order` (a `tool_result` after other content in its turn: tool results must come
-first), `result-not-adjacent` (a `tool_result` for a `tool_use` of an earlier turn),
-`orphan-result` (for a `tool_use` that is nowhere), `duplicate-id` (a `tool_use` id used twice,
-or answered twice), `bad-shape` (a malformed message, or a call or result on the wrong side).
-
-Writing uses the contract's defaults: a cleared `tool_result`'s `content` becomes a string, an
-image or document block becomes a `text` block, and no boundary record is added (a plain list
-has no place for one; it goes to the stats report).
+Each line is `{"role": "user"|"assistant", "content": str | [blocks], …}`, read into one message
+view per line; the system prompt is not a message and has no line, and records with another role,
+or none, pass through without a view. There is no compaction record: the context is every
+message, a compaction rewrites the list, and a message carrying our top-level `compactcli` key is
+a summary. `AnthropicDialect` also reads the usage of saved API responses and validates the list
+as the API reads it.
 """
 
 from __future__ import annotations
@@ -50,6 +26,13 @@ SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
 
 
 class AnthropicDialect(Dialect):
+    """The `anthropic` dialect.
+
+    Writing uses the contract's defaults: a cleared `tool_result`'s `content` becomes a string,
+    an image or document block becomes a `text` block, and no boundary record is added (a plain
+    list has no place for one; it goes to the stats report).
+    """
+
     name = "anthropic"
     summary = "Anthropic Messages API messages, one per line"
 
@@ -71,6 +54,10 @@ class AnthropicDialect(Dialect):
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
+        """The usage of lines that are saved API responses (`{"id":"msg_…","usage":{…}}`), once per
+        message id: `context = input_tokens + cache_creation_input_tokens +
+        cache_read_input_tokens + output_tokens`.
+        """
         found: list[Usage] = []
         seen: set[str] = set()
         for index, record in transcript.objects():
@@ -103,6 +90,18 @@ class AnthropicDialect(Dialect):
 
     @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
+        """The list read as the API reads it: consecutive messages of one role are one turn
+        (the first-party API merges them; Bedrock refuses them).
+
+        Codes: `first-role` (the first message is not `user`), `role-order` (a warning for
+        each message that continues a same-role turn), `call-unanswered` (a `tool_use` without
+        a `tool_result` in the next turn: an error, or a warning when it is the file's last
+        turn, as an interrupted session leaves it), `result-order` (a `tool_result` after other
+        content in its turn: tool results must come first), `result-not-adjacent` (a
+        `tool_result` for a `tool_use` of an earlier turn), `orphan-result` (for a `tool_use`
+        that is nowhere), `duplicate-id` (a `tool_use` id used twice, or answered twice),
+        `bad-shape` (a malformed message, or a call or result on the wrong side).
+        """
         messages, findings = parse_records(transcript, _parse, strict=False)
         if not messages:
             return findings
@@ -256,7 +255,16 @@ def _check_results(
 
 
 def _parse(transcript: Transcript, index: int, raw: Mapping[str, Any]) -> list[Message]:
-    """The message a record holds ([] for a non-message line). Raises InputError if malformed."""
+    """The message a record holds ([] for a non-message line). Raises InputError if malformed.
+
+    String content is one `text` block. Blocks: `text`; `image` and `document`; `thinking`
+    (its text) and `redacted_thinking` (no text) as thinking; `tool_use` as a tool call (its
+    `input` as JSON text and as `arguments`); `tool_result` as a tool result (content flattened
+    to text, images and documents counted, `is_error`). Server-side tools (`server_tool_use`,
+    `mcp_tool_use`, and the `*_tool_result` blocks that answer them inside the same assistant
+    message) are `other` blocks that keep their call id and name: the API runs and pairs them
+    itself, so they are never cleared or re-paired.
+    """
     role = raw.get("role")
     if role not in ("user", "assistant"):
         return []

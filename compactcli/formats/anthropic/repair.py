@@ -2,22 +2,10 @@
 
 `repair(transcript, findings)` makes, in one pass (see `compactcli.formats.repairing`), what
 Claude Code does to the messages it sends (`normalizeMessagesForAPI`, `ensureToolResultPairing`),
-reading the list as the API does (consecutive messages of one role are one turn):
-
-- a `tool_use` with no `tool_result` in the next turn gets one, "[Tool result missing due to
-  internal error]" with `is_error`, put among the results at the front of that turn (in a new
-  user message when the list ends with the call);
-- a `tool_result` that answers no `tool_use` of the turn before (a call made nowhere, or in an
-  earlier turn) is dropped, and so is a second result for one call; the call then gets the
-  placeholder if it has no other;
-- `result-order`: a turn's results are hoisted to the front of its first message;
-- `duplicate-id`: a `tool_use` whose id an earlier one has is dropped;
-- `bad-shape`: a block of an impossible shape, a `tool_use` in a user message or a
-  `tool_result` in an assistant message is dropped; a message whose content cannot be read, or
-  that has nothing left, goes. These are fixed in a pass of their own, before the pairing.
-
-A list whose first message is not a user message (`first-role`) is not repaired: nothing in it
-says what the user asked.
+reading the list as the API does (consecutive messages of one role are one turn): malformed
+blocks and messages dropped, then every call answered in the next turn and every result answering
+a call of the turn before. A list whose first message is not a user message (`first-role`) is not
+repaired: nothing in it says what the user asked.
 """
 
 from __future__ import annotations
@@ -37,7 +25,9 @@ PLACEHOLDER = "[Tool result missing due to internal error]"
 
 
 def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcript, list[Repair]]:
-    """One pass of fixes (see the module docstring)."""
+    """One pass of fixes for `findings`: the `bad-shape` ones (`_bad_shape`) in a pass of their own,
+    before the pairing (`_Pairing`).
+    """
     edits = Edits(transcript)
     shapes = located(transcript, findings, ("bad-shape",))
     if shapes:
@@ -52,6 +42,9 @@ def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcr
 
 
 def _bad_shape(edits: Edits, index: int, finding: Finding) -> None:
+    """Drop a block of an impossible shape, a `tool_use` in a user message or a `tool_result` in an
+    assistant message; a message whose content cannot be read, or that has nothing left, goes.
+    """
     raw = edits.raw(index)
     role = raw.get("role")
     content = raw.get("content")
@@ -96,7 +89,17 @@ def _is_result(block: Any) -> bool:
 
 
 class _Pairing:
-    """The pairing fixes, made on copies of the messages' content lists."""
+    """The pairing fixes, made on copies of the messages' content lists.
+
+    - A `tool_use` with no `tool_result` in the next turn gets one, "[Tool result missing due to
+      internal error]" with `is_error`, put among the results at the front of that turn (in a new
+      user message when the list ends with the call).
+    - A `tool_result` that answers no `tool_use` of the turn before (a call made nowhere, or in
+      an earlier turn) is dropped, and so is a second result for one call; the call then gets the
+      placeholder if it has no other.
+    - `result-order`: a turn's results are hoisted to the front of its first message.
+    - `duplicate-id`: a `tool_use` whose id an earlier one has is dropped (`dedupe_calls`).
+    """
 
     def __init__(self, edits: Edits, messages: Sequence[Message]) -> None:
         self.edits = edits

@@ -1,34 +1,10 @@
 """Repairing a Claude Code session the way Claude Code reads one (FORMATS.md §1.3, §1.6).
 
-`repair(transcript, findings)` fixes what `ClaudeCodeDialect.validate` found, in one pass (see
-`compactcli.formats.repairing`):
-
-- `call-unanswered` (error or warning): a `tool_result` for each call left without one, with
-  Claude Code's own placeholder (`ensureToolResultPairing` sends "[Tool result missing due to
-  internal error]", `is_error`, for such a call on resume). It goes into the user record that
-  already answers the call's other calls, else into a new user record right after the call's,
-  hung off it, which takes over the call record's children (as Claude Code chains a result
-  between a call and what follows).
-- `orphan-result`: the `tool_result` whose `tool_use` is nowhere is dropped, as Claude Code drops
-  it on load; a record left with no content goes (its children are hung off its parent).
-- `result-not-adjacent`: a result whose record hangs off an ancestor of the call's record (a
-  sibling of the same response, a record before it) is hung off the call's record, where Claude
-  Code's loader puts it back (`recoverOrphanedParallelToolResults`); a wrong
-  `sourceToolAssistantUUID` is set to the call's record; a result anywhere else is dropped, as
-  the API view drops a result that does not answer the message before it (the call then gets
-  the placeholder).
-- `duplicate-id`: of records sharing a uuid, the loader keeps the last (its map by uuid), so the
-  earlier ones go (when all are the same record, the copies after the first go); a `tool_use`
-  whose id an earlier call has, and a second `tool_result` for one call, are dropped.
-- `broken-chain`: a `parentUuid` naming no record becomes null (the loader's walk stops there);
-  so does a `logicalParentUuid` naming none; a `compact_boundary` with a parent gets null, the
-  old parent going to `logicalParentUuid`, as Claude Code writes a boundary.
-- `summary-parent` (error): an `isCompactSummary` record whose parent is not a boundary loses
-  the flag (it is read as the user message it is).
-- `bad-shape`: a chain record without a uuid is dropped (no chain can hold it); one without a
-  `parentUuid` key gets `parentUuid: null` (the loader starts the chain there), first; a
-  `parentUuid` that is not the first key is moved first; a content block of an impossible shape
-  is dropped, and a record whose message cannot be read at all goes.
+`repair(transcript, findings)` fixes, in one pass (see `compactcli.formats.repairing`), what
+`ClaudeCodeDialect.validate` found, as Claude Code's loader and its API view resolve it on
+resume: a placeholder result for a call left without one, results that answer no call dropped or
+hung back off their call, duplicate records and ids, broken chains and malformed records
+resolved. Each finding code is fixed by the `_Fixer` method of its name.
 """
 
 from __future__ import annotations
@@ -69,7 +45,7 @@ _FLAGGED = re.compile(r"^tool_result for (.+?) has (?:parentUuid|sourceToolAssis
 
 
 def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcript, list[Repair]]:
-    """One pass of fixes for `findings` (see the module docstring)."""
+    """One pass of fixes for `findings`, each code by the `_Fixer` method of its name."""
     fixer = _Fixer(transcript)
     handlers: dict[str, Callable[[int, Finding], None]] = {
         "bad-shape": fixer.bad_shape,
@@ -194,6 +170,11 @@ class _Fixer:
     # ---- one handler per code
 
     def bad_shape(self, index: int, finding: Finding) -> None:
+        """A chain record without a uuid is dropped (no chain can hold it); one without a
+        `parentUuid` key gets `parentUuid: null` first (the loader starts the chain there); a
+        `parentUuid` that is not the first key is moved first; a content block of an impossible
+        shape is dropped, and a record whose message cannot be read at all goes.
+        """
         if not self.edits.claim(index):
             return
         raw = self.raw(index)
@@ -234,6 +215,10 @@ class _Fixer:
             self.drop_record(index, finding.code, finding.message)
 
     def duplicate_id(self, index: int, finding: Finding) -> None:
+        """Of records sharing a uuid, keep the last, as the loader's map by uuid does (when all are
+        the same record, the copies after the first go); drop a `tool_use` whose id an earlier
+        call has, and a second `tool_result` for one call.
+        """
         raw = self.raw(index)
         uuid = raw.get("uuid")
         group = self.uuids.get(uuid, []) if isinstance(uuid, str) else []
@@ -307,6 +292,10 @@ class _Fixer:
             )
 
     def broken_chain(self, index: int, finding: Finding) -> None:
+        """A `parentUuid` naming no record becomes null (the loader's walk stops there), and so does
+        a `logicalParentUuid` naming none; a `compact_boundary` with a parent gets null, the old
+        parent going to `logicalParentUuid`, as Claude Code writes a boundary.
+        """
         if not self.edits.claim(index):
             return
         raw = dict(self.raw(index))
@@ -333,6 +322,9 @@ class _Fixer:
             self.edits.note(index, finding.code, "; ".join(done))
 
     def summary_parent(self, index: int, finding: Finding) -> None:
+        """An `isCompactSummary` record whose parent is not a boundary (an error) loses the flag: it
+        is read as the user message it is.
+        """
         raw = self.raw(index)
         if finding.severity != "error" or raw.get("isCompactSummary") is not True:
             return
@@ -347,6 +339,9 @@ class _Fixer:
         )
 
     def orphan_result(self, index: int, finding: Finding) -> None:
+        """Drop a `tool_result` whose `tool_use` is nowhere, as Claude Code drops it on load; a
+        record left with no content goes (its children are hung off its parent).
+        """
         if not self.edits.claim(index):
             return
         content = _content(self.raw(index)) or []
@@ -368,6 +363,14 @@ class _Fixer:
             )
 
     def result_not_adjacent(self, index: int, finding: Finding) -> None:
+        """Put a result back where Claude Code's loader puts it, or drop it.
+
+        A result whose record hangs off an ancestor of the call's record (a sibling of the same
+        response, a record before it) is hung off the call's record
+        (`recoverOrphanedParallelToolResults`); a wrong `sourceToolAssistantUUID` is set to the
+        call's record; a result anywhere else is dropped, as the API view drops a result that
+        does not answer the message before it (the call then gets the placeholder).
+        """
         if not self.edits.claim(index):
             return
         raw = self.raw(index)
@@ -428,6 +431,14 @@ class _Fixer:
             )
 
     def call_unanswered(self, index: int, finding: Finding) -> None:
+        """A `tool_result` for each call left without one, with Claude Code's own placeholder.
+
+        `ensureToolResultPairing` sends "[Tool result missing due to internal error]",
+        `is_error`, for such a call on resume. The result goes into the user record that already
+        answers the call's other calls, else into a new user record right after the call's, hung
+        off it, which takes over the call record's children (as Claude Code chains a result
+        between a call and what follows).
+        """
         raw = self.raw(index)
         content = _content(raw) or []
         calls = {

@@ -1,44 +1,11 @@
 """Writing a summary into a Claude Code session (FORMATS.md §1.3, §1.5, §6).
 
-Claude Code's file is append-only and so is this writer: every input line stays where it was,
-and two records are appended, as Claude Code's own partial compaction writes them:
-
-1. a `system/compact_boundary` record: `parentUuid: null`, `logicalParentUuid` = the last kept
-   record (the leaf), `compactMetadata` with `trigger`, `preTokens`, `postTokens`, and
-   `preservedSegment {headUuid, anchorUuid, tailUuid}` plus `preservedMessages {anchorUuid,
-   uuids, allUuids}` naming the kept tail; our details under a top-level `compactcli` key;
-2. the summary: a `user` record with `isCompactSummary: true`, `isVisibleInTranscriptOnly:
-   true`, string content (the framed summary), whose parent is the boundary.
-
-**Why a preserved segment, and which records are byte-identical.** The other way, copies of the
-kept records after the summary, would give every kept record a fresh uuid, a new `parentUuid`
-and `sourceToolAssistantUUID`, and would repeat every `tool_use` id and `message.id` in the file
-(a duplicate tool_use id is an API error; records sharing a message.id are merged on load). With
-a preserved segment the kept records are the input's own: on resume Claude Code
-(`applyPreservedSegmentRelinks`) walks the segment from its tail back to its head along
-`parentUuid`, re-parents the head onto the summary, and drops everything physically before the
-boundary that is not on that walk; the chain from the leaf then reads boundary → summary → kept
-tail. So every kept record is byte-identical as long as the kept tail is one run of the chain on
-disk, which is how current Claude Code writes a session (each tool result right after its call).
-
-Two shapes are not one run: parallel tool calls written the older way (both `tool_use` records
-first, each result hanging off its own call, the chain going on from one of them), and a tail
-that reaches into the kept part of an earlier compaction (whose records keep their pre-compaction
-`parentUuid` on disk). For those, the few kept records whose parent is not the kept message
-before them get a new `parentUuid` (nothing else in them changes), with each tool result right
-after the call it answers, as current Claude Code writes it; a record that is not a message (a
-`turn_duration` note, a silent attachment) on the way stays in the chain when it sits between
-two kept messages that are already in order. The stage lists the input lines it rewrote
-(`rewritten` in the details). The model sees the same messages, in the same atomic units.
-
-The boundary and the summary take the leaf's timestamp less one millisecond: a Claude Code that
-predates preserved segments then still resumes from the kept leaf (with the full history) rather
-than from the summary alone. Their uuids derive from the input, so the same input gives the same
-bytes. `sessionId`, `cwd`, `version`, `gitBranch` and the rest of the envelope are copied from
-the leaf. The leaf must be a user or assistant record (Claude Code resumes from one).
-
-Protected head messages cannot stay messages here (the chain after a boundary is one run), so
-they are quoted verbatim in the summary (`quotes_head`).
+`ClaudeCodeWriter` appends a `system/compact_boundary` record and an `isCompactSummary` user
+record, as Claude Code's own partial compaction writes them, and leaves every input line where it
+was: the kept tail is the input's own records, named as the boundary's preserved segment, so they
+stay byte-identical except for the few whose `parentUuid` must change to make the tail one run of
+the chain. The same input gives the same bytes. Protected head messages are quoted in the summary
+(`quotes_head`), since the chain after a boundary is one run.
 """
 
 from __future__ import annotations
@@ -61,6 +28,41 @@ SUMMARY_WRAPPER = ("", f"\n\n{SUMMARY_SUFFIX}")
 
 
 class ClaudeCodeWriter:
+    """Writes a summary as a compact boundary and a summary record appended to the session.
+
+    1. The boundary: a `system/compact_boundary` record with `parentUuid: null`,
+       `logicalParentUuid` the last kept record (the leaf), `compactMetadata` with `trigger`,
+       `preTokens`, `postTokens`, `preservedSegment {headUuid, anchorUuid, tailUuid}` and
+       `preservedMessages {anchorUuid, uuids, allUuids}` naming the kept tail, and our details
+       under a top-level `compactcli` key.
+    2. The summary: a `user` record with `isCompactSummary: true`,
+       `isVisibleInTranscriptOnly: true` and string content (the framed summary), whose parent is
+       the boundary.
+
+    On resume Claude Code (`applyPreservedSegmentRelinks`) walks the segment from its tail back
+    to its head along `parentUuid`, re-parents the head onto the summary, and drops everything
+    physically before the boundary that is not on that walk, so the chain from the leaf reads
+    boundary, summary, kept tail. Copies of the kept records after the summary would instead need
+    fresh uuids and repeat every `tool_use` id and `message.id` in the file (a duplicate tool_use
+    id is an API error; records sharing a message.id are merged on load).
+
+    The kept records stay byte-identical when the kept tail is one run of the chain on disk, as
+    current Claude Code writes a session. Two shapes are not: parallel tool calls written the
+    older way (both `tool_use` records first, each result hanging off its own call), and a tail
+    that reaches into the kept part of an earlier compaction (whose records keep their
+    pre-compaction `parentUuid`). There the kept records whose parent is not the kept message
+    before them get a new `parentUuid` and nothing else (`_relinks`), each tool result right
+    after the call it answers; a record that is not a message (a `turn_duration` note, a silent
+    attachment) stays in the chain when it sits between two kept messages already in order. The
+    model sees the same messages, in the same atomic units.
+
+    The boundary and the summary take the leaf's timestamp less one millisecond, so a Claude Code
+    that predates preserved segments still resumes from the kept leaf (with the full history)
+    rather than from the summary alone. Their uuids derive from the input; `sessionId`, `cwd`,
+    `version`, `gitBranch` and the rest of the envelope are copied from the leaf, which must be a
+    user or assistant record (Claude Code resumes from one).
+    """
+
     quotes_head = True
     alternating = False
     refusal = "the last message is not a user or assistant record, which Claude Code resumes from"

@@ -1,15 +1,8 @@
 """Validation rules of the `codex` dialect over a rollout's records and replay timeline.
 
-`check_envelopes` reports `bad-shape` (an envelope missing or mistyping `timestamp` / `type` /
-`payload`, or a known record type whose payload is not an object) and `session-meta` (the first
-record is not `session_meta`, or a second one appears). `check_pairs` follows the call / output
-pairing through each history, each `compacted` line starting a new one: `duplicate-id` (a call id
-used by two calls, or answered twice, in one history), `orphan-result` (an output with no earlier
-call of a kind it answers in the same history, so also one inside a `replacement_history` whose
-call is not in it, or after a compaction whose call was before it) and `call-unanswered`, always a
-warning since Codex answers every unanswered call with `"aborted"` when it builds a prompt; the
-message says where the call was left (end of file, an aborted turn, the next user message or a
-compaction). Both return findings in file order of discovery and never edit records.
+`check_envelopes` checks every line's envelope and the session meta line, and `check_pairs`
+follows the call / output pairing through each history, each `compacted` line starting a new one.
+Both return findings in file order of discovery and never edit records.
 """
 
 from __future__ import annotations
@@ -24,7 +17,10 @@ from compactcli.transcript import Message, Transcript
 
 
 def check_envelopes(transcript: Transcript) -> list[Finding]:
-    """`bad-shape` for malformed envelopes, `session-meta` for a missing or second meta line."""
+    """`bad-shape` for an envelope missing or mistyping `timestamp` / `type` / `payload`, or a known
+    record type whose payload is not an object; `session-meta` when the first record is not
+    `session_meta`, or a second one appears.
+    """
     findings: list[Finding] = []
     first_meta: int | None = None
     first_object = True
@@ -75,7 +71,15 @@ class _Call:
 
 
 def check_pairs(transcript: Transcript, steps: Sequence[Step]) -> list[Finding]:
-    """Call/output pairing per history (each compacted line starts a new one)."""
+    """Call/output pairing per history (each compacted line starts a new one).
+
+    `duplicate-id`: a call id used by two calls, or answered twice, in one history.
+    `orphan-result`: an output with no earlier call of a kind it answers in the same history, so
+    also one inside a `replacement_history` whose call is not in it, or after a compaction whose
+    call was before it. `call-unanswered`: always a warning, since Codex answers every unanswered
+    call with `"aborted"` when it builds a prompt; the message says where the call was left (end
+    of file, an aborted turn, the next user message or a compaction).
+    """
     findings: list[Finding] = []
     history: list[Message] = []
     calls: dict[str, _Call] = {}

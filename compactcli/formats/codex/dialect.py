@@ -2,22 +2,11 @@
 
 Every line is an envelope `{"timestamp", "type", "payload"}` of type `session_meta` (the first
 line, once), `response_item` (what the model sees), `compacted` (a compaction), `turn_context`
-(per-turn settings, including `model`) or `event_msg` (UI events); other types pass through. The
-views never edit records. `messages`: one per `response_item` in file order (read by
-`codex_items`), each assistant one with the `model` of the latest `turn_context` before it, plus
-the messages inside a `compacted` line at that line's place (`synthetic=True`, `index` = the
-compacted record, `path` = `("payload", "replacement_history", i)`, a user message there being a
-summary when its text is the line's `message`; without a `replacement_history`, one user summary
-message holding `message`, path `("payload",)`); `event_msg` mirrors are not messages. `context`:
-the rollout replayed as Codex resumes it (`codex_replay`), the collected user messages being the
-original records' views. `usage`: the `event_msg token_count` records with a non-null `info` after
-the last `compacted` line and outside turns a rollback removed, `context` =
-`last_token_usage.input_tokens + output_tokens`, `key` = `"total:<total_token_usage.total_tokens>"`;
-a `last_token_usage` with no input and no output (a post-compaction estimate) and an `info` equal
-to the previous one (Codex writes a request's `info` twice) are left out. `validate`: the rules of
-`codex_checks`. Writing: a tool result's content is its item's `output` (`clear_result` keeps the
-`{content, success}` shape); a text block is an `input_text` item; `prune_boundary` adds no record,
-as the edited outputs are what a resume reads.
+(per-turn settings, including `model`) or `event_msg` (UI events); other types pass through.
+`CodexDialect` reads the response items (`compactcli.formats.codex.items`), replays the rollout
+as Codex resumes it for the context (`compactcli.formats.codex.replay`), reads the usage Codex
+records and validates with the rules of `compactcli.formats.codex.checks`. The views never edit
+records.
 """
 
 from __future__ import annotations
@@ -52,6 +41,13 @@ from compactcli.transcript import (
 
 
 class CodexDialect(Dialect):
+    """The `codex` dialect.
+
+    A tool result's content is its item's `output` (`clear_result` keeps the `{content, success}`
+    shape); a text block is an `input_text` item; `prune_boundary` adds no record, as the edited
+    outputs are what a resume reads.
+    """
+
     name = "codex"
     summary = "OpenAI Codex CLI rollout (session_meta / response_item / event_msg lines)"
 
@@ -71,6 +67,10 @@ class CodexDialect(Dialect):
 
     @remembered
     def messages(self, transcript: Transcript) -> list[Message]:
+        """One message per `response_item` in file order (`ItemReader`), each assistant one with the
+        `model` of the latest `turn_context` before it, plus the messages inside a `compacted`
+        line at that line's place (`_compacted`); `event_msg` mirrors are not messages.
+        """
         out: list[Message] = []
         for step in self._timeline(transcript, None):
             out.extend(step.messages)
@@ -78,6 +78,9 @@ class CodexDialect(Dialect):
 
     @remembered
     def context(self, transcript: Transcript) -> list[Message]:
+        """The rollout replayed as Codex resumes it (`compactcli.formats.codex.replay`), the
+        collected user messages being the original records' views.
+        """
         history: list[Message] = []
         for step in self._timeline(transcript, None):
             history = _apply(history, step)
@@ -100,6 +103,13 @@ class CodexDialect(Dialect):
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
+        """The `event_msg token_count` records with a non-null `info` after the last `compacted`
+        line and outside turns a rollback removed: `context` =
+        `last_token_usage.input_tokens + output_tokens`, `key` =
+        `"total:<total_token_usage.total_tokens>"`. A `last_token_usage` with no input and no
+        output (a post-compaction estimate), and an `info` equal to the previous one (Codex
+        writes a request's `info` twice), are left out.
+        """
         start = 0
         for index, record in transcript.objects():
             if record.raw.get("type") == "compacted":
@@ -251,6 +261,11 @@ class CodexDialect(Dialect):
         return steps
 
     def _compacted(self, builder: ItemReader, payload: Mapping[str, Any], index: int) -> Step:
+        """The step of a `compacted` line: the messages of its `replacement_history`, each
+        `synthetic=True`, with `index` the compacted record and the path of its item in that
+        list, a user message there being a summary when its text is the line's `message`; without
+        a `replacement_history`, one user summary message holding `message`, path `("payload",)`.
+        """
         message = payload.get("message", "")
         if not isinstance(message, str):
             raise BadShape("'message' is not a string")

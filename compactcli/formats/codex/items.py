@@ -3,22 +3,9 @@
 This module holds the record vocabulary of a rollout (`RECORD_TYPES`, `SUMMARY_PREFIX`, the
 prefixes of injected context in `CONTEXTUAL_USER_PREFIXES`, the output kinds and the calls each
 answers in `ANSWERS`) and `ItemReader`, which turns one `response_item` payload into at most one
-`Message` and raises `BadShape` (a one-line reason) when an item of a known type is malformed. A
-`message` gives one block per content item (`input_text` / `output_text` text, `input_image`
-image, anything else `other`); `reasoning` gives a `thinking` block of its summary then content
-texts, plus an empty `other` block of type `encrypted_content` when that is present (never counted
-as text); `function_call`, `custom_tool_call`, `local_shell_call` and `tool_search_call` give a
-`tool_call` block (`function_call.arguments` kept as text and parsed into `arguments`, None when
-not JSON; `custom_tool_call.input` as both; the object of the other two as its JSON and itself);
-the outputs give a `tool` message with one `tool_result` block whose text comes from a string, an
-array of text / image items or the `{content, success}` object (`success: false` is an error),
-named after the matching call when known; `web_search_call` and `image_generation_call` give an
-assistant `other` block (a server-side tool, never awaiting a result); `compaction`,
-`compaction_summary` and `context_compaction` give an assistant `other` block with
-`summary=True`; `ghost_snapshot` and unknown types give nothing. Assistant messages carry the
-reader's current `model`; a user message starting with `SUMMARY_PREFIX` is a summary. `in_unit`
-gives consecutive model-generated messages one unit key, so reasoning is never cut from what
-follows it. Reading never edits records.
+`Message` and raises `BadShape` (a one-line reason) when an item of a known type is malformed.
+`in_unit` gives consecutive model-generated messages one unit key, so reasoning is never cut from
+what follows it. Reading never edits records.
 """
 
 from __future__ import annotations
@@ -151,7 +138,25 @@ class ItemReader:
     text_content: bool = False
 
     def item(self, item: Any, index: int, path: JsonPath) -> Message | None:
-        """The message view of one response item (None for items the model never sees)."""
+        """The message view of one response item (None for items the model never sees).
+
+        - `message`: one block per content item (`input_text` / `output_text` text, `input_image`
+          image, anything else `other`); a user message starting with `SUMMARY_PREFIX` is a
+          summary, and an assistant message carries the reader's current `model`.
+        - `reasoning`: a `thinking` block of its summary then content texts, plus an empty
+          `other` block of type `encrypted_content` when that is present (never counted as text).
+        - `function_call`, `custom_tool_call`, `local_shell_call` and `tool_search_call`: a
+          `tool_call` block (`function_call.arguments` kept as text and parsed into `arguments`,
+          None when not JSON; `custom_tool_call.input` as both; the object of the other two as
+          its JSON and itself).
+        - The outputs: a `tool` message with one `tool_result` block whose text comes from a
+          string, an array of text / image items or the `{content, success}` object
+          (`success: false` is an error), named after the matching call when known.
+        - `web_search_call` and `image_generation_call`: an assistant `other` block (a
+          server-side tool, never awaiting a result); `compaction`, `compaction_summary` and
+          `context_compaction`: an assistant `other` block with `summary=True`.
+        - `ghost_snapshot` and unknown types: nothing.
+        """
         if not isinstance(item, dict):
             raise BadShape("response item is not an object")
         kind = item.get("type")

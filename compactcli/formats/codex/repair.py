@@ -2,24 +2,9 @@
 list) the way Codex reads one (FORMATS.md §2.4).
 
 `repair(transcript, findings)` makes, in one pass (see `compactcli.formats.repairing`), what
-Codex's resume and `normalize_history` make of a rollout, in each history (a `compacted` line
-starts a new one):
-
-- a call (`function_call`, `custom_tool_call`, `local_shell_call`, `tool_search_call`) with no
-  output anywhere in its history gets one right after it, as `ensure_call_outputs_present` gives
-  it: `"aborted"` (a `tool_search_output` with no tools for a tool search); inside a
-  `replacement_history`, the output goes into that list after the call;
-- an output with no call of its kind before it in its history is dropped (`remove_orphan_outputs`),
-  and so are a second output for one call and a call whose id an earlier call of the history
-  has (the API refuses both);
-- `bad-shape`: a line Codex cannot parse (an envelope without `timestamp`, `type` or `payload`,
-  or an item of a known type with a wrong shape) is dropped, as its resume skips such a line;
-- `session-meta`: a `session_meta` line that is not first is moved first when the file has no
-  other, and a second one is dropped (a legacy rollout's meta line likewise). A file without one
-  cannot be repaired.
-
-A call whose output comes later than the next user message is left as it is (Codex finds the
-output and adds none; `validate` warns about it all the same).
+Codex's resume and `normalize_history` make of a rollout: in each history (a `compacted` line
+starts a new one) every call gets an output and every output a call, lines Codex cannot parse are
+dropped, and the session meta line is put first. A file without a meta line cannot be repaired.
 """
 
 from __future__ import annotations
@@ -80,7 +65,13 @@ class _Plan:
 
 
 def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcript, list[Repair]]:
-    """One pass of fixes (see the module docstring)."""
+    """One pass of fixes for `findings`.
+
+    `bad-shape`: a line Codex cannot parse (an envelope without `timestamp`, `type` or `payload`,
+    or an item of a known type with a wrong shape) is dropped, as its resume skips such a line.
+    `session-meta`: see `_session_meta`. The calls and outputs of every history are paired as
+    `_pairs` says.
+    """
     edits = Edits(transcript)
     envelope = transcript.format == "codex"
     for index, finding in located(transcript, findings, ("session-meta", "bad-shape")):
@@ -113,7 +104,9 @@ def _is_session_meta(raw: Any, envelope: bool) -> bool:
 
 
 def _session_meta(edits: Edits, index: int, envelope: bool) -> None:
-    """Move the file's only meta line first, or drop a second one."""
+    """Move the file's only meta line first when another record comes before it, or drop a second
+    one (a legacy rollout's meta line likewise).
+    """
     records = edits.transcript.records
     metas = [i for i, r in enumerate(records) if _is_session_meta(r.raw, envelope)]
     first_object = next((i for i, r in enumerate(records) if isinstance(r.raw, dict)), None)
@@ -134,7 +127,19 @@ def _session_meta(edits: Edits, index: int, envelope: bool) -> None:
 
 
 def _pairs(transcript: Transcript, steps: Sequence[Step]) -> _Plan:
-    """What `ensure_call_outputs_present` and `remove_orphan_outputs` do to each history."""
+    """What `ensure_call_outputs_present` and `remove_orphan_outputs` do to each history.
+
+    - A call (`function_call`, `custom_tool_call`, `local_shell_call`, `tool_search_call`) with
+      no output anywhere in its history gets one right after it (`_output_for`: `"aborted"`, or a
+      `tool_search_output` with no tools for a tool search); inside a `replacement_history`, the
+      output goes into that list after the call.
+    - An output with no call of its kind before it in its history is dropped, and so are a second
+      output for one call and a call whose id an earlier call of the history has (the API refuses
+      both).
+
+    A call whose output comes later than the next user message is left as it is (Codex finds the
+    output and adds none; `validate` warns about it all the same).
+    """
     plan = _Plan()
     history: list[Message] = []
     calls: dict[str, _Call] = {}

@@ -2,14 +2,9 @@
 
 A `Step` is one entry of the timeline in file order: a response item's message, a `compacted`
 line, a `thread_rolled_back` event or a `turn_aborted` event. `_apply` gives the history after
-one step, as Codex rebuilds it on resume: an item is appended; a `compacted` line with
-`replacement_history` replaces the history with its messages, one without it rebuilds it as the
-initial context (the messages before the first real user message), the most recent real user
-messages within `COMPACT_USER_MESSAGE_MAX_TOKENS` (counted as UTF-8 bytes / 4, the oldest kept one
-possibly over the budget) and the summary; a rollback drops its last `num_turns` user turns, from
-the newest real user message on. A real user message (`is_user_turn`) is a user message that is
-neither a summary nor injected context. `rolled_back` names the record windows whose turns a
-rollback removed. Nothing here edits records.
+one step, as Codex rebuilds it on resume, `is_user_turn` says which user messages are real turns,
+and `rolled_back` names the record windows whose turns a rollback removed. Nothing here edits
+records.
 """
 
 from __future__ import annotations
@@ -42,7 +37,9 @@ class Step:
 
 
 def is_user_turn(message: Message) -> bool:
-    """A real user message: Codex's user-turn boundary (not injected context, not a summary)."""
+    """A real user message: Codex's user-turn boundary, a user message that is neither a summary nor
+    injected context.
+    """
     if message.role != "user" or message.summary:
         return False
     texts = [b.text for b in message.blocks if b.kind == "text"]
@@ -54,7 +51,11 @@ def _is_aborted_marker(message: Message) -> bool:
 
 
 def _apply(history: list[Message], step: Step) -> list[Message]:
-    """The history after one timeline step (Codex's resume replay)."""
+    """The history after one timeline step (Codex's resume replay): an item is appended; a
+    `compacted` line with `replacement_history` replaces the history with its messages, one
+    without it rebuilds it (`_rebuild`); a rollback drops its last `num_turns` user turns, from
+    the newest real user message on.
+    """
     if step.kind == "item":
         history.append(step.messages[0])
         return history
@@ -68,8 +69,11 @@ def _apply(history: list[Message], step: Step) -> list[Message]:
 
 
 def _rebuild(history: Sequence[Message], summary: Message) -> list[Message]:
-    """A compaction without replacement_history: initial context + recent user messages +
-    the summary (compact.rs `build_compacted_history`)."""
+    """A compaction without replacement_history (compact.rs `build_compacted_history`): the initial
+    context (the messages before the first real user message), the most recent real user messages
+    within `COMPACT_USER_MESSAGE_MAX_TOKENS` (counted as UTF-8 bytes / 4, the oldest kept one
+    possibly over the budget), then the summary.
+    """
     first_turn = next((i for i, m in enumerate(history) if is_user_turn(m)), len(history))
     initial = list(history[:first_turn])
     collected = [m for m in history if is_user_turn(m) or _is_aborted_marker(m)]

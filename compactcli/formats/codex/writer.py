@@ -1,33 +1,11 @@
 """Writing a summary into a Codex rollout (FORMATS.md §2.3, §2.4, §6).
 
-A rollout is append-only and so is this writer: every input line stays as it was, and these lines
-are appended:
-
-1. a `compacted` line whose `replacement_history` is the complete new history, the way Codex's
-   remote compaction writes it: the head items (the initial developer and contextual user
-   messages, then any protected messages), the summary as a `user` message with one
-   `input_text` item, then the kept tail items. `payload.message` is the summary text too, so
-   Codex and our reader both know which item is the summary. On resume Codex replaces the
-   history with `replacement_history`, so nothing before this line reaches the model. Our
-   details go under a top-level `compactcli` key.
-2. a copy of the latest `turn_context` (the model and settings to resume with), as newer Codex
-   writes one after a compaction.
-3. an `event_msg` `token_count` whose `last_token_usage` holds only `total_tokens`: compactcli's
-   count of the compacted context (`Injection.tokens_after`), as Codex writes its own estimate
-   of the new history after a compaction. On resume Codex takes the last `token_count` as the
-   context's size and compacts before the first request when it reaches the auto-compact limit;
-   without this line it would read the size from before the compaction. The running total and
-   the context window are the input's last ones.
-
-All carry the timestamp of the input's last line, and, in a rollout whose lines are numbered
-(`ordinal`, Codex 0.150 and later), the numbers that follow the last one.
-
-The summary text starts with Codex's own summary prefix, so a later Codex compaction treats it as
-a summary and not as a user message. The head and tail items are the input's items, equal value
-for value (reasoning `encrypted_content` included); the lines they came from are still in the
-file, byte for byte. A final pass drops an output whose call is not in the new history and gives
-a call whose output was lost a stub output, as Codex's own `normalize` would (it writes
-"aborted").
+`CodexWriter` appends to the rollout, as Codex's own remote compaction does, a `compacted` line
+whose `replacement_history` is the complete new history (head items, the summary as a user
+message, kept tail items), a copy of the latest `turn_context`, and a `token_count` event with
+compactcli's count of the compacted context. Every input line stays as it was, and the kept items
+are the input's, equal value for value; on resume Codex replaces its history with the
+replacement, so nothing before the new lines reaches the model.
 """
 
 from __future__ import annotations
@@ -65,6 +43,28 @@ def _contextual(message: Message) -> bool:
 
 
 class CodexWriter:
+    """Writes a summary as a `compacted` line, a `turn_context` and a `token_count` event.
+
+    1. The `compacted` line: its `replacement_history` holds the head items (the initial
+       developer and contextual user messages, then any protected messages), the summary as a
+       `user` message with one `input_text` item, then the kept tail items; `payload.message` is
+       the summary text too, so Codex and our reader both know which item is the summary. Our
+       details go under a top-level `compactcli` key.
+    2. A copy of the latest `turn_context` (the model and settings to resume with), as newer
+       Codex writes one after a compaction.
+    3. An `event_msg` `token_count` (`_token_count`): on resume Codex takes the last
+       `token_count` as the context's size and compacts before the first request when it reaches
+       the auto-compact limit; without this line it would read the size from before the
+       compaction.
+
+    All carry the timestamp of the input's last line and, in a rollout whose lines are numbered,
+    the numbers that follow the last one (`_last_ordinal`). The summary text starts with Codex's
+    own summary prefix, so a later Codex compaction treats it as a summary and not as a user
+    message. The head and tail items keep reasoning `encrypted_content`. A final pass drops an
+    output whose call is not in the new history and gives a call whose output was lost a stub
+    output, as Codex's own `normalize` would (it writes "aborted").
+    """
+
     quotes_head = False
     refusal = ""
     alternating = False

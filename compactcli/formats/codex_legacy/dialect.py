@@ -1,27 +1,11 @@
 """The `codex-legacy` dialect: Codex CLI rollouts written before the envelope lines (mid-2025).
 
 Codex CLI versions of May to August 2025 wrote `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`
-without envelopes: the first line is the session meta `{"id", "timestamp", "instructions",
-"git"?}`, and every other line is either a state line `{"record_type": "state", …}` or one
-response item, bare (`{"type": "message", "role": "user", "content": […]}`, `reasoning`,
-`function_call`, `function_call_output`, `local_shell_call`). Resuming such a file (their
-`RolloutRecorder::resume`) parses the first line as the meta, skips state lines, and replays
-every item it can parse, in order; lines it cannot parse are skipped. There is no compaction
-record and no usage.
-
-Views: the items are read as `compactcli.formats.codex.items` reads response items (same
-blocks, same units, same `path`, from the item itself: `()`), and the context is every item in
-file order. A user message that starts with Codex's summary prefix, carries our top-level
-`compactcli` key, or starts with our summary preamble is a summary (`compactions` lists them). `usage` and `model`
-are empty: these files record neither.
-
-Validation codes: `session-meta` (the first record is not a meta line, or a later one is),
-`bad-shape` (a line that is neither a state line nor an item with a string `type`, or an item of
-a known type with a wrong shape), and the pairing codes of the `codex` dialect (`duplicate-id`,
-`orphan-result`, and `call-unanswered` as a warning), over the one history the file holds.
-
-Writing: a tool result's output is cleared in place as in `codex`; a compaction rewrites the file
-(`compactcli.formats.codex_legacy.writer`), since a resume replays every item.
+without envelopes: a session meta line, then state lines and bare response items. Resuming such a
+file parses the first line as the meta, skips state lines, and replays every item it can parse,
+in order. `CodexLegacyDialect` reads the items as `compactcli.formats.codex.items` reads response
+items, with the context every item in file order; there is no compaction record and no usage, so
+a compaction rewrites the file (`compactcli.formats.codex_legacy.writer`).
 """
 
 from __future__ import annotations
@@ -61,6 +45,18 @@ def is_state(raw: Mapping[str, Any]) -> bool:
 
 
 class CodexLegacyDialect(CodexDialect):
+    """The `codex-legacy` dialect.
+
+    The first line is the session meta `{"id", "timestamp", "instructions", "git"?}`; every other
+    line is a state line `{"record_type": "state", …}` or one bare response item
+    (`{"type": "message", "role": "user", "content": […]}`, `reasoning`, `function_call`,
+    `function_call_output`, `local_shell_call`). Items give the same blocks, units and `path` as
+    in `codex`, from the item itself (`()`). A user message that starts with Codex's summary
+    prefix is a summary; `compactions` lists ours (`_ours`). `usage`, `model` and the context
+    window are empty: these files record none. A tool result's output is cleared in place as in
+    `codex`.
+    """
+
     name = "codex-legacy"
     summary = "Codex CLI rollout of mid-2025 (a session meta line, then bare response items)"
     has_meta = True  # the first line is the session meta
@@ -106,6 +102,12 @@ class CodexLegacyDialect(CodexDialect):
 
     @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
+        """Codes: `session-meta` (the first record is not a meta line, or a later one is),
+        `bad-shape` (a line that is neither a state line nor an item with a string `type`, or an
+        item of a known type with a wrong shape), and the pairing codes of the `codex` dialect
+        (`duplicate-id`, `orphan-result`, and `call-unanswered` as a warning), over the one
+        history the file holds.
+        """
         findings = _check_lines(transcript, self.has_meta)
         steps = self._timeline(transcript, findings)
         findings.extend(check_pairs(transcript, steps))

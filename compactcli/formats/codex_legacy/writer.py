@@ -1,22 +1,10 @@
-"""Writing a summary into a legacy Codex rollout (`compactcli.formats.codex_legacy.dialect`) or
-a list of OpenAI Responses items (`compactcli.formats.openai_responses.dialect`).
+"""Writing a summary into a legacy Codex rollout (`compactcli.formats.codex_legacy.dialect`) or a
+list of OpenAI Responses items (`compactcli.formats.openai_responses.dialect`).
 
 Neither has a compaction record: resuming a legacy rollout replays every item in the file, and a
-Responses list is sent whole. So the file is rewritten, as a plain message list is
-(`compactcli.formats.plain.writer`): the meta line (a rollout's) and the head items (the system,
-developer and injected context messages before the first real user message, and any protected
-messages), then one `user` message item holding the summary, then the kept tail lines, byte for
-byte. The items of the summarized middle are left out (an earlier summary among them); the state
-lines among them stay, before the summary.
-
-In a Codex rollout the summary text starts with Codex's own summary prefix, as Codex's later
-compaction writes it, so Codex takes it for a summary too, and our details (with the facts) go
-under a top-level `compactcli` key, which Codex's resume ignores. A Responses list is sent to the
-API as it is, and the API refuses unknown keys: its summary message is a plain user message
-(known as ours by the text it starts with, `OUR_SUMMARY_START`), and the details go to the stats
-and `--boundary FILE` only. A final pass drops an output whose call is not in the new file and
-gives a call whose output was lost a stub `function_call_output` right after the call's other
-outputs.
+Responses list is sent whole. So `CodexLegacyWriter` rewrites the file, as a plain message list
+is rewritten (`compactcli.formats.plain.writer`): the meta line and the head items, one `user`
+message item holding the summary, then the kept tail lines, byte for byte.
 """
 
 from __future__ import annotations
@@ -30,7 +18,22 @@ from compactcli.transcript import Message, Record, Transcript
 
 
 class CodexLegacyWriter(CodexWriter):
-    """`CodexWriter`'s cuts (the same head), written as a rewrite of the file."""
+    """`CodexWriter`'s cuts (the same head), written as a rewrite of the file.
+
+    The head is the meta line (a rollout's) and the system, developer and injected context
+    messages before the first real user message, and any protected messages. The items of the
+    summarized middle are left out (an earlier summary among them); the state lines among them
+    stay, before the summary.
+
+    In a Codex rollout (`codex=True`) the summary text starts with Codex's own summary prefix, as
+    Codex's later compaction writes it, so Codex takes it for a summary too, and our details
+    (with the facts) go under a top-level `compactcli` key, which Codex's resume ignores. A
+    Responses list is sent to the API as it is, and the API refuses unknown keys: its summary
+    message is a plain user message (known as ours by the text it starts with,
+    `OUR_SUMMARY_START`), and the details go to the stats and `--boundary FILE` only. A final
+    pass drops an output whose call is not in the new file and gives a call whose output was lost
+    a stub `function_call_output` right after the call's other outputs.
+    """
 
     def __init__(self, *, codex: bool = True) -> None:
         self.codex = codex

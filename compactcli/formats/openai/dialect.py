@@ -1,41 +1,11 @@
 """The openai dialect: OpenAI Chat Completions messages, one per JSONL line (FORMATS.md §3.1, §5).
 
-Each line is a chat message `{"role", "content", …}`. Roles `system`, `developer`, `user`,
-`assistant` and `tool` map onto the same roles; the deprecated `function` role is a `tool`
-message. Lines that are not messages pass through without a view: the hermes-agent
-`{"role":"session_meta",…}` first line, Kimi CLI's `_system_prompt` / `_checkpoint` / `_usage`
-lines (any role starting with `_`), and records with a role this module does not know.
-
-Blocks: string content is one `text` block; content parts `text`, `image_url` (image), `file`
-(document), `refusal` (text), Kimi's `think` (thinking), anything else `other`. An assistant's
-`reasoning_content` / `reasoning` string (DeepSeek, hermes) comes first as a `thinking` block,
-its `refusal` string as text, then one `tool_call` block per `tool_calls` item (its
-`function.arguments` JSON string as the text, parsed into `arguments`; a `custom` tool's
-`input` as plain text) and the deprecated `function_call`. A `tool` message is one
-`tool_result` block whose path is the record itself; SWE-agent's `tool_call_ids` list gives one
-block per id, the content going to the first.
-
-There is no compaction record in this format: the context is every message, and a compaction
-rewrites the list. Messages we wrote carry a top-level `compactcli` key: such a message is a
-summary and each one is reported by `compactions()`.
-
-Usage: a Kimi `{"role":"_usage","token_count":N}` line records the context size after a model
-step (Kimi's own measure), so it is a usage anchor with `context = N`. An assistant message
-that carries an API `usage` object (`prompt_tokens`, `completion_tokens`, `total_tokens`)
-counts too: `context = total_tokens`, or prompt + completion.
-
-`validate` codes: `first-role` (error when the list opens with a `tool` message; a warning when
-it opens with an assistant message, which the API accepts, or when a system/developer message
-exists but is not the first), `orphan-result` (a tool message answering an id no assistant
-made), `result-not-adjacent` (answering an id of an assistant that is not the one right before
-this run of tool messages), `call-unanswered` (an id not answered before the next non-tool
-message: an error, or a warning when nothing follows), `duplicate-id` (the same id twice in
-one assistant message or answered twice: errors; an id reused by a later assistant message:
-a warning, pairing stays unambiguous as results sit right after their call), `bad-shape`.
-
-Writing uses the contract's defaults: a cleared tool message's `content` becomes a string, an
-image part becomes a `text` part, and no boundary record is added (a plain list has no place
-for one; it goes to the stats report).
+Each line is a chat message `{"role", "content", …}`, read into one message view per line, its
+content parts, reasoning and tool calls as blocks; lines that are not messages (a hermes-agent
+`session_meta` line, Kimi CLI's `_`-role lines, unknown roles) pass through without a view. There
+is no compaction record: the context is every message, a compaction rewrites the list, and a
+message carrying our top-level `compactcli` key is a summary. `OpenAIDialect` also reads the
+usage the file records and validates the list as the API would accept it.
 """
 
 from __future__ import annotations
@@ -63,6 +33,15 @@ _Line = Callable[[Message], int]
 
 
 class OpenAIDialect(Dialect):
+    """The `openai` dialect.
+
+    Roles `system`, `developer`, `user`, `assistant` and `tool` map onto the same roles, and
+    the deprecated `function` role is a `tool` message. Writing uses the contract's defaults:
+    a cleared tool message's `content` becomes a string, an image part becomes a `text` part,
+    and no boundary record is added (a plain list has no place for one; it goes to the stats
+    report).
+    """
+
     name = "openai"
     summary = "OpenAI chat messages, one per line (also hermes-agent and Kimi CLI)"
 
@@ -84,6 +63,9 @@ class OpenAIDialect(Dialect):
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
+        """A Kimi `{"role":"_usage","token_count":N}` line (the context size after a model
+        step, Kimi's own measure) with `context = N`, and an assistant message that carries
+        an API `usage` object, with `context = total_tokens`, or prompt + completion."""
         found: list[Usage] = []
         for index, record in transcript.objects():
             raw = record.raw
@@ -124,6 +106,19 @@ class OpenAIDialect(Dialect):
 
     @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
+        """The list read as the API reads it.
+
+        Codes: `first-role` (an error when the list opens with a `tool` message; a warning
+        when it opens with an assistant message, which the API accepts, or when a system or
+        developer message exists but is not the first), `orphan-result` (a tool message
+        answering an id no assistant made), `result-not-adjacent` (answering an id of an
+        assistant that is not the one right before this run of tool messages),
+        `call-unanswered` (an id not answered before the next non-tool message: an error, or a
+        warning when nothing follows), `duplicate-id` (the same id twice in one assistant
+        message or answered twice: errors; an id reused by a later assistant message: a
+        warning, as pairing stays unambiguous with results right after their call),
+        `bad-shape`.
+        """
         messages, findings = parse_records(transcript, _parse, strict=False)
         records = transcript.records
 
@@ -277,7 +272,20 @@ def _unanswered(
 
 
 def _parse(transcript: Transcript, index: int, raw: Mapping[str, Any]) -> list[Message]:
-    """The message a record holds ([] for a non-message line). Raises InputError if malformed."""
+    """The message a record holds ([] for a non-message line). Raises InputError if malformed.
+
+    Non-message lines: the hermes-agent `{"role":"session_meta",…}` first line, Kimi CLI's
+    `_system_prompt` / `_checkpoint` / `_usage` lines (any role starting with `_`), and a role
+    this dialect does not know. String content is one `text` block; content parts `text`,
+    `image_url` (image), `file` (document), `refusal` (text), Kimi's `think` (thinking),
+    anything else `other`. An assistant's `reasoning_content` / `reasoning` string (DeepSeek,
+    hermes) comes first as a `thinking` block, its `refusal` string as text, then one
+    `tool_call` block per `tool_calls` item (its `function.arguments` JSON string as the text,
+    parsed into `arguments`; a `custom` tool's `input` as plain text) and the deprecated
+    `function_call`. A `tool` message is one `tool_result` block whose path is the record
+    itself; SWE-agent's `tool_call_ids` list gives one block per id, the content going to the
+    first.
+    """
     role = raw.get("role")
     if not isinstance(role, str) or role not in ROLES:
         return []

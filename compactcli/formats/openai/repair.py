@@ -1,18 +1,9 @@
 """Repairing an OpenAI chat message list so that the API accepts it again (FORMATS.md §3.1, §6).
 
 `repair(transcript, findings)` makes, in one pass (see `compactcli.formats.repairing`), what an
-agent does to a history before it sends it:
-
-- a tool call with no `tool` message in the run after its assistant message gets one, added at
-  the end of that run: `"aborted"`, the output Codex (OpenAI's agent) gives such a call;
-- a `tool` message that answers no call of the assistant message before its run (a call made
-  nowhere, a call of an earlier message, the list's first message) is dropped, and so is a second
-  `tool` message for one call; the call then gets the placeholder if it has no other;
-- a tool call whose id appears a second time in one message is dropped;
-- `bad-shape`: a message the API cannot read is dropped.
-
-A call id that a later assistant message reuses (a warning) is left as it is: the results sit
-right after each call, so pairing stays unambiguous.
+agent does to a history before it sends it: messages the API cannot read dropped, every tool call
+answered in the run of `tool` messages after it, and every `tool` message answering a call of the
+assistant message before its run.
 """
 
 from __future__ import annotations
@@ -31,7 +22,21 @@ PLACEHOLDER = "aborted"
 
 
 def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcript, list[Repair]]:
-    """One pass of fixes (see the module docstring)."""
+    """One pass of fixes for `findings`.
+
+    - `bad-shape`: a message the API cannot read is dropped.
+    - A tool call with no `tool` message in the run after its assistant message gets one, added
+      at the end of that run: `"aborted"`, the output Codex (OpenAI's agent) gives such a call
+      (`_close`).
+    - A `tool` message that answers no call of the assistant message before its run (a call made
+      nowhere, a call of an earlier message, the list's first message) is dropped, and so is a
+      second `tool` message for one call (`_result`); the call then gets the placeholder if it
+      has no other.
+    - A tool call whose id appears a second time in one message is dropped (`_own_duplicates`).
+
+    A call id that a later assistant message reuses (a warning) is left as it is: the results sit
+    right after each call, so pairing stays unambiguous.
+    """
     edits = Edits(transcript)
     for index, finding in located(transcript, findings, ("bad-shape",)):
         if edits.claim(index):

@@ -1,21 +1,11 @@
 """The `openai-responses` dialect: OpenAI Responses API items, one per JSONL line.
 
 A conversation kept for the Responses API (an `input` list written out line by line, as the
-OpenAI Agents SDK's `to_input_list()` gives it) is a list of bare items: `message` items with a
-`role` (`user`, `assistant`, `system`, `developer`) and `input_text` / `output_text` content (or,
-the API's short form, a plain string),
-`reasoning`, `function_call` and `function_call_output`, `custom_tool_call` and its output,
-`web_search_call`, and so on. They are the items of a Codex rollout without Codex's envelope or
-meta line, so this dialect reads them as `compactcli.formats.codex_legacy.dialect` does (views,
-checks and pairing), with no meta line: the context is every item in file order, our summary is the
-user message that starts with our summary preamble, and there is no usage, model or window.
-
-Validation codes: `bad-shape` (a line that is not an item with a string `type`, or an item of a
-known type with a wrong shape), `duplicate-id`, `orphan-result`, `call-unanswered` (a warning).
-
-Writing: outputs are cleared in place; a compaction rewrites the list around one plain user
-summary message (`compactcli.formats.codex_legacy.writer`: no Codex prefix, and no `compactcli` key,
-which the API would refuse).
+OpenAI Agents SDK's `to_input_list()` gives it) is a list of bare items (`ITEM_TYPES`): the items
+of a Codex rollout without Codex's envelope or meta line. So `OpenAIResponsesDialect` reads,
+checks and pairs them as `compactcli.formats.codex_legacy.dialect` does, with no meta line, and a
+compaction rewrites the list around one plain user summary message
+(`compactcli.formats.codex_legacy.writer`).
 """
 
 from __future__ import annotations
@@ -50,6 +40,19 @@ ITEM_TYPES = frozenset(
 
 
 class OpenAIResponsesDialect(CodexLegacyDialect):
+    """The `openai-responses` dialect.
+
+    Items: `message` items with a `role` (`user`, `assistant`, `system`, `developer`) and
+    `input_text` / `output_text` content (or, the API's short form, a plain string), `reasoning`,
+    `function_call` and `function_call_output`, `custom_tool_call` and its output,
+    `web_search_call`, and so on. The context is every item in file order; our summary is the
+    user message that starts with our summary preamble (no Codex prefix, and no `compactcli` key,
+    which the API would refuse); there is no usage, model or window. Outputs are cleared in
+    place. Validation codes: `bad-shape` (a line that is not an item with a string `type`, or an
+    item of a known type with a wrong shape), `duplicate-id`, `orphan-result`, `call-unanswered`
+    (a warning).
+    """
+
     name = "openai-responses"
     summary = "OpenAI Responses API items, one per line (message, function_call, ...)"
     has_meta = False

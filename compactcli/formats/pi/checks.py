@@ -1,17 +1,9 @@
 """Validation rules of the `pi` dialect over a session file's entry tree.
 
-`check_header`: `header` for a first record that is not the session header, a header without a
-string id or with a version that is not a positive integer, and a second header (a version newer
-than `CURRENT_VERSION` is a warning). `check_ids` (v2 and later): `bad-shape` for an entry without
-a string id or a `parentId`, `duplicate-id` for entry ids used twice, and `broken-chain` for a
-`parentId` naming itself or no entry and for a `parentId` loop. `check_compactions`: `bad-shape`
-for a compaction without its string summary or first kept entry, `broken-chain` when that entry
-does not exist (a v1 index out of range or on the header) and `bad-cut` when it is not an earlier
-entry on the compaction's own branch or is a `toolResult`. `check_pairs`, over the entries whose
-view parsed: `duplicate-id` for toolCall ids used twice and for a second result of one call,
-`orphan-result` for a result whose call is nowhere, `result-not-adjacent` for a result outside the
-run of results after the assistant message that made its call, and `call-unanswered` as a
-warning (pi answers such a call with "No result provided"), not for calls of messages pi drops.
+`check_header`, `check_ids`, `check_compactions` and `check_pairs` each return the findings of
+one family of rules, in the codes `PiDialect.validate` reports: the session header, entry ids and
+`parentId` links, each compaction's summary and first kept entry, and the pairing of tool calls
+and results along each branch. They never edit records.
 """
 
 from __future__ import annotations
@@ -26,7 +18,10 @@ from compactcli.transcript import Transcript
 
 
 def check_header(transcript: Transcript, tree: _Tree) -> list[Finding]:
-    """`header` findings: the session header first, once, with a string id and a usable version."""
+    """`header` findings: a first record that is not the session header, a header without a string
+    id or with a version that is not a positive integer, and a second header (a version newer
+    than `CURRENT_VERSION` is a warning).
+    """
     records = transcript.records
     objects = tree.objects
     if not objects:
@@ -79,7 +74,10 @@ def check_header(transcript: Transcript, tree: _Tree) -> list[Finding]:
 
 
 def check_ids(transcript: Transcript, tree: _Tree) -> list[Finding]:
-    """Entry ids and `parentId` links of a v2+ file: present, unique, naming entries, no loop."""
+    """Entry ids and `parentId` links of a v2+ file: `bad-shape` for an entry without a string id or
+    a `parentId`, `duplicate-id` for entry ids used twice, and `broken-chain` for a `parentId`
+    naming itself or no entry and for a `parentId` loop.
+    """
     records = transcript.records
     findings: list[Finding] = []
     ids: list[tuple[str | None, int]] = []
@@ -121,8 +119,11 @@ def check_ids(transcript: Transcript, tree: _Tree) -> list[Finding]:
 
 
 def check_compactions(transcript: Transcript, tree: _Tree, parent: Parent) -> list[Finding]:
-    """Each compaction's summary and first kept entry: present, existing, an earlier entry on its
-    own branch that is not a toolResult."""
+    """Each compaction's summary and first kept entry: `bad-shape` for a compaction without its
+    string summary or first kept entry, `broken-chain` when that entry does not exist (a v1 index
+    out of range or on the header), and `bad-cut` when it is not an earlier entry on the
+    compaction's own branch or is a `toolResult`.
+    """
     records = transcript.records
     findings: list[Finding] = []
     for index in tree.entries:
@@ -179,7 +180,13 @@ def check_compactions(transcript: Transcript, tree: _Tree, parent: Parent) -> li
 
 
 def check_pairs(transcript: Transcript, shaped: Sequence[int], parent: Parent) -> list[Finding]:
-    """toolResult ↔ toolCall pairing, along each result's own branch."""
+    """toolResult ↔ toolCall pairing, along each result's own branch, over the entries whose view
+    parsed: `duplicate-id` for toolCall ids used twice and for a second result of one call,
+    `orphan-result` for a result whose call is nowhere, `result-not-adjacent` for a result
+    outside the run of results after the assistant message that made its call, and
+    `call-unanswered` as a warning (pi answers such a call with "No result provided"), not for
+    calls of messages pi drops.
+    """
     records = transcript.records
     findings: list[Finding] = []
     calls: dict[int, dict[str, str]] = {}  # assistant record -> {call id: tool name}

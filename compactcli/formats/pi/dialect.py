@@ -1,19 +1,10 @@
 """The `pi` dialect: pi coding agent (badlogic/pi-mono) session files, v1 to v3 (FORMATS.md §4).
 
-The entries and their active branch are read by `pi_tree`, their message views by `pi_views`, as
-pi builds them (`buildSessionContext`, `convertToLlm`, `transformMessages`). `messages`: every
-message-bearing entry in file order, all branches. `context`: the active branch as pi sends it,
-from its last compaction on. `usage`: the assistant `usage` of the context messages after the last
-compaction, one per assistant message, as pi's `calculateContextTokens` measures it
-(`totalTokens`, or `input + output + cacheRead + cacheWrite` when that is 0 or missing), with
-`input` the whole prompt (`input + cacheRead + cacheWrite`) and `cached` = `cacheRead`; a measure
-of 0 is left out. `compactions`: the `compaction` entries on the active branch, oldest first, ours
-carrying a top-level `compactcli` key. `validate`: `bad-shape` for an entry whose view does not
-parse, and the rules of `pi_checks`. Writing: a cleared toolResult's content becomes
-`[{"type":"text","text":…}]`; a cleared `bashExecution` keeps its command and exit code with the
-placeholder as its `output`; the prune boundary is a `custom` entry (`customType: "compactcli"`)
-hung off the leaf, which pi keeps in the file and never sends to the model. The views never edit
-records.
+`PiDialect` reads the entries and their active branch with `compactcli.formats.pi.tree` and their
+message views with `compactcli.formats.pi.views`, as pi builds them (`buildSessionContext`,
+`convertToLlm`, `transformMessages`): every message-bearing entry, the context pi sends, the
+usage pi measures, its compactions, and the validation rules of `compactcli.formats.pi.checks`.
+The views never edit records.
 """
 
 from __future__ import annotations
@@ -42,6 +33,14 @@ from compactcli.transcript import (
 
 
 class PiDialect(Dialect):
+    """The `pi` dialect.
+
+    A cleared toolResult's content becomes `[{"type":"text","text":…}]`; a cleared
+    `bashExecution` keeps its command and exit code with the placeholder as its `output`; the
+    prune boundary is a `custom` entry hung off the leaf, which pi keeps in the file and never
+    sends to the model.
+    """
+
     name = "pi"
     summary = "pi coding agent session (badlogic/pi-mono), v1 to v3"
 
@@ -72,6 +71,7 @@ class PiDialect(Dialect):
 
     @remembered
     def messages(self, transcript: Transcript) -> list[Message]:
+        """Every message-bearing entry in file order, all branches."""
         found: list[Message] = []
         for index, record in transcript.objects():
             message = self._view(transcript, index, record.raw, in_context=False)
@@ -81,10 +81,14 @@ class PiDialect(Dialect):
 
     @remembered
     def context(self, transcript: Transcript) -> list[Message]:
+        """The active branch as pi sends it, from its last compaction on."""
         return context_views(transcript)[0]
 
     @remembered
     def compactions(self, transcript: Transcript) -> list[Compaction]:
+        """The `compaction` entries on the active branch, oldest first, ours carrying a top-level
+        `compactcli` key.
+        """
         tree = self._tree(transcript)
         found: list[Compaction] = []
         for index in tree.path:
@@ -102,6 +106,12 @@ class PiDialect(Dialect):
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
+        """The assistant `usage` of the context messages after the last compaction, one per
+        assistant message, as pi's `calculateContextTokens` measures it (`totalTokens`, or
+        `input + output + cacheRead + cacheWrite` when that is 0 or missing), with `input` the
+        whole prompt (`input + cacheRead + cacheWrite`) and `cached` = `cacheRead`; a measure of
+        0 is left out.
+        """
         messages, stale = context_views(transcript)
         found: list[Usage] = []
         for message in messages[stale:]:
@@ -206,6 +216,9 @@ class PiDialect(Dialect):
 
     @remembered
     def validate(self, transcript: Transcript) -> list[Finding]:
+        """`bad-shape` for an entry whose view does not parse, and the rules of
+        `compactcli.formats.pi.checks`.
+        """
         records = transcript.records
         tree = self._tree(transcript)
         findings: list[Finding] = []

@@ -1,30 +1,11 @@
 """Repairing a pi session the way pi reads one (FORMATS.md §4, §6).
 
-`repair(transcript, findings)` fixes what `PiDialect.validate` found, in one pass (see
-`compactcli.formats.repairing`):
-
-- `call-unanswered` (a warning): a `toolResult` entry for each call of an assistant message
-  left without one, as pi's `transformMessages` answers it ("No result provided", `isError`),
-  added after the run of results that follows the call (the entries after it hang off it);
-- `orphan-result`, `result-not-adjacent`, a second `toolResult` for one call: the entry is
-  dropped (a result pi would send where its call is not right before it); its children hang off
-  its parent, and the call gets the placeholder if it has no other result;
-- `duplicate-id`: of entries sharing an id, pi's index keeps the last, so the earlier ones go
-  (when all are the same entry, the copies after the first go); a `toolCall` whose id an earlier
-  call has is dropped;
-- `broken-chain`: a `parentId` naming no entry (or the entry itself, or closing a loop) becomes
-  null: the walk from the leaf stops there, as pi's does;
-- `bad-cut`, and a compaction's first kept entry that is missing: the compaction keeps from the
-  nearest entry before the named one that is not a `toolResult` (the call that result answers),
-  or, when the named entry is not on its branch, from the nearest such entry before the
-  compaction;
-- `bad-shape`: an entry pi cannot read is dropped; one without a `parentId` gets a null one;
-- `header`: the file's session header is moved first when another record comes before it, and a
-  second header is dropped. A file without a header, or whose header has no id or an unusable
-  version, cannot be repaired (pi does not load it).
-
-In a version 1 file, where compactions name their first kept entry by its position, the
-positions are kept pointing at the same entries when records are added or dropped.
+`repair(transcript, findings)` fixes, in one pass (see `compactcli.formats.repairing`), what
+`PiDialect.validate` found, as pi's loader and its `transformMessages` resolve it: a placeholder
+result for a call left without one, misplaced results, duplicate ids, broken chains, compactions
+that cut at an entry they cannot start from, malformed entries and a misplaced header. Each
+finding code is fixed by a `_Fixer` method. A file without a header, or whose header has no id or
+an unusable version, cannot be repaired (pi does not load it).
 """
 
 from __future__ import annotations
@@ -57,7 +38,12 @@ _ORDER = (
 
 
 def repair(transcript: Transcript, findings: Sequence[Finding]) -> tuple[Transcript, list[Repair]]:
-    """One pass of fixes (see the module docstring)."""
+    """One pass of fixes for `findings`, each code by a `_Fixer` method.
+
+    In a version 1 file, where compactions name their first kept entry by its position, the
+    positions are kept pointing at the same entries when records are added or dropped
+    (`_Fixer.keep_positions`).
+    """
     fixer = _Fixer(transcript)
     handlers: dict[str, Callable[[int, Finding], None]] = {
         "header": fixer.header,
@@ -149,6 +135,9 @@ class _Fixer:
     # ---- one handler per code
 
     def header(self, index: int, finding: Finding) -> None:
+        """Move the file's session header first when another record comes before it; drop a second
+        header.
+        """
         headers = [i for i in self.tree.objects if self.records[i].raw.get("type") == "session"]
         first = self.tree.objects[0]
         if not headers:
@@ -169,6 +158,10 @@ class _Fixer:
             )
 
     def bad_shape(self, index: int, finding: Finding) -> None:
+        """Drop an entry pi cannot read; give one without a `parentId`, or with one that is not an
+        id, a null one; point a compaction with an unusable first kept entry at a valid one
+        (`cut`).
+        """
         if not self.edits.claim(index):
             return
         raw = self.raw(index)
@@ -201,6 +194,9 @@ class _Fixer:
         return True
 
     def duplicate_id(self, index: int, finding: Finding) -> None:
+        """Of entries sharing an id, keep the last, as pi's index does (when all are the same entry,
+        the copies after the first go); drop a `toolCall` whose id an earlier call has.
+        """
         raw = self.raw(index)
         entry_id = raw.get("id")
         group = self.ids.get(entry_id, []) if self.v2 and isinstance(entry_id, str) else []
@@ -275,6 +271,9 @@ class _Fixer:
             )
 
     def broken_chain(self, index: int, finding: Finding) -> None:
+        """A `parentId` naming no entry (or the entry itself, or closing a loop: `_loop_edge`)
+        becomes null: the walk from the leaf stops there, as pi's does.
+        """
         if self.v2 and index == self.tree.loop:
             index = self._loop_edge(index)
         raw = self.raw(index)
@@ -312,8 +311,10 @@ class _Fixer:
             self.cut(index, finding.code)
 
     def cut(self, index: int, code: str) -> None:
-        """Point compaction `index` at the nearest entry before its cut that may start the kept
-        part (not a toolResult)."""
+        """Point compaction `index` at the nearest entry before its cut that may start the kept part
+        (not a toolResult: the call that result answers), or, when its first kept entry is
+        missing or not on its branch, at the nearest such entry before the compaction.
+        """
         raw = self.raw(index)
         above = self.ancestors(index)
         target = self._target(raw)
@@ -355,6 +356,11 @@ class _Fixer:
         return raw.get("type") in ("message", "custom_message") and _role(raw) != "toolResult"
 
     def drop_result(self, index: int, finding: Finding) -> None:
+        """Drop a `toolResult` entry whose call is nowhere, that is not among the results right
+        after its call, or that is a second result for one call (a result pi would send where its
+        call is not right before it); its children hang off its parent, and the call gets the
+        placeholder if it has no other result.
+        """
         if _role(self.raw(index)) == "toolResult" and self.edits.claim(index):
             what = "no call has its id" if finding.code == "orphan-result" else "it is not among "
             if finding.code != "orphan-result":
@@ -362,6 +368,10 @@ class _Fixer:
             self.drop_entry(index, finding.code, what)
 
     def call_unanswered(self, index: int, finding: Finding) -> None:
+        """A `toolResult` entry for each call of an assistant message left without one, as pi's
+        `transformMessages` answers it ("No result provided", `isError`), added after the run of
+        results that follows the call (the entries after it hang off it).
+        """
         raw = self.raw(index)
         if _role(raw) != "assistant" or self.edits.dropped(index):
             return

@@ -3,13 +3,8 @@
 A pi file starts with a session header `{"type":"session","version"?,"id",…}`; every other object
 record is an entry (`ENTRY_TYPES`; message roles in `ROLES`). In versions 2 and 3 each entry has
 an `id` and a `parentId`, so the entries form a tree whose current leaf is the last entry; a
-version 1 file (no `version` key, and no `parentId` anywhere when the header is missing) is a
-linear list without ids. `read_tree` gives a `_Tree`: the version, the header's record, the
-entries, every object record (what a v1 `firstKeptEntryIndex` indexes, header included), the ids
-(a later duplicate wins, as in pi's index) and the active branch from the root to the last entry,
-with the record where a `parentId` loop was met, if any. `parent_of` names an entry's parent
-record, `walk` follows parents up with a step limit and `_role` is a message entry's role. Nothing
-here edits records.
+version 1 file is a linear list without ids. `read_tree` reads the tree and its active branch,
+`parent_of` and `walk` follow parents up. Nothing here edits records.
 """
 
 from __future__ import annotations
@@ -66,7 +61,13 @@ class _Tree:
 
 
 def read_tree(transcript: Transcript) -> _Tree:
-    """The entries of `transcript` and its active branch."""
+    """The entries of `transcript` and its active branch, as a `_Tree`: the version, the header's
+    record, the entries, every object record (what a v1 `firstKeptEntryIndex` indexes, header
+    included), the ids (a later duplicate wins, as in pi's index) and the active branch from the
+    root to the last entry, with the record where a `parentId` loop was met, if any. A file with
+    no `version` key is version 1, and so is one with no `parentId` anywhere when the header is
+    missing.
+    """
     records = transcript.records
     objects = tuple(index for index, _ in transcript.objects())
     header: int | None = None

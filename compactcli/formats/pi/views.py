@@ -1,19 +1,8 @@
 """Message views of pi session entries, as pi builds what it sends to the model.
 
 `entry_view` gives the message an entry holds, or None, and raises `InputError` for a malformed
-entry. `message` entries by role: `user`, `custom` and `hookMessage` are user messages (content a
-string or text and image blocks); `assistant` blocks are `text`, `thinking`, `toolCall` (arguments
-as JSON text) and `image`; a `toolResult` is a `tool` message with one `tool_result` block (call id
-`toolCallId`, name `toolName`, `isError`, its texts joined and its images counted); `bashExecution`
-is a user message with one text block rendered as pi sends it (`bash_execution_text`);
-`branchSummary` and `compactionSummary` are user messages in pi's summary wrappers. A `compaction`
-entry gives a synthetic user summary message holding its wrapped summary; `custom_message` and
-non-empty `branch_summary` entries are user messages; other entry types and unknown roles give
-none. With `in_context`, a `bashExecution` with `excludeFromContext` and an assistant message
-whose `stopReason` is in `_SKIPPED_STOPS` give none, as pi leaves them out. `context_views` gives
-the active branch's context: after the last compaction on it, its summary, the entries from its
-first kept entry up to it, then everything after it, with how many leading messages predate that
-compaction. Nothing here edits records.
+entry; `context_views` gives the active branch's context from its last compaction on;
+`bash_execution_text` is a user's shell command as pi sends it. Nothing here edits records.
 """
 
 from __future__ import annotations
@@ -58,7 +47,10 @@ def bash_execution_text(message: Mapping[str, Any]) -> str:
 
 
 def context_views(transcript: Transcript) -> tuple[list[Message], int]:
-    """The context messages, and how many leading ones predate the last compaction."""
+    """The context messages, and how many leading ones predate the last compaction: after the last
+    compaction on the active branch, its summary, the entries from its first kept entry up to it,
+    then everything after it.
+    """
     records = transcript.records
     tree = read_tree(transcript)
     path = tree.path
@@ -104,7 +96,20 @@ def _views(transcript: Transcript, indices: Iterable[int]) -> list[Message]:
 def entry_view(
     transcript: Transcript, index: int, raw: Mapping[str, Any], *, in_context: bool
 ) -> Message | None:
-    """The message an entry holds, or None. Raises InputError for a malformed entry."""
+    """The message an entry holds, or None. Raises InputError for a malformed entry.
+
+    `message` entries by role: `user`, `custom` and `hookMessage` are user messages (content a
+    string or text and image blocks); `assistant` blocks are `text`, `thinking`, `toolCall`
+    (arguments as JSON text) and `image`; a `toolResult` is a `tool` message with one
+    `tool_result` block (call id `toolCallId`, name `toolName`, `isError`, its texts joined and
+    its images counted); `bashExecution` is a user message with one text block rendered as pi
+    sends it (`bash_execution_text`); `branchSummary` and `compactionSummary` are user messages
+    in pi's summary wrappers. A `compaction` entry gives a synthetic user summary message holding
+    its wrapped summary; `custom_message` and non-empty `branch_summary` entries are user
+    messages; other entry types and unknown roles give none. With `in_context`, a `bashExecution`
+    with `excludeFromContext` and an assistant message whose `stopReason` is in `_SKIPPED_STOPS`
+    give none, as pi leaves them out.
+    """
     kind = raw.get("type")
     entry_id = raw.get("id") if isinstance(raw.get("id"), str) else None
     line = transcript.records[index].lineno

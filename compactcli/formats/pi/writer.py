@@ -1,20 +1,10 @@
 """Writing a summary into a pi session (FORMATS.md §4, §6).
 
-A pi session is append-only and so is this writer: every input line stays as it was, and one
-`compaction` entry is appended on the active branch, as pi's own compaction does:
-`{type, id, parentId, timestamp, summary, firstKeptEntryId, tokensBefore, details}`. Its parent is
-the branch's leaf (the last entry), so it becomes the new leaf; `firstKeptEntryId` names the first
-kept message, a user or assistant entry on that branch (never a tool result). pi then sends the
-summary, then the entries from the first kept one on. `details` carries pi's own cumulative file
-lists (`readFiles`, `modifiedFiles`); our details go under a top-level `compactcli` key.
-
-The file keeps its version: a v2/v3 file gets an entry with an 8-hex `id` (derived from the
-input, so the same input gives the same bytes) and `parentId`; a v1 file, which has neither, gets
-`firstKeptEntryIndex` (the kept entry's position among the file's JSON lines, header included,
-as pi's migration reads it) instead of `firstKeptEntryId`.
-
-Protected head messages cannot stay messages here (pi keeps one run after a compaction), so they
-are quoted verbatim in the summary (`quotes_head`).
+A pi session is append-only and so is `PiWriter`: every input line stays as it was, and one
+`compaction` entry is appended on the active branch, as pi's own compaction does, naming the
+first kept entry; pi then sends the summary, then the entries from that one on. The file keeps
+its version, and the same input gives the same bytes. Protected head messages are quoted in the
+summary (`quotes_head`), since pi keeps one run after a compaction.
 """
 
 from __future__ import annotations
@@ -32,6 +22,20 @@ SUMMARY_WRAPPER = (COMPACTION_PREFIX, COMPACTION_SUFFIX)
 
 
 class PiWriter:
+    """Writes a summary as one `compaction` entry appended on the active branch.
+
+    The entry is `{type, id, parentId, timestamp, summary, firstKeptEntryId, tokensBefore,
+    details}`. Its parent is the branch's leaf (the last entry), so it becomes the new leaf;
+    `firstKeptEntryId` names the first kept message, a user or assistant entry on that branch
+    (never a tool result). `details` carries pi's own cumulative file lists (`readFiles`,
+    `modifiedFiles`); our details go under a top-level `compactcli` key.
+
+    A v2/v3 file gets an entry with an 8-hex `id` (derived from the input) and `parentId`; a v1
+    file, which has neither, gets `firstKeptEntryIndex` (the kept entry's position among the
+    file's JSON lines, header included, as pi's migration reads it) instead of
+    `firstKeptEntryId`.
+    """
+
     quotes_head = True
     refusal = "the kept tail cannot start on an entry of the active branch with an id"
     alternating = False

@@ -1,18 +1,9 @@
 """What the two plain message-list formats (OpenAI chat, Anthropic Messages) share.
 
 Both write one API message per JSONL line, `{"role": …, "content": …}`, so telling them apart
-takes a look at every record (FORMATS.md §3). `plain_scores` does that once for both dialects:
-a record that only OpenAI allows (`tool_calls`, `tool_call_id`, roles `tool` / `system` /
-`developer` / `function`, `content: null`, parts of type `image_url` / `input_audio` / `file`,
-a hermes `session_meta` line, a Kimi `_`-role line) marks OpenAI; a block that only Anthropic
-allows (`tool_use`, `tool_result`, `thinking`, `redacted_thinking`, server tool blocks, an
-`image` or `document` with a `source`) marks Anthropic. Records that fit both are told apart by
-habit: a list of plain user/assistant strings reads as OpenAI (its rules are the looser of the
-two), while content written as lists of `{"type":"text"}` blocks, the Messages API's usual
-shape, leans Anthropic.
-
-Also here: `parse_records`, which both dialects use to read every record's messages, either
-raising on a malformed record (the views) or turning it into a `bad-shape` finding (validate).
+takes a look at every record (FORMATS.md §3): `plain_scores` does that once for both dialects.
+`parse_records` is how both read every record's messages, either raising on a malformed record
+(the views) or turning it into a `bad-shape` finding (validate).
 """
 
 from __future__ import annotations
@@ -45,7 +36,17 @@ PLAIN_ROLES = frozenset({"user", "assistant", *OPENAI_ONLY_ROLES})
 
 
 def plain_scores(objects: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    """(OpenAI score, Anthropic score) for the first object records of a file."""
+    """(OpenAI score, Anthropic score) for the first object records of a file.
+
+    A record that only OpenAI allows (`tool_calls`, `tool_call_id`, roles `tool` / `system` /
+    `developer` / `function`, `content: null`, parts of type `image_url` / `input_audio` /
+    `file`, a hermes `session_meta` line, a Kimi `_`-role line) marks OpenAI; a block that only
+    Anthropic allows (`tool_use`, `tool_result`, `thinking`, `redacted_thinking`, server tool
+    blocks, an `image` or `document` with a `source`) marks Anthropic. Records that fit both are
+    told apart by habit: a list of plain user/assistant strings reads as OpenAI (its rules are
+    the looser of the two), while content written as lists of `{"type":"text"}` blocks, the
+    Messages API's usual shape, leans Anthropic.
+    """
     if not objects:
         return 0, 0
     with_role = [raw for raw in objects if isinstance(raw.get("role"), str)]

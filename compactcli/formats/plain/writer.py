@@ -1,24 +1,10 @@
 """Writing a summary into a plain message list: OpenAI chat, Anthropic Messages (FORMATS.md §3).
 
-A plain list has no compaction record, so the list itself is rewritten: the head lines (the
-system or developer messages and any protected messages, with the non-message lines among them,
-such as a hermes `session_meta` line), then one `user` message holding the summary, then the
-kept tail lines, byte for byte. The messages of the summarized middle are left out (an earlier
-summary of ours among them), and so are the usage records that measured them (Kimi `_usage`
-lines); other lines there that are not messages (a line kept unparsed, a Kimi checkpoint) stay,
-before the summary. The summary message carries our details (with its facts, so a later
-run carries its file lists over) under a top-level `compactcli` key, which is how a reader knows
-the message is ours; the same details go to the stats report and `--boundary FILE`.
-
-Anthropic roles must alternate and the list must start with a user message. The cut gives a head
-that ends on an assistant message (or no head) and, when it can, a tail that starts on one, so the
-summary stands alone between them. When the tail can only start on a user message, the summary
-is merged into that message, first, with `CLOSING` after it: the one kept line that is not
-byte-identical, as the format requires.
-
-A final pass drops a tool result whose call is not in the new list and gives a call whose result
-was lost a stub result (OpenAI: a `tool` message after the call's other results; Anthropic: a
-`tool_result` block first in the next user message).
+A plain list has no compaction record, so `PlainWriter` rewrites the list itself: the head lines,
+one `user` message holding the summary, then the kept tail lines, byte for byte. The summary
+message carries our details under a top-level `compactcli` key, which is how a reader knows the
+message is ours; the same details go to the stats report and `--boundary FILE`. A final pass
+keeps every tool call and result paired.
 """
 
 from __future__ import annotations
@@ -32,6 +18,26 @@ from compactcli.transcript import Block, Message, Record, Transcript
 
 
 class PlainWriter:
+    """Writes a summary into an `openai` or `anthropic` list by rewriting it.
+
+    The head lines are the system or developer messages and any protected messages, with the
+    non-message lines among them (such as a hermes `session_meta` line). The messages of the
+    summarized middle are left out (an earlier summary of ours among them), and so are the usage
+    records that measured them (Kimi `_usage` lines); other lines there that are not messages (a
+    line kept unparsed, a Kimi checkpoint) stay, before the summary. The summary's details hold
+    its facts, so a later run carries its file lists over.
+
+    Anthropic roles must alternate and the list must start with a user message. The cut gives a
+    head that ends on an assistant message (or no head) and, when it can, a tail that starts on
+    one, so the summary stands alone between them. When the tail can only start on a user
+    message, the summary is merged into that message, first, with `CLOSING` after it: the one
+    kept line that is not byte-identical, as the format requires.
+
+    A final pass (`_repair`) drops a tool result whose call is not in the new list and gives a
+    call whose result was lost a stub result (OpenAI: a `tool` message after the call's other
+    results; Anthropic: a `tool_result` block first in the next user message).
+    """
+
     quotes_head = False
     refusal = ""
 
