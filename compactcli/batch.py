@@ -20,27 +20,35 @@ worker at a time) or in threads (`mode="thread"`, for LLM calls, which wait on t
 `SharedBackend` wraps one summarizer for a whole batch of threads: at most `limit` requests in
 flight at a time.
 
-`totals(results)` and `FileResult.to_dict()` are the data of the final table and of `--json`.
-Nothing here prints.
+`totals(results)` is the data of the final table; `FileResult.details` (a `FileDetails`) holds
+what a command's `--json` row adds beyond the fields of `FileResult`. Nothing here prints.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import queue
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
-from compactcli.errors import CompactError, ExitCode, InvalidTranscript
+from compactcli.errors import CompactError, ExitCode, InvalidFinding, InvalidTranscript
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
+
+if TYPE_CHECKING:
+    from compactcli.boundary import BoundaryDetails
+    from compactcli.diff import DiffReport
+    from compactcli.formats.repairing import RepairDict
+    from compactcli.redact_transcript import RedactionDict
+    from compactcli.stages.compact import CompactCheckDict
+    from compactcli.stats import StatsReport
 
 __all__ = [
     "WRITES",
+    "FileDetails",
     "FileResult",
     "Interrupted",
     "SharedBackend",
@@ -53,6 +61,25 @@ Mode = Literal["process", "thread"]
 STATUSES = ("compacted", "unchanged", "repaired", "kept", "failed", "skipped")
 
 
+class FileDetails(TypedDict, total=False):
+    """What a file's run found beyond the fields of `FileResult`; each key only when it applies.
+
+    `findings`: what `validate` found in a file refused as an invalid transcript; `repairs`:
+    what `--repair` did; `check`: the `compact` check (`CompactCheck.to_dict()`); `diff`: the
+    difference `--dry-run` shows; `stats`: the stats report (`--stats`); `redact`: the figures
+    of `redact` and of `compact --redact`; `boundary`: the last boundary's details
+    (`--boundary`; None when no stage made one).
+    """
+
+    findings: list[InvalidFinding]
+    repairs: list[RepairDict]
+    check: CompactCheckDict
+    diff: DiffReport
+    stats: StatsReport
+    redact: RedactionDict
+    boundary: BoundaryDetails | None
+
+
 @dataclass(frozen=True, slots=True)
 class FileResult:
     """What happened to one file.
@@ -63,8 +90,7 @@ class FileResult:
     was kept), `failed` (`code` and `message` say why), `skipped` (not run: `--fail-fast`).
     `over` is by how many tokens the result is still at or over `target` (0 when under).
     `llm_calls` is how many model requests the file's run sent (every attempt and retry; none
-    for a summary the cache answered). `details` may hold `findings` (a file refused as an
-    invalid transcript: what `validate` found in it) and `repairs` (what `--repair` did).
+    for a summary the cache answered). `details` holds what else the run found (`FileDetails`).
     """
 
     path: str
@@ -83,7 +109,7 @@ class FileResult:
     summarized: bool = False
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what happened that is not a problem (why nothing changed)
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: FileDetails = field(default_factory=FileDetails)
 
     @property
     def saved(self) -> int:
@@ -92,14 +118,6 @@ class FileResult:
     @property
     def failed(self) -> bool:
         return self.status == "failed"
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["warnings"] = list(self.warnings)
-        data["notes"] = list(self.notes)
-        data["details"] = dict(self.details)
-        data["saved"] = self.saved
-        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +150,7 @@ def totals(results: Sequence[FileResult]) -> Totals:
 def failed_result(path: str, error: BaseException) -> FileResult:
     """The result of a file whose work raised `error`."""
     if isinstance(error, InvalidTranscript):  # the findings `validate` prints, as data
-        found = {"findings": error.to_dicts()}
+        found: FileDetails = {"findings": error.to_dicts()}
         return FileResult(
             path, "failed", code=int(error.exit_code), message=str(error), details=found
         )

@@ -2,16 +2,30 @@
 
 Each stage that changes a transcript records one boundary: in the format's native boundary
 record where the format has one (the dialect builds it), and always in the stats report. The
-details live under a `compactcli` key so that our records are recognisable (`is_ours`) and a
-second run can tell what an earlier one did.
+details (`details` makes the keys every stage's boundary opens with, `BoundaryDetails`; the stage
+adds its own) live under a `compactcli` key so that our records are recognisable (`is_ours`) and
+a second run can tell what an earlier one did.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 MARK = "compactcli"
+
+
+class BoundaryDetails(TypedDict):
+    """What every boundary of ours records; each stage's boundary adds its own keys after these
+    (`compactcli.stages.prune.PruneBoundary`, `compactcli.stages.summarize.SummaryBoundary`)."""
+
+    version: str
+    stage: str
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    method: str
+    source_sha256: str
 
 
 def details(
@@ -22,9 +36,8 @@ def details(
     method: str,
     tokens_before: int,
     tokens_after: int,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The `compactcli` payload of a boundary record."""
+) -> BoundaryDetails:
+    """The keys every `compactcli` payload of a boundary record opens with."""
     from compactcli import __version__
 
     return {
@@ -35,7 +48,6 @@ def details(
         "tokens_after": tokens_after,
         "method": method,
         "source_sha256": source_sha256,
-        **extra,
     }
 
 

@@ -1,19 +1,11 @@
 """One file of the `compact` command, from reading it to writing its result.
 
-`compact_file(path, plan, summarizer_for)` is one file of the `compact` command: read, admit
-(an input that fails `validate` is refused with `InvalidTranscript`, nothing written, unless the
-plan says to repair it: `compactcli.repair`), resolve the settings (options over environment
-over the policy file, `compactcli.policy`), compact, redact every kept record too with
-`redact_records` (`--redact`: `compactcli.redact_transcript`; the archive stays verbatim), write
-the output (standard output, a file with the input's permission bits, or in place with a backup:
-`compactcli.in_place`) and return a `compactcli.batch.FileResult`. Outputs are written
-atomically and only through `compactcli.batch.WRITES`, so an interrupt never leaves a partial
-file; the output of a run of one file settles the run (`compactcli.interrupts.settle`). In
-place, a file that changed since it was read (`file_identity`: an agent still writing to its
-session) is left as it is (`OutputError`).
-
-`DEFAULTS` lists every setting with its built-in default; `options_from_settings` turns resolved
-settings into `compactcli.compact.CompactOptions`; `over_parts` and `standing_over` say where the
+`compact_file(path, plan, summarizer_for)` reads one file, admits it (`compactcli.repair`),
+resolves its settings (options over environment over the policy file: `compactcli.policy`),
+compacts it, writes the result where the plan says and returns a `compactcli.batch.FileResult`;
+outputs are written atomically, so an interrupt never leaves a partial file. `DEFAULTS` lists
+every setting with its built-in default, `options_from_settings` turns resolved settings into
+`compactcli.stages.compact.CompactOptions`, and `over_parts` and `standing_over` say where the
 tokens of a result still over its limits are.
 """
 
@@ -26,13 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from compactcli import atomic, batch, in_place, interrupts, lifetime
-from compactcli.compact import (
-    CompactOptions,
-    compact,
-    compact_check,
-    settle,
-    summary_details,
-)
 from compactcli.errors import OutputError, UsageError
 from compactcli.formats import get_dialect
 from compactcli.in_place import Identity, file_identity
@@ -40,11 +25,18 @@ from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, write_bytes
 from compactcli.loading import collector_paused, read_transcript, to_chunks
 from compactcli.policy import Policy, resolve
-from compactcli.prune import PruneOptions
 from compactcli.redact_transcript import redact_transcript
 from compactcli.repair import admit
+from compactcli.stages.compact import (
+    CompactOptions,
+    compact,
+    compact_check,
+    settle,
+    summary_details,
+)
+from compactcli.stages.prune import PruneOptions
+from compactcli.stages.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summary_body
 from compactcli.stats import report
-from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summary_body
 from compactcli.summarizers import Summarizer
 from compactcli.summarizers.calls import counting_calls
 from compactcli.tokens import TokenCounter, get_counter
@@ -165,7 +157,18 @@ def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
 def compact_file(
     path: str, plan: FilePlan, summarizer_for: Callable[[Mapping[str, Any]], Summarizer]
 ) -> batch.FileResult:
-    """Compact one file and write its result (see the module docstring)."""
+    """Compact one file and write its result.
+
+    Read, admit (an input that fails `validate` is refused with `InvalidTranscript`, nothing
+    written, unless the plan says to repair it), resolve the settings, compact, redact every kept
+    record too with `redact_records` (`--redact`: `compactcli.redact_transcript`; the archive
+    stays verbatim), write the output (standard output, a file with the input's permission bits,
+    or in place with a backup: `compactcli.in_place`) and return a `compactcli.batch.FileResult`.
+    Outputs are written only through `compactcli.batch.WRITES`; the output of a run of one file
+    settles the run (`compactcli.interrupts.settle`). In place, a file that changed since it was
+    read (`file_identity`: an agent still writing to its session) is left as it is
+    (`OutputError`).
+    """
     bad = BadLines()
     destination = plan.destinations.get(path, Destination("stdout"))
     seen = file_identity(path) if destination.mode == "in_place" else None
@@ -193,7 +196,7 @@ def compact_file(
     if redaction is not None:  # `--redact`: the kept records too (the archive stays verbatim)
         result = redaction.transcript
     summary = summary_details(result)
-    for warning in summary.get("warnings", ()):
+    for warning in summary.warnings:
         warnings.append(f"{transcript.source}: {warning}")
     notes = []
     if check.not_summarized:
@@ -225,7 +228,7 @@ def compact_file(
     fail_on = bool(settings["fail_on_threshold"])
     failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
     code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
-    details: dict[str, Any] = {"check": check.to_dict()}
+    details: batch.FileDetails = {"check": check.to_dict()}
     if admitted.repairs:
         details["repairs"] = [r.to_dict() for r in admitted.repairs]
     if plan.dry_run:  # its token line gives the figures of the check, as the table does

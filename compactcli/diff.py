@@ -5,6 +5,7 @@
 kept (byte-identical), cleared (same record, a tool output replaced by a placeholder), edited
 (same record, other changes), removed and added. It also gives the context tokens before and
 after, and the first changed record: where a provider's prompt cache stops matching.
+`DiffReport.to_dict()` (a `DiffDict`) is its `--json` object.
 """
 
 from __future__ import annotations
@@ -13,13 +14,24 @@ import difflib
 import hashlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from compactcli.formats import get_dialect
 from compactcli.jsonl import dumps
-from compactcli.prune import CLEARED_PREFIXES
+from compactcli.stages.prune import CLEARED_PREFIXES
 from compactcli.tokens import TokenCounter
 from compactcli.transcript import Record, Transcript
+
+
+class ChangeDict(TypedDict):
+    """`Change.to_dict()`: one changed record in the `--json` object of a diff."""
+
+    kind: str
+    before_line: int | None
+    after_line: int | None
+    what: str
+    bytes_before: int
+    bytes_after: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +45,7 @@ class Change:
     bytes_before: int = 0
     bytes_after: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ChangeDict:
         return {
             "kind": self.kind,
             "before_line": self.before_line,
@@ -42,6 +54,27 @@ class Change:
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
         }
+
+
+class DiffDict(TypedDict):
+    """`DiffReport.to_dict()`: the `compactcli diff --json` object, and `diff` in a
+    `compact --dry-run --json` row."""
+
+    before: str
+    after: str
+    format: str
+    records_before: int
+    records_after: int
+    kept: int
+    cleared: int
+    edited: int
+    removed: int
+    added: int
+    tokens_before: int
+    tokens_after: int
+    method: str
+    first_change: ChangeDict | None
+    changes: list[ChangeDict]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +103,7 @@ class DiffReport:
     def identical(self) -> bool:
         return not self.changes
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DiffDict:
         first = self.first_change
         return {
             "before": self.before,

@@ -8,6 +8,7 @@ prints or exits.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TypedDict
 
 
 class ExitCode(IntEnum):
@@ -44,6 +45,16 @@ class InputError(CompactError):
         super().__init__(f"{where}: {message}")
 
 
+class InvalidFinding(TypedDict):
+    """One finding of a refused transcript (`InvalidTranscript.to_dicts()`), as the `--json`
+    rows of `compact` and `redact` list it."""
+
+    line: int
+    severity: str
+    code: str
+    message: str
+
+
 class InvalidTranscript(CompactError):
     """A transcript that fails its format's checks, refused by a command that writes one (or
     one that `--repair` could not make valid); nothing was written.
@@ -67,7 +78,7 @@ class InvalidTranscript(CompactError):
     def findings(self) -> tuple[str, ...]:
         return tuple(f"{self.path}:{n}: {sev} {code}: {text}" for n, sev, code, text in self.found)
 
-    def to_dicts(self) -> list[dict[str, object]]:
+    def to_dicts(self) -> list[InvalidFinding]:
         return [
             {"line": n, "severity": sev, "code": code, "message": text}
             for n, sev, code, text in self.found

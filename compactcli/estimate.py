@@ -18,7 +18,7 @@ import itertools
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from compactcli.errors import UsageError
 from compactcli.estimate_ledger import Ledger, RecordLines, feed_ledger
@@ -43,9 +43,12 @@ __all__ = [
     "METHODS",
     "STATUSES",
     "Calibration",
+    "CalibrationDict",
+    "EstimateDict",
     "EstimateOptions",
     "EstimateReport",
     "RecordedUsage",
+    "UsageDict",
     "estimate",
     "estimate_file",
     "estimate_records",
@@ -96,6 +99,17 @@ class EstimateOptions:
             raise UsageError("--max-tokens must not be negative")
 
 
+class UsageDict(TypedDict):
+    """`RecordedUsage.to_dict()`: `usage` in the `estimate --json` object."""
+
+    tokens: int
+    input: int
+    output: int
+    cached: int
+    line: int
+    requests: int
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedUsage:
     """The agent's own record of its last request on the context view."""
@@ -107,7 +121,7 @@ class RecordedUsage:
     line: int  # the input line that carries it
     requests: int  # usage anchors on the context view
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UsageDict:
         return {
             "tokens": self.tokens,
             "input": self.input,
@@ -116,6 +130,15 @@ class RecordedUsage:
             "line": self.line,
             "requests": self.requests,
         }
+
+
+class CalibrationDict(TypedDict):
+    """`Calibration.to_dict()`: `calibration` in the `estimate --json` object."""
+
+    factor: float
+    chars_per_token: float
+    deltas: int
+    overhead: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +150,43 @@ class Calibration:
     deltas: int  # consecutive anchor pairs fitted
     overhead: int  # tokens the agent sends that the file does not hold
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CalibrationDict:
         return {
             "factor": round(self.factor, 4),
             "chars_per_token": round(self.chars_per_token, 3),
             "deltas": self.deltas,
             "overhead": self.overhead,
         }
+
+
+class EstimateDict(TypedDict):
+    """`EstimateReport.to_dict()`: the `estimate --json` object of one file."""
+
+    path: str
+    format: str
+    method: str
+    tokens: int
+    file_tokens: int
+    file_tokens_method: str
+    records: int
+    messages: int
+    context_messages: int
+    by_role: dict[str, int]
+    by_block: dict[str, int]
+    by_tool: dict[str, int]
+    breakdown_method: str
+    usage: UsageDict | None
+    after_usage: int | None
+    calibration: CalibrationDict | None
+    model: str | None
+    context_window: int
+    context_window_source: str
+    max_output: int
+    threshold: int
+    threshold_spec: str
+    threshold_rule: str
+    max_tokens: int | None
+    status: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +242,7 @@ class EstimateReport:
             found.append(("threshold", self.threshold, self.tokens - self.threshold))
         return found
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EstimateDict:
         return {
             "path": self.path,
             "format": self.format,

@@ -1,35 +1,10 @@
-"""How each format takes in a summary: the summary record, the boundary, the relinked tail.
+"""How each format takes in a summary: the `Writer` protocol and the summary framing they share.
 
-The summarize stage decides what to keep (`compactcli.cuts`) and gets a summary body from a
-summarizer; a `Writer` for the transcript's format writes the result in that format's native
-form (FORMATS.md §1.5, §2.3, §4, §6):
-
-- `claude-code` (`compactcli.formats.claude_code.writer`): a `system/compact_boundary` and an
-  `isCompactSummary` user record appended, the kept tail spliced in as a preserved segment.
-- `codex` (`compactcli.formats.codex.writer`): a `compacted` line whose `replacement_history` is the
-  whole new history, and a `turn_context` after it.
-- `codex-legacy`, `openai-responses` (`compactcli.formats.codex_legacy.writer`): the file rewritten
-  as meta and head, one user summary item, tail (every item is replayed; there is no compaction
-  record).
-- `pi` (`compactcli.formats.pi.writer`): a `compaction` entry with `firstKeptEntryId`.
-- `openai`, `anthropic` (`compactcli.formats.plain.writer`): the list rewritten as head, one user
-  summary message, tail.
-
-Every writer gets an `Injection` and returns the new transcript's records. A writer also says
-what its format needs from the cut: how many leading messages are standing context
-(`initial`), whether roles must alternate, which cuts it can write (`acceptor`), and whether
-protected head messages can stay messages or must be quoted in the summary (`quotes_head`: a
-format whose context after a compaction is one summary and one run of kept records).
-
-The summary text is framed here, the same way in every format: a preamble, then the quoted head
-if any, then the body, then the quoted request if any; `CLOSING` ends it where it shares a
-message with other content. The preamble is `PREAMBLE` (reference material: answer nothing from
-it, respond to the latest message after it), or `TASK_PREAMBLE` when the summary quotes the
-user's latest request (`quote_request`, the turn it opened was cut): that request is the current
-task to carry on, the messages after the summary continue it, and the rest is reference material.
-Both start with `OUR_SUMMARY_START`; `has_preamble` is how a text is known to hold our summary,
-and `unframe` undoes the framing (and the agents' own wrappers) to get an earlier summary's body
-back, `split_request` its quoted request.
+The summarize stage decides what to keep (`compactcli.stages.cuts`) and gets a summary body from
+a summarizer; `get_writer(format)` gives the `Writer` that writes the result in that format's
+native form (each format's `writer` module), from an `Injection`. The summary text is framed here
+the same way in every format (`frame`, undone by `unframe`), and `quote_head`, `quote_request`,
+`lost_results` and `repair_pairs` are what several writers share.
 """
 
 from __future__ import annotations
@@ -41,8 +16,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from compactcli.cuts import Cut
 from compactcli.formats.base import OUR_SUMMARY_START
+from compactcli.stages.cuts import Cut
 from compactcli.summarizers import REQUEST_HEADING
 from compactcli.summarizers.facts import Facts
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
@@ -62,6 +37,7 @@ TASK_PREAMBLE = (
 PREAMBLES = (PREAMBLE, TASK_PREAMBLE)
 """Every preamble a summary of ours starts with: what tells our summaries from others' text."""
 CLOSING = "[end of the compacted earlier turns]"
+"""What ends a summary where it shares a message with other content."""
 HEAD_HEADING = "## Start of the conversation (verbatim)"
 
 
@@ -87,7 +63,14 @@ class Injection:
 
 
 class Writer(Protocol):
-    """One format's way of writing a summary in."""
+    """One format's way of writing a summary in.
+
+    Besides writing, a writer says what its format needs from the cut: how many leading
+    messages are standing context (`initial`), whether roles must alternate (`alternating`),
+    which cuts it can write (`acceptor`), and whether protected head messages can stay messages
+    or must be quoted in the summary (`quotes_head`: a format whose context after a compaction
+    is one summary and one run of kept records).
+    """
 
     quotes_head: bool
     alternating: bool
@@ -118,8 +101,11 @@ def get_writer(format: str) -> Writer:
 def frame(body: str, head: str = "", request: str = "") -> str:
     """The summary text every format carries: preamble, quoted head, body, quoted request.
 
-    `request` is the user's latest request as `quote_request` quotes it; with one, the preamble
-    is `TASK_PREAMBLE`, which names it as the current task.
+    The preamble is `PREAMBLE` (reference material: answer nothing from it, respond to the
+    latest message after it), or `TASK_PREAMBLE` when there is a `request`, the user's latest
+    request as `quote_request` quotes it (the turn it opened was cut): that request is the
+    current task to carry on, the messages after the summary continue it, and the rest is
+    reference material. Both start with `OUR_SUMMARY_START`.
     """
     parts = [TASK_PREAMBLE if request else PREAMBLE]
     if head:

@@ -1,61 +1,12 @@
-"""Secret redaction: `redact(text)` replaces each secret with `[REDACTED:<kind>]`.
+"""Secret redaction: `redact(text)` replaces each secret in a text with `[REDACTED:<kind>]`.
 
-Three sets of rules run in turn, each on what the one before left:
-
-1. compactcli's own rules for what transcripts hold most (kinds in brackets):
-   - private keys: a whole PEM block, `-----BEGIN … PRIVATE KEY-----` to its END line, or to the
-     end of the base64 when the END line is missing, also with `\\n` escapes (`private-key`);
-   - provider keys and tokens by their documented prefixes: Anthropic `sk-ant-…`
-     (`anthropic-key`), OpenAI `sk-…`, `sk-proj-…` (`openai-key`), GitHub `ghp_`/`gho_`/`ghu_`/
-     `ghs_`/`ghr_`/`github_pat_` (`github-token`), AWS access key ids `AKIA…`/`ASIA…`
-     (`aws-access-key`), Slack `xox?-` tokens and webhook URLs (`slack-token`,
-     `slack-webhook`), Google `AIza…` (`google-api-key`), Stripe `sk_live_`/`rk_test_`/`whsec_`…
-     (`stripe-key`), Twilio account ids `AC…` and the auth token written after one
-     (`twilio-account-sid`, `twilio-auth-token`), Hugging Face `hf_…`
-     (`huggingface-access-token`), Telegram and Discord bot tokens (`telegram-bot-token`,
-     `discord-bot-token`);
-   - JSON Web Tokens, three base64url parts, the first two starting `eyJ` (`jwt`);
-   - credentials in headers and command lines: `Bearer <token>`, `Basic <credentials>`, any
-     other `Authorization:` value (`bearer-token`, `basic-auth`, `authorization`); the password
-     of `mysql -p<password>` (and `mysqldump`, `mariadb`...), `sshpass -p`, `curl -u
-     user:password` and of an option `--password VALUE` (`--token`, `--secret`...)
-     (`password`, `token`, `secret`...); Azure `AccountKey=`/`SharedAccessKey=` and a SAS
-     `sig=` (`azure-storage-key`, `azure-sas-signature`); an AWS secret access key (40
-     characters) after its label, as in `aws configure` or `~/.aws/credentials`
-     (`aws-secret-key`);
-   - the password in a URL, `scheme://user:password@host`, the user empty or not
-     (`url-password`; the user stays);
-2. gitleaks' rule set (`compactcli.gitleaks`: over two hundred providers, each kind a gitleaks
-   rule id such as `gitlab-pat`, `sendgrid-api-token`, `npm-access-token`);
-3. assignments whose name says secret, environment or config style: `API_KEY=…`,
-   `PASSWORD: …`, `"client_secret": "…"`, `export GITHUB_TOKEN=…`, `db_password = '…'`,
-   `PGPASSWORD=…`, `DB_PASS=…` (`password`, `token`, `api-key` or `secret` after the name; the
-   name stays). A quoted value is replaced up to its closing quote (also `\\"` inside JSON text).
-   When the value is itself a name followed by `=` or `:` and a value (`Password: db_pass =
-   hunter2`, `password: str = "hunter2"`), that last value is the one replaced. A name that
-   ends in `id`, `name`, `url`, `path`, `file`, `type`, `count`, `length`... (`token_id`,
-   `secret_name`) names something about a secret, not one, and is left. Values that are
-   references rather than secrets stay: `$VAR`, `${VAR}`, `<placeholder>`, paths, numbers
-   (`max_tokens: 4096`), calls and lookups (`os.environ["X"]`), code words (`await`, `null`,
-   `str`...).
-
-Not secrets, and left alone: hashes (sha256, git ids), UUIDs, base64 payloads (images), file
-paths. Long random-looking strings are *not* flagged by entropy alone: in transcripts that would
-hit every hash, id and image (gitleaks' rules use entropy only on top of their patterns).
-
-`redact_kinds(text)` also says how many secrets of each kind it replaced, `redact_named(name,
-value)` redacts the value of a JSON field, the whole value when the field's name says secret
-(`{"password": "hunter2"}`), and `secret_kinds()` lists every kind a marker can name. A span
-that overlaps a marker already in the text is left as it is, so redacting twice changes nothing.
-
-Why gitleaks' rules and not detect-secrets (Yelp, 1.5.0, measured here): detect-secrets is a
-line scanner that reports *which line* holds a secret: it gives no spans, and for some plugins
-the value it reports is only the matched prefix (`ghp` for a GitHub token), so replacing what it
-reports leaves the secret in place; its private-key plugin finds the BEGIN line, not the block;
-its entropy plugins flag hashes and base64; it imports in about 0.15 s and scanned about
-1.3 MB/s. gitleaks' rules give an expression with a secret group and keywords for each of over
-two hundred providers. Every rule set is skipped at once when its literal hints (keywords) are
-absent from the text.
+Three rule sets run in turn, each on what the one before left: compactcli's own rules for what
+transcripts hold most (`_RULES`), gitleaks' rule set (`compactcli.gitleaks`), and assignments
+whose name says secret (`_assignments`). Hashes, git ids, UUIDs, base64 payloads and paths are
+not secrets, and no string is flagged by entropy alone. A span that overlaps a marker already in
+the text is left, so redacting twice changes nothing. `redact_kinds` also counts what it
+replaced, `redact_named` redacts a JSON field's value, and `secret_kinds()` lists every kind a
+marker can name.
 """
 
 from __future__ import annotations
@@ -277,7 +228,15 @@ def _aws_secret(match: re.Match[str], counts: Counts) -> str:
 
 
 def _assignment(match: re.Match[str]) -> tuple[int, int, str] | None:
-    """The span and kind of the secret an assignment match names; None when it names none."""
+    """The span and kind of the secret an assignment match names; None when it names none.
+
+    A quoted value is replaced up to its closing quote (also `\\"` inside JSON text). When the
+    value is itself a name followed by `=` or `:` and a value (`Password: db_pass = hunter2`,
+    `password: str = "hunter2"`), that last value is the secret. A name that ends in `id`,
+    `name`, `url`, `path`, `file`, `type`, `count`, `length`... (`token_id`, `secret_name`)
+    names something about a secret, not one. Values that are references stay: `$VAR`,
+    `${VAR}`, `<placeholder>`, paths, numbers (`max_tokens: 4096`), calls and lookups
+    (`os.environ["X"]`), code words (`await`, `null`, `str`...)."""
     text = match.string
     name, quote, value = match.group(1), match.group(3) or "", match.group(4)
     if _NOT_A_SECRET_NAME.search(name):
@@ -302,9 +261,15 @@ def _assignment(match: re.Match[str]) -> tuple[int, int, str] | None:
 
 
 def _assignments(text: str, counts: Counts, *, blind: bool = False) -> str:
-    """The assignment rule on `text`: spans found on its lowercased copy (the same as a
-    case-blind search finds) and matched again case-blind in place; a case-blind search when
-    lowercasing changes the length, or with `blind`."""
+    """The assignment rule on `text`: a value given to a name that says secret, environment or
+    config style (`API_KEY=…`, `PASSWORD: …`, `"client_secret": "…"`, `export GITHUB_TOKEN=…`,
+    `db_password = '…'`, `PGPASSWORD=…`, `DB_PASS=…`) is replaced, the name staying, with the
+    kind `password`, `token`, `api-key` or `secret` after the name (`_assignment` says which
+    values count).
+
+    Spans are found on the lowercased copy of `text` (the same as a case-blind search finds) and
+    matched again case-blind in place; a case-blind search when lowercasing changes the length,
+    or with `blind`."""
     lowered = text.lower()
     blind = blind or len(lowered) != len(text)
     parts: list[str] = []
@@ -394,7 +359,20 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule("url-password", _URL_PASSWORD, ("://",), _keep_group(1, "url-password", 3), secret=2),
 )
-"""compactcli's own rules, in the order they run (gitleaks' and the assignments follow)."""
+"""compactcli's own rules, in the order they run (gitleaks' and the assignments follow), kinds in
+brackets: a whole PEM private key block, to its END line or, when that is missing, to the end of
+the base64, also with `\\n` escapes (`private-key`); provider keys and tokens by their documented
+prefixes and shapes: Anthropic `sk-ant-…`, OpenAI `sk-…` / `sk-proj-…`, GitHub `ghp_` … /
+`github_pat_`, AWS access key ids `AKIA…` / `ASIA…`, Slack `xox?-` tokens and webhook URLs,
+Google `AIza…`, Stripe `sk_live_` / `rk_test_` / `whsec_`…, a Twilio account id `AC…` and the
+auth token written after one, Hugging Face `hf_…`, Telegram and Discord bot tokens; JSON Web
+Tokens (`jwt`); `Bearer`, `Basic` and other `Authorization:` credentials (`bearer-token`,
+`basic-auth`, `authorization`); the password of `mysql -p<password>` (and `mysqldump`,
+`mariadb`...), `sshpass -p`, `curl -u user:password` and an option `--password VALUE`
+(`--token`, `--secret`...; `password`, `token`, `secret`...); Azure `AccountKey=` /
+`SharedAccessKey=` and a SAS `sig=` (`azure-storage-key`, `azure-sas-signature`); an AWS secret
+access key after its label, as in `aws configure` or `~/.aws/credentials` (`aws-secret-key`);
+the password in a URL, `scheme://user:password@host`, the user staying (`url-password`)."""
 
 _OWN_KINDS = (
     "private-key",
@@ -491,7 +469,11 @@ def redact_count(text: str) -> tuple[str, int]:
 
 
 def redact_kinds(text: str) -> tuple[str, Counts]:
-    """`redact(text)` and how many secrets of each kind it replaced."""
+    """`redact(text)` and how many secrets of each kind it replaced.
+
+    The own rules (`_RULES`), gitleaks' rules and the assignment rule run in turn, each on what
+    the one before left; each rule set is skipped at once when none of its literal hints
+    (keywords) is in the text."""
     counts: Counts = {}
     lowered: str | None = None
     for rule in _RULES:

@@ -1,35 +1,17 @@
 """Redacting whole transcripts, record by record, and JSON values such as reports.
 
-`redact_transcript(transcript)` returns a `Redaction`: the transcript with every secret in
-every record replaced by `[REDACTED:<kind>]` (`compactcli.redact`), how many records changed
-and how many secrets of each kind were replaced. Only string values change:
-
-- every string value of a record goes through `compactcli.redact`, and the value of a field
-  whose name says secret (`"password": "hunter2"`) through `redact_named`; keys, numbers,
-  the structure and the order of keys stay as they are;
-- a record without a secret keeps its exact bytes; a record with one keeps its bytes except
-  for the strings that changed (each replaced where it is written), or, when that cannot be
-  done exactly, is written anew from its JSON;
-- a string holding JSON (OpenAI's tool call `arguments`) stays valid JSON;
-- opaque values are never touched: thinking signatures (`signature`), encrypted reasoning and
-  compaction items (`encrypted_content`), base64 payloads (`data` beside a `media_type`,
-  `mimeType` or a `type` of `base64`, `image` or `redacted_thinking`) and `data:` URLs. Changing
-  them would break the transcript, and they hold no text a secret could be read from.
-
-`redact_value(value)` is the same walk over any JSON value (boundary details, stats).
-
-`redact_file(path, destination, ...)` is one file of `compactcli redact`: read the transcript,
-redact it, check that the result validates as well as the input did (no new error), and write
-it where `destination` says, as `compactcli compact` writes its results (standard output, a
-file with the input's permission bits, in place with a backup, or nothing with `--dry-run`). It
-returns a `compactcli.batch.FileResult` whose `details["redact"]` holds the figures.
+`redact_transcript(transcript)` returns a `Redaction`: the transcript with every secret in every
+record's string values replaced by `[REDACTED:<kind>]` (`compactcli.redact`), how many records
+changed and how many secrets of each kind were replaced; a record without a secret keeps its
+exact bytes, and opaque payloads are never touched. `redact_value` is the same walk over any JSON
+value (boundary details, stats), and `redact_file` is one file of `compactcli redact`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 
@@ -42,11 +24,21 @@ if TYPE_CHECKING:
     from compactcli.compact_file import Destination
     from compactcli.jsonl import OnBadLine
 
-__all__ = ["Redaction", "redact_file", "redact_transcript", "redact_value"]
+__all__ = ["Redaction", "RedactionDict", "redact_file", "redact_transcript", "redact_value"]
 
 _OPAQUE_KEYS = frozenset({"signature", "encrypted_content"})
 _MEDIA_KEYS = ("media_type", "mimeType", "mime_type")
 _OPAQUE_TYPES = frozenset({"base64", "image", "redacted_thinking"})
+
+
+class RedactionDict(TypedDict):
+    """`Redaction.to_dict()`: the figures of one redacted transcript (`redact --json`, and
+    `redacted` in a `compact --redact --json` row)."""
+
+    records: int
+    records_changed: int
+    secrets: int
+    kinds: dict[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +53,7 @@ class Redaction:
     def secrets(self) -> int:
         return sum(self.counts.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RedactionDict:
         return {
             "records": len(self.transcript.records),
             "records_changed": self.records,
@@ -167,7 +159,21 @@ def _line(record: Record, raw: Any, changes: Mapping[str, str]) -> bytes | None:
 
 
 def redact_transcript(transcript: Transcript) -> Redaction:
-    """`transcript` with the secrets in all its records redacted (see the module docstring)."""
+    """`transcript` with the secrets in all its records redacted. Only string values change:
+
+    - every string value of a record goes through `compactcli.redact`, and the value of a field
+      whose name says secret (`"password": "hunter2"`) through `redact_named`; keys, numbers, the
+      structure and the order of keys stay as they are;
+    - a record without a secret keeps its exact bytes; a record with one keeps its bytes except
+      for the strings that changed (each replaced where it is written: `_line`), or, when that
+      cannot be done exactly, is written anew from its JSON;
+    - a string holding JSON (OpenAI's tool call `arguments`) stays valid JSON;
+    - opaque values are never touched (`_opaque`): thinking signatures (`signature`), encrypted
+      reasoning and compaction items (`encrypted_content`), base64 payloads (`data` beside a
+      `media_type`, `mimeType` or a `type` of `base64`, `image` or `redacted_thinking`) and
+      `data:` URLs. Changing them would break the transcript, and they hold no text a secret
+      could be read from.
+    """
     counts: Counts = {}
     records: list[Record] = []
     changed = 0
@@ -197,14 +203,17 @@ def redact_file(
     final: bool = False,
     repair: bool = False,
 ) -> batch.FileResult:
-    """Redact one transcript file and write the result (see the module docstring).
+    """Redact one transcript file and write the result, as `compactcli compact` writes its results
+    (standard output, a file with the input's permission bits, in place with a backup, or nothing
+    with `--dry-run`, as `destination` says); a `compactcli.batch.FileResult` whose
+    `details["redact"]` holds the figures.
 
     An input that fails `validate` is refused (`InvalidTranscript`, nothing written), or with
     `repair` repaired first (`compactcli.repair`; the repairs under `details["repairs"]`).
 
-    `final` says this is the run's only output. In place, a file that changed since it was
-    read is left as it is (`compactcli.in_place`). A result that would not validate raises
-    `CompactError` (exit 1) and nothing is written.
+    `final` says this is the run's only output. In place, a file that changed since it was read
+    is left as it is (`compactcli.in_place`). A result that would not validate as well as the
+    input did (a new error) raises `CompactError` (exit 1) and nothing is written.
     """
     from compactcli.compact_file import write_result
     from compactcli.in_place import file_identity

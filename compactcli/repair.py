@@ -1,35 +1,26 @@
 """Invalid in, never invalid out: refusing a transcript that fails its checks, or repairing it.
 
-Every command that writes a transcript admits its input first (`admit`). A transcript with an
-error under `compactcli.validation.validate` is refused: `InvalidTranscript` (exit 1) carries the
-findings `compactcli validate` prints for it, and nothing is written. With `repair=True` it is
-repaired instead, the way the agent that wrote it repairs a session it loads: a placeholder
-result for every call left without one (a warning as much as an error: the agent answers each
-such call on load), results that answer no call dropped, duplicate ids and broken chains
-resolved as the agent's loader resolves them. Each format's repair lives next to its dialect
-(`compactcli.dialects.<format>_repair`, built on `compactcli.formats.repairing`); this module
-runs it, pass after pass on its own result, until the transcript validates or a pass changes
-nothing, and refuses with `InvalidTranscript` (naming the first error left) when it is still
-invalid. A valid transcript whose calls are all answered is admitted as it is, the same object.
-
-`Admitted.staged(counter)` is the repaired transcript with a `repair` stage in its stats (the
-repairs under `details["repairs"]`, token figures of the repaired transcript's context), for
-the stats report.
+Every command that writes a transcript admits its input first (`admit`): a transcript with an
+error under `compactcli.validation.validate` is refused with `InvalidTranscript` (exit 1), which
+carries the findings `compactcli validate` prints for it, and nothing is written; with
+`repair=True` it is repaired instead, the way the agent that wrote it repairs a session it loads
+(each format's repair, built on `compactcli.formats.repairing`). `output_problem` is the same
+guard on what a stage is about to write.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compactcli.errors import InputError, InvalidTranscript
 from compactcli.formats import FORMATS, get_dialect, get_format
 from compactcli.formats.base import Finding
 from compactcli.formats.detect import SNIFF_RECORDS, detect_format
-from compactcli.formats.repairing import Repair
+from compactcli.formats.repairing import Repair, RepairDict
 from compactcli.stats import StageStats
 from compactcli.transcript import Transcript
 from compactcli.validation import ValidationReport, validate
@@ -72,7 +63,10 @@ class Admitted:
         return [describe(self.transcript.source, r.to_dict()) for r in self.repairs]
 
     def staged(self, counter: TokenCounter) -> Transcript:
-        """The transcript with a `repair` stage in its stats when it was repaired."""
+        """The transcript with a `repair` stage in its stats when it was repaired (the repairs under
+        `details["repairs"]`, token figures of the repaired transcript's context), for the stats
+        report.
+        """
         if not self.repairs:
             return self.transcript
         transcript = self.transcript
@@ -94,14 +88,16 @@ class Admitted:
         return transcript.evolve(stats=(*transcript.stats, stats))
 
 
-def describe(path: str, repair: Mapping[str, Any]) -> str:
+def describe(path: str, repair: RepairDict) -> str:
     """The line that reports one repair (`Repair.to_dict()`) made to file `path`."""
     return f"{path}:{repair['line']}: repaired {repair['code']}: {repair['action']}"
 
 
 def admit(transcript: Transcript, *, repair: bool = False) -> Admitted:
     """`transcript` if it validates (`check`), else its repair when `repair` is set (`repair`);
-    `InvalidTranscript` otherwise."""
+    `InvalidTranscript` otherwise. A valid transcript whose calls are all answered is admitted as
+    it is, the same object.
+    """
     if repair:
         return _repair(transcript)
     check(transcript)
@@ -123,8 +119,16 @@ def check(transcript: Transcript) -> None:
 
 
 def repair(transcript: Transcript) -> Admitted:
-    """`transcript` repaired (see the module docstring); `InvalidTranscript` when it cannot be
-    made valid."""
+    """`transcript` repaired; `InvalidTranscript` (naming the first error left) when it cannot be
+    made valid.
+
+    The format's repair runs pass after pass on its own result until the transcript validates,
+    with no warning left that the agent's loader repairs (`REPAIRED_WARNINGS`: a call left
+    without a result, which the agent answers on load), or a pass changes nothing. Its fixes are
+    a placeholder result for every call left without one, results that answer no call dropped,
+    and duplicate ids and broken chains resolved as the agent's loader resolves them. A repaired
+    file must still read back as its format.
+    """
     started = time.perf_counter()
     report = first = validate(transcript)
     fix = _fixer(transcript.format)

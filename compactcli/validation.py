@@ -3,17 +3,27 @@
 `validate(transcript)` runs the transcript's dialect checks and returns a `ValidationReport`:
 errors (the agent would reject or repair the file) and warnings (irregularities real agents write
 and repair on load, such as a call left unanswered by an interrupted turn), each with the input
-line, a stable code and a message, in line order.
+line, a stable code and a message, in line order; `ValidationReport.to_dict()` (a
+`ValidationDict`) is its `--json` object.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from compactcli.formats import get_dialect
-from compactcli.formats.base import Finding
+from compactcli.formats.base import Finding, FindingDict
 from compactcli.transcript import Transcript
+
+
+class ValidationDict(TypedDict):
+    """`ValidationReport.to_dict()`: the `compactcli validate --json` object of one file."""
+
+    path: str
+    format: str
+    errors: list[FindingDict]
+    warnings: list[FindingDict]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +39,7 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ValidationDict:
         return {
             "path": self.path,
             "format": self.format,

@@ -1,4 +1,4 @@
-"""The compact pipeline (`compactcli.compact`) and the `compact` command: when it summarizes, how it
+"""The compact pipeline (`compactcli.stages.compact`) and the `compact` command: when it summarizes, how it
 checks, where it writes, the summary cache; and its safety properties on generated transcripts in
 every format."""
 
@@ -18,17 +18,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import compactcli.compact as compact_module
+import compactcli.stages.compact as compact_module
 from compactcli import get_dialect, read_transcript, to_bytes, validate, write_transcript
 from compactcli.cache import CachedSummarizer, SummaryCache, default_cache_dir, request_key
-from compactcli.compact import CompactOptions, compact, compact_check, settle
 from compactcli.compact_file import over_parts
-from compactcli.cuts import SOFT_CEILING, is_prompt
 from compactcli.estimate import EstimateOptions, estimate
 from compactcli.in_place import backup_path
 from compactcli.injection import TASK_PREAMBLE, has_preamble
-from compactcli.prune import PruneOptions, prune
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.stages.compact import CompactOptions, compact, compact_check, settle
+from compactcli.stages.cuts import SOFT_CEILING, is_prompt
+from compactcli.stages.prune import PruneOptions, prune
+from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.llm import BREAKER
 from compactcli.tokens import TokenCounter, get_counter
@@ -296,7 +296,7 @@ def test_a_result_that_is_not_smaller_is_discarded() -> None:
 
 
 def test_a_result_that_does_not_validate_is_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import compactcli.compact as module
+    import compactcli.stages.compact as module
 
     def broken(t: Transcript, *args: Any, **kwargs: Any) -> Transcript:
         # drop the first tool result: its call is left unanswered mid-conversation

@@ -1,4 +1,4 @@
-"""Cut points: the head kept, the middle summarized, the tail kept (compactcli.cuts)."""
+"""Cut points: the head kept, the middle summarized, the tail kept (compactcli.stages.cuts)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compactcli.cuts import SOFT_CEILING, Cut, NoCut, _choose, find_cut, is_prompt
+from compactcli.stages.cuts import SOFT_CEILING, Cut, NoCut, _choose, find_cut, is_prompt
 from compactcli.transcript import Block, Message, Role
 
 

@@ -867,9 +867,9 @@ def test_a_subagent_transcript_has_the_context_of_its_own_chain() -> None:
 
 
 def test_a_subagent_transcript_is_compacted_as_a_sidechain(tmp_path: Path) -> None:
-    from compactcli.compact import CompactOptions, compact
-    from compactcli.prune import PruneOptions
-    from compactcli.summarize import SummarizeOptions
+    from compactcli.stages.compact import CompactOptions, compact
+    from compactcli.stages.prune import PruneOptions
+    from compactcli.stages.summarize import SummarizeOptions
     from compactcli.summarizers import get_summarizer
     from compactcli.tokens import get_counter
 

@@ -17,7 +17,7 @@ from compactcli.formats.base import Finding
 from compactcli.formats.codex.dialect import CodexDialect
 from compactcli.formats.codex.items import SUMMARY_PREFIX
 from compactcli.formats.detect import detect_format
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message, Record, Transcript

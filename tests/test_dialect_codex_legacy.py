@@ -12,8 +12,8 @@ import pytest
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.formats.codex.writer import SUMMARY_PREFIX
 from compactcli.formats.detect import detect_format
-from compactcli.prune import PruneOptions, prune
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.stages.prune import PruneOptions, prune
+from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
 from compactcli.transcript import Record, Transcript

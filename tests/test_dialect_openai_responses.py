@@ -12,7 +12,7 @@ from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.formats.base import OUR_SUMMARY_START
 from compactcli.formats.detect import detect_format
 from compactcli.injection import PREAMBLES
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
 from compactcli.transcript import Record, Transcript

@@ -15,10 +15,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from compactcli.compact import settle
 from compactcli.evaluation.measure import count, exact_counter
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.loading import read_transcript, to_bytes
+from compactcli.stages.compact import settle
 from tests.cli_runner import Run, run
 from tests.conftest import EVAL_FIXTURES, FIXTURES, ROOT
 

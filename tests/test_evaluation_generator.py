@@ -10,7 +10,6 @@ from collections import Counter
 import pytest
 
 from compactcli import get_dialect, validate
-from compactcli.compact import settle
 from compactcli.errors import UsageError
 from compactcli.evaluation.generator import SPECS, Spec, generate, parse_spec
 from compactcli.evaluation.harness import _append
@@ -21,6 +20,7 @@ from compactcli.evaluation.render import RENDER_FORMATS, render_more
 from compactcli.evaluation.scenario import continue_session
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.evaluation.view import build_view, compactcli_boilerplate, cwd_of
+from compactcli.stages.compact import settle
 from tests.conftest import EVAL_FIXTURES, ROOT
 
 SMALL = [Spec(fmt, "20k", seed) for fmt in RENDER_FORMATS for seed in (11, 12, 13)]

@@ -9,8 +9,6 @@ from typing import Any
 import orjson
 import pytest
 
-from compactcli.compact import settle
-from compactcli.cuts import can_start, is_prompt
 from compactcli.evaluation import EvalOptions, EvalSettings, parts, run
 from compactcli.evaluation.generator import transcript_from_records
 from compactcli.evaluation.measure import count, exact_counter
@@ -19,6 +17,8 @@ from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Finding, atomic_units
 from compactcli.loading import read_transcript
+from compactcli.stages.compact import settle
+from compactcli.stages.cuts import can_start, is_prompt
 from compactcli.transcript import Transcript
 from compactcli.validation import validate
 from tests.cli_runner import run as cli

@@ -15,11 +15,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from compactcli.compact import settle
 from compactcli.evaluation import parts
 from compactcli.evaluation.measure import count, exact_counter
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.loading import read_transcript
+from compactcli.stages.compact import settle
 from tests.cli_runner import run
 from tests.conftest import CORPUS, ROOT
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from compactcli.compact import settle
 from compactcli.evaluation.generator import Spec, generate, transcript_from_records
 from compactcli.evaluation.integrity import check
 from compactcli.evaluation.measure import count, exact_counter
@@ -14,6 +13,7 @@ from compactcli.evaluation.scorer import score
 from compactcli.evaluation.strategies import DROPPED, STRATEGIES, Backends
 from compactcli.evaluation.view import build_view, compactcli_boilerplate
 from compactcli.injection import PREAMBLE
+from compactcli.stages.compact import settle
 from compactcli.summarizers.extractive import FILES_MODIFIED
 from compactcli.transcript import Transcript
 

@@ -721,7 +721,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "litellm"))
 
 def test_the_summarize_stage_writes_the_llm_summary_or_says_it_fell_back() -> None:
     from compactcli import read_transcript, to_bytes, validate
-    from compactcli.summarize import SummarizeOptions, summarize
+    from compactcli.stages.summarize import SummarizeOptions, summarize
     from tests.conftest import FIXTURES
 
     before = read_transcript(str(FIXTURES / "transcripts" / "pi-session.jsonl"))

@@ -4,7 +4,7 @@ Every bundled transcript goes through:
 
 - `compactcli prune F OPTIONS | compactcli summarize OPTIONS` (two processes, a real pipe),
 - `compactcli compact F --force OPTIONS` (one process),
-- `compactcli.compact.compact(...)` (the library, in this process),
+- `compactcli.stages.compact.compact(...)` (the library, in this process),
 
 and the three outputs are compared byte for byte. `--force` (or an input over its threshold, as
 with `--threshold 1`) makes `compact` run the summary as the pipe does; `--keep-recent-tokens`
@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes
-from compactcli.compact import CompactOptions, compact, compact_check
 from compactcli.estimate import EstimateOptions, estimate
-from compactcli.prune import PruneOptions
-from compactcli.summarize import SummarizeOptions
+from compactcli.stages.compact import CompactOptions, compact, compact_check
+from compactcli.stages.prune import PruneOptions
+from compactcli.stages.summarize import SummarizeOptions
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
 from tests.conftest import FIXTURES

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.formats.base import atomic_units
 from compactcli.outcomes import Outcome, outcome
-from compactcli.prune import PruneOptions, prune
+from compactcli.stages.prune import PruneOptions, prune
 from compactcli.summarizers.facts import Command, extract_facts
 from compactcli.tokens import get_counter
 from compactcli.transcript import Block, Transcript

@@ -300,7 +300,7 @@ def test_dry_run_with_repair_writes_nothing(tmp_path: Path) -> None:
 def test_a_stage_result_that_would_not_validate_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compactcli.prune as module
+    import compactcli.stages.prune as module
 
     real = module.prune
 

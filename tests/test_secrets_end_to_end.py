@@ -22,7 +22,7 @@ import pytest
 
 from compactcli.formats import get_dialect
 from compactcli.loading import read_transcript
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers.llm import BREAKER, LLMSummarizer
 from compactcli.tokens import get_counter
 from compactcli.validation import validate

@@ -22,8 +22,6 @@ import orjson
 import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes
-from compactcli.compact import CompactOptions, compact, compact_check
-from compactcli.cuts import is_prompt
 from compactcli.estimate import EstimateOptions, estimate
 from compactcli.formats.base import OUR_SUMMARY_START, atomic_units
 from compactcli.formats.claude_code.writer import SUMMARY_SUFFIX
@@ -39,8 +37,10 @@ from compactcli.injection import (
     split_request,
     unframe,
 )
-from compactcli.prune import PruneOptions, prune
-from compactcli.summarize import SummarizeOptions
+from compactcli.stages.compact import CompactOptions, compact, compact_check
+from compactcli.stages.cuts import is_prompt
+from compactcli.stages.prune import PruneOptions, prune
+from compactcli.stages.summarize import SummarizeOptions
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import Facts
 from compactcli.tokens import get_counter

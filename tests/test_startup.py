@@ -114,13 +114,13 @@ def test_help_imports_no_library_module_and_no_rich(args: tuple[str, ...]) -> No
 
 OTHER_COMMANDS = (
     "compactcli.batch",
-    "compactcli.compact",
     "compactcli.diff",
     "compactcli.evaluation",
     "compactcli.loading",
-    "compactcli.prune",
+    "compactcli.stages.compact",
+    "compactcli.stages.prune",
+    "compactcli.stages.summarize",
     "compactcli.stats",
-    "compactcli.summarize",
     "compactcli.summarizers",
     "compactcli.validation",
 )

@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
-from compactcli.cuts import Cut, is_prompt
 from compactcli.formats.base import atomic_units
 from compactcli.formats.codex.writer import SUMMARY_PREFIX
 from compactcli.injection import (
@@ -27,7 +26,8 @@ from compactcli.injection import (
     get_writer,
     has_preamble,
 )
-from compactcli.summarize import SummarizeOptions, summarize
+from compactcli.stages.cuts import Cut, is_prompt
+from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts
 from compactcli.tokens import Costs, Density, HeuristicCounter, get_counter
@@ -671,8 +671,8 @@ def test_a_summary_that_would_not_make_the_context_smaller_is_not_used() -> None
 
 
 def test_a_result_that_fails_a_check_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    from compactcli import summarize as stage
     from compactcli.injection import get_writer
+    from compactcli.stages import summarize as stage
 
     class DropsTheLeaf:
         def __init__(self, writer: Any) -> None:

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict
 
 import orjson
 import typer
@@ -71,6 +71,10 @@ if TYPE_CHECKING:
     from compactcli.batch import FileResult
     from compactcli.cache import CachedSummarizer
     from compactcli.compact_file import Destination
+    from compactcli.diff import DiffDict
+    from compactcli.errors import InvalidFinding
+    from compactcli.formats.repairing import RepairDict
+    from compactcli.redact_transcript import RedactionDict
     from compactcli.summarizers import Summarizer
 
 
@@ -408,9 +412,45 @@ def render_results(results: Sequence[FileResult]) -> plain_table.Table:
     return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
 
 
-def json_line(result: FileResult) -> str:
+class OverRow(TypedDict):
+    """`over` in a `compact --json` row: the limit the result is still at or over."""
+
+    what: str
+    limit: int | None
+    excess: int
+
+
+class CompactRow(TypedDict):
+    """The `compact --json` object of one file (`json_row`)."""
+
+    path: str
+    status: str
+    tokens_before: int
+    tokens_after: int
+    saved: int
+    method: str
+    output: str | None
+    backup: str | None
+    summarized: bool
+    llm_calls: int
+    over: OverRow | None
+    exit_code: int
+    message: str | None
+    warnings: list[str]
+    notes: list[str]
+    repairs: NotRequired[list[RepairDict]]
+    findings: NotRequired[list[InvalidFinding]]
+    keep_recent_tokens: NotRequired[int]
+    cut_turn: NotRequired[bool]
+    summary_tokens: NotRequired[int]
+    rounds: NotRequired[int]
+    diff: NotRequired[DiffDict]
+    redacted: NotRequired[RedactionDict]
+
+
+def json_row(result: FileResult) -> CompactRow:
     """The `--json` object of one file."""
-    data: dict[str, Any] = {
+    data: CompactRow = {
         "path": result.path,
         "status": result.status,
         "tokens_before": result.tokens_before,
@@ -431,23 +471,30 @@ def json_line(result: FileResult) -> str:
         "warnings": list(result.warnings),
         "notes": list(result.notes),
     }
-    for key in ("repairs", "findings"):
-        if key in result.details:
-            data[key] = result.details[key]
-    check = result.details.get("check")
-    if isinstance(check, Mapping) and result.summarized:
+    details = result.details
+    if "repairs" in details:
+        data["repairs"] = details["repairs"]
+    if "findings" in details:
+        data["findings"] = details["findings"]
+    check = details.get("check")
+    if check is not None and result.summarized:
         data["keep_recent_tokens"] = check["keep_recent_tokens"]
-        if check.get("cut_turn"):
+        if check["cut_turn"]:
             data["cut_turn"] = True
-        if check.get("summary_tokens") is not None:
+        if check["summary_tokens"] is not None:
             data["summary_tokens"] = check["summary_tokens"]
-        if check.get("rounds", 1) > 1:
+        if check["rounds"] > 1:
             data["rounds"] = check["rounds"]
-    if "diff" in result.details:
-        data["diff"] = result.details["diff"].to_dict()
-    if "redact" in result.details:
-        data["redacted"] = result.details["redact"]
-    return orjson.dumps(data).decode()
+    if "diff" in details:
+        data["diff"] = details["diff"].to_dict()
+    if "redact" in details:
+        data["redacted"] = details["redact"]
+    return data
+
+
+def json_line(result: FileResult) -> str:
+    """The `--json` line of one file (`json_row`)."""
+    return orjson.dumps(json_row(result)).decode()
 
 
 class _Report:

@@ -57,7 +57,7 @@ def prune_command(
     the input, byte for byte.
     """
     from compactcli.formats import get_dialect
-    from compactcli.prune import PruneOptions, prune
+    from compactcli.stages.prune import PruneOptions, prune
     from compactcli.tokens import get_counter
 
     if method not in ("heuristic", "exact"):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import orjson
 import typer
@@ -38,6 +38,9 @@ from compactcli.inputs import expand_inputs
 if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
+    from compactcli.errors import InvalidFinding
+    from compactcli.formats.repairing import RepairDict
+    from compactcli.redact_transcript import RedactionDict
 
 
 @guarded
@@ -109,12 +112,12 @@ def _problems(result: FileResult) -> None:
 COLUMNS = ("file", "records", "changed", "secrets", "kinds")
 
 
-def _figures(result: FileResult) -> dict[str, Any]:
-    figures: dict[str, Any] = dict(result.details.get("redact", {}))
-    return figures
+def _figures(result: FileResult) -> RedactionDict:
+    """The figures of a file that was redacted (one that failed or was skipped has none)."""
+    return result.details["redact"]
 
 
-def kinds_text(kinds: dict[str, int]) -> str:
+def kinds_text(kinds: Mapping[str, int]) -> str:
     """The kinds column: `kind count` pairs, most frequent first."""
     if not kinds:
         return "-"
@@ -158,26 +161,52 @@ def render_results(results: Sequence[FileResult]) -> plain_table.Table:
     return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
 
 
-def json_line(result: FileResult) -> str:
+class RedactRow(TypedDict):
+    """The `redact --json` object of one file (`json_row`); the figures are None for a file
+    that failed or was skipped."""
+
+    path: str
+    status: str
+    output: str | None
+    backup: str | None
+    records: int | None
+    records_changed: int | None
+    secrets: int | None
+    kinds: dict[str, int]
+    exit_code: int
+    message: str | None
+    warnings: list[str]
+    repairs: NotRequired[list[RepairDict]]
+    findings: NotRequired[list[InvalidFinding]]
+
+
+def json_row(result: FileResult) -> RedactRow:
     """The `--json` object of one file."""
-    figures = _figures(result)
-    data: dict[str, Any] = {
+    details = result.details
+    figures = details.get("redact")
+    data: RedactRow = {
         "path": result.path,
         "status": result.status,
         "output": result.output,
         "backup": result.backup,
-        "records": figures.get("records"),
-        "records_changed": figures.get("records_changed"),
-        "secrets": figures.get("secrets"),
-        "kinds": figures.get("kinds", {}),
+        "records": figures["records"] if figures is not None else None,
+        "records_changed": figures["records_changed"] if figures is not None else None,
+        "secrets": figures["secrets"] if figures is not None else None,
+        "kinds": figures["kinds"] if figures is not None else {},
         "exit_code": result.code,
         "message": result.message or None,
         "warnings": list(result.warnings),
     }
-    for key in ("repairs", "findings"):
-        if key in result.details:
-            data[key] = result.details[key]
-    return orjson.dumps(data).decode()
+    if "repairs" in details:
+        data["repairs"] = details["repairs"]
+    if "findings" in details:
+        data["findings"] = details["findings"]
+    return data
+
+
+def json_line(result: FileResult) -> str:
+    """The `--json` line of one file (`json_row`)."""
+    return orjson.dumps(json_row(result)).decode()
 
 
 def _report(results: Sequence[FileResult], *, json: bool, to_stdout: bool) -> None:

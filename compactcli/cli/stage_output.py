@@ -15,9 +15,9 @@ interrupts it. Records only ever go to standard output.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import orjson
 
@@ -26,11 +26,12 @@ from compactcli.errors import OutputError, UsageError
 if TYPE_CHECKING:
     from compactcli.diff import DiffReport
     from compactcli.in_place import Identity
+    from compactcli.stats import StatsReport
     from compactcli.tokens import TokenCounter
     from compactcli.transcript import Transcript
 
 
-def append_json_lines(path: Path, items: Iterable[Any], *, mode: int | None) -> None:
+def append_json_lines(path: Path, items: Iterable[object], *, mode: int | None) -> None:
     """Append one JSON line per item to report file `path`, atomically (`atomic.append`)."""
     from compactcli import atomic
 
@@ -41,7 +42,7 @@ def append_json_lines(path: Path, items: Iterable[Any], *, mode: int | None) -> 
         raise OutputError.cannot_write(path, error) from None
 
 
-def write_json(path: Path, data: Any, *, mode: int | None) -> None:
+def write_json(path: Path, data: object, *, mode: int | None) -> None:
     """Write `data` as indented JSON to report file `path`, atomically (`atomic.write`)."""
     from compactcli import atomic
 
@@ -149,12 +150,12 @@ def print_diff(report: DiffReport, *, file: TextIO | None = None) -> None:
         out.print(Text(line, style=style))
 
 
-def print_stats(data: Mapping[str, Any]) -> None:
+def print_stats(data: StatsReport) -> None:
     """A short table of what each stage did, on standard error."""
     from compactcli import console
 
     rows = []
-    for stage in data.get("stages", []):
+    for stage in data["stages"]:
         saved = stage["tokens_before"] - stage["tokens_after"]
         cleared = stage["results_cleared"] + stage["duplicates_cleared"]
         rows.append(

@@ -68,7 +68,7 @@ def summarize_command(
     """
     from compactcli import console
     from compactcli.formats import get_dialect
-    from compactcli.summarize import SummarizeOptions, summarize
+    from compactcli.stages.summarize import SummarizeOptions, summarize
     from compactcli.summarizers import SUMMARIZERS, get_summarizer
     from compactcli.tokens import get_counter
 

@@ -14,10 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from compactcli.evaluation.budgets import Budget
 from compactcli.evaluation.metrics import RunMetrics, Tally, pool
+
+
+class RoundDict(TypedDict):
+    """`RoundFigures.to_dict()`: one round of a `PartsDriftDict`."""
+
+    cycle: int
+    weighted: float | None
+    first_part_weighted: float | None
+    ratio: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +36,24 @@ class RoundFigures:
     first: float | None  # weighted retention on the first part's probes
     kept: float  # mean tokens out / in
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RoundDict:
         return {
             "cycle": self.cycle,
             "weighted": _round(self.own),
             "first_part_weighted": _round(self.first),
             "ratio": round(self.kept, 4),
         }
+
+
+class PartsDriftDict(TypedDict):
+    """`PartsDrift.to_dict()`: the drift of one strategy and budget over the parts of real
+    sessions, in `eval --json` (`parts.drift`) and the baseline (`parts_drift`)."""
+
+    strategy: str
+    budget: Budget
+    fixtures: list[str]
+    rounds: list[RoundDict]
+    loss: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +73,7 @@ class PartsDrift:
             return None
         return round((first - last) * 100, 2)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PartsDriftDict:
         return {
             "strategy": self.strategy,
             "budget": self.budget,

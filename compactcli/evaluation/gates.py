@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from compactcli.evaluation.budgets import Budget
 from compactcli.evaluation.drift import parts_drift
@@ -27,6 +27,17 @@ from compactcli.evaluation.metrics import Pooled, RunMetrics, pool
 from compactcli.evaluation.strategies import GATED
 
 GATE_BUDGET = 0.1
+
+
+class GateDict(TypedDict):
+    """`GateResult.to_dict()`: one gate or reported target, in `eval --json` and the baseline."""
+
+    name: str
+    description: str
+    target: str
+    value: float | None
+    status: str
+    gate: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +57,7 @@ class GateResult:
             return "pass"
         return "FAIL" if self.gate else "miss"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GateDict:
         return {
             "name": self.name,
             "description": self.description,

@@ -1,35 +1,11 @@
 """The evaluation loop: fixtures x strategies x budgets, then rounds of compaction (drift).
 
-Fixtures come from `compactcli.evaluation.sources` (`load_fixtures` is re-exported here).
-`evaluate(fixtures, settings, boilerplate=...)` runs, for each fixture:
-
-1. the input itself, scored (the anchor of each curve; a probe not found in its own input is a
-   bad probe and is listed);
-2. every strategy at every budget of the sweep (a share of the input's exact o200k tokens, or
-   `default`: no token budget, for the strategies that have a default run; see
-   `compactcli.evaluation.budgets`);
-3. the drift, at `settings.drift_budget` (and at `default` when the sweep has it), over
-   `settings.rounds` rounds:
-   - a generated fixture (`Fixture.session` set) continues its session: new turns of about
-     `settings.new_turns` of the input's size are appended to the previous round's output
-     (adding facts, and superseding one setting), and the strategy compacts again to the same
-     token budget. These rounds are runs 2..K of `Evaluation.runs` (run 1 is the sweep's).
-   - any other fixture is a real session, which cannot be continued: it is cut into
-     `settings.rounds` parts (`compactcli.evaluation.parts`); round 1 compacts the first part,
-     each later round appends the next part's records byte for byte to the previous output and
-     compacts again, to the budget of the raw session seen so far. Round k is scored on the
-     probes whose `origin.line` lies in the records seen so far, and every round also on the
-     probes of the first part, the set drift is measured on. These runs are `Evaluation.parts`.
-     An appended transcript that does not validate (an error the raw session does not have)
-     ends that fixture's rounds, with a note in `Evaluation.notes`, as does a session with no
-     valid cut.
-
-Every output is measured (`measure.count`), checked (`integrity.check`) and scored
-(`scorer.score`), and the share of its summary spent on read-only commands that succeeded is
-counted (`compactcli.evaluation.commands`); the result is an `Evaluation` with one `RunMetrics`
-per run and, when asked, one record per probe per run (those of the parts rounds carry
-`"parts": true`). An LLM strategy's run that needed a recording the store lacks, or whose summary
-did not come from the LLM, raises `ReplayMiss`.
+`evaluate(fixtures, settings, boilerplate=...)` scores, for each fixture, the input itself, every
+strategy at every budget of the sweep, and the drift over later rounds of compaction. Every
+output is measured, checked for integrity and scored on the fixture's probes, and the result is
+an `Evaluation` with one `RunMetrics` per run. An LLM strategy's run that needed a recording the
+store lacks, or whose summary did not come from the LLM, raises `ReplayMiss`. Fixtures come from
+`compactcli.evaluation.sources` (`load_fixtures` is re-exported here).
 """
 
 from __future__ import annotations
@@ -37,9 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
-from compactcli.compact import settle
 from compactcli.evaluation import integrity, parts
 from compactcli.evaluation.budgets import DEFAULT, Budget, budget_tokens, is_default, label
 from compactcli.evaluation.commands import read_only_cost
@@ -56,6 +31,7 @@ from compactcli.evaluation.sources import FixtureError, load_fixtures
 from compactcli.evaluation.strategies import STRATEGIES, Backends
 from compactcli.evaluation.view import Boilerplate, build_view, cwd_of
 from compactcli.formats import get_dialect
+from compactcli.stages.compact import settle
 from compactcli.summarizers import Summarizer
 from compactcli.transcript import Record, Transcript
 
@@ -70,6 +46,14 @@ __all__ = [
     "evaluate",
     "load_fixtures",
 ]
+
+
+class BadProbe(TypedDict):
+    """A probe whose fact its own input fails (`Evaluation.bad_probes`, `eval --json`)."""
+
+    fixture: str
+    id: str
+    fact: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +72,7 @@ class Evaluation:
     fixtures: list[str] = field(default_factory=list)
     runs: list[RunMetrics] = field(default_factory=list)
     inputs: list[RunMetrics] = field(default_factory=list)
-    bad_probes: list[dict[str, Any]] = field(default_factory=list)
+    bad_probes: list[BadProbe] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     parts: list[RunMetrics] = field(default_factory=list)  # the drift rounds of real sessions
     notes: list[str] = field(default_factory=list)  # rounds that could not run, and why
@@ -109,7 +93,22 @@ def evaluate(
     on_fixture: Callable[[str], None] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Evaluation:
-    """Run the evaluation (see the module docstring).
+    """Run the evaluation: for each fixture,
+
+    1. the input itself, scored (the anchor of each curve; a probe not found in its own input
+       is a bad probe and is listed in `Evaluation.bad_probes`);
+    2. every strategy at every budget of the sweep (a share of the input's exact o200k tokens,
+       or `default`: no token budget, for the strategies that have a default run;
+       `compactcli.evaluation.budgets`);
+    3. the drift, at `settings.drift_budget` (and at `default` when the sweep has it), over
+       `settings.rounds` rounds: a generated fixture continues its session (runs 2..K of
+       `Evaluation.runs`, run 1 being the sweep's), a real session is cut into parts
+       (`Evaluation.parts`).
+
+    Every output is measured (`measure.count`), checked (`integrity.check`) and scored
+    (`scorer.score`), and the share of its summary spent on read-only commands that succeeded
+    is counted (`compactcli.evaluation.commands`); with `settings.records`, one record per
+    probe per run is kept (those of the parts rounds carry `"parts": true`).
 
     `llm` is the LLM summarizer of the `llm-replay` strategy (pointed at a replay server);
     `check_replay()` returns the requests with no recording since it was last called;
@@ -195,7 +194,11 @@ class _Fixture:
                     self._parts(name, budget)
 
     def _rounds(self, name: str, first: Transcript, budget: Budget, tokens_in: int) -> None:
-        """Rounds 2..K of a generated fixture: its session continued (module docstring)."""
+        """Rounds 2..K of a generated fixture: its session continued.
+
+        New turns of about `settings.new_turns` of the input's size are appended to the previous
+        round's output (adding facts, and superseding one setting), and the strategy compacts
+        again to the same token budget."""
         fixture = self.fixture
         session = fixture.session
         assert session is not None
@@ -250,7 +253,15 @@ class _Fixture:
         return self._cuts
 
     def _parts(self, name: str, budget: Budget) -> None:
-        """The drift rounds of a real session, part by part (module docstring)."""
+        """The drift rounds of a real session, part by part (`compactcli.evaluation.parts`).
+
+        Round 1 compacts the first part; each later round appends the next part's records byte
+        for byte to the previous output and compacts again, to the budget of the raw session
+        seen so far. Round k is scored on the probes whose `origin.line` lies in the records
+        seen so far, and every round also on the probes of the first part, the set drift is
+        measured on. A grown transcript that is not fit to compact (`_unfit`: an error the raw
+        session does not have, or a broken context) ends the fixture's rounds with a note in
+        `Evaluation.notes`, as does a session with no valid cut."""
         plan = self._plan()
         if isinstance(plan, str):
             return

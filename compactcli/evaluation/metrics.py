@@ -31,11 +31,12 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from compactcli.evaluation.budgets import Budget
-from compactcli.evaluation.probes import CARRIERS, POSITIVE
+from compactcli.evaluation.probes import CARRIERS, POSITIVE, Category
 from compactcli.evaluation.scorer import ProbeScore
+from compactcli.evaluation.view import WhereDict
 
 BUCKETS = 5
 RETENTION_FLOOR = 0.9
@@ -67,6 +68,54 @@ def _number(value: float) -> float:
     return int(value) if float(value).is_integer() else round(value, 4)
 
 
+class FailureDict(TypedDict):
+    """A probe a run lost (`RunMetrics.failures`): a positive one not found, or a negative one
+    violated."""
+
+    id: str
+    category: Category
+    fact: str
+    carrier: str
+    depth: float | None
+    near: bool
+    where: WhereDict | None
+
+
+class RunDict(TypedDict):
+    """`RunMetrics.to_dict()`: one run in `eval --json` (`runs`, `inputs`, `parts.runs`);
+    tallies are `[passed, total]`."""
+
+    fixture: str
+    format: str
+    strategy: str
+    budget: Budget
+    cycle: int
+    tokens_in: int
+    tokens_out: int
+    budget_tokens: int | None
+    ratio: float
+    heuristic_in: int
+    heuristic_out: int
+    compliant: bool | None
+    negative_compression: bool
+    weighted: float | None
+    retention: dict[str, list[float]]
+    summary_weighted: float | None
+    summary_retention: dict[str, list[float]] | None
+    must_survive_violations: int
+    decoy_violations: int
+    superseded_violations: int
+    key_terms_only: list[float]
+    position: list[list[float]]
+    integrity: list[str]
+    failures: list[FailureDict]
+    carriers: dict[str, list[float]]
+    summary_carriers: dict[str, list[float]] | None
+    summary_tokens: int
+    read_only_tokens: int
+    read_only_share: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class RunMetrics:
     fixture: str
@@ -92,7 +141,7 @@ class RunMetrics:
     seconds: float = 0.0
     original: Mapping[str, tuple[float, bool]] = field(default_factory=dict)
     """Round-1 probes still positive: id -> (weight, passed), for drift."""
-    failures: tuple[dict[str, Any], ...] = ()
+    failures: tuple[FailureDict, ...] = ()
     """The probes that failed (positive ones not found, negative ones violated)."""
     carriers: Mapping[str, Tally] = field(default_factory=dict)
     summary_carriers: Mapping[str, Tally] | None = None
@@ -121,7 +170,7 @@ class RunMetrics:
     def violations(self) -> int:
         return self.decoy_violations + self.superseded_violations
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunDict:
         return {
             "fixture": self.fixture,
             "format": self.format,
@@ -280,7 +329,7 @@ def run_metrics(
     )
 
 
-def _failure(score: ProbeScore) -> dict[str, Any]:
+def _failure(score: ProbeScore) -> FailureDict:
     probe = score.probe
     return {
         "id": probe.id,
@@ -291,6 +340,34 @@ def _failure(score: ProbeScore) -> dict[str, Any]:
         "near": score.whole.near,
         "where": score.whole.where,
     }
+
+
+class PooledDict(TypedDict):
+    """`Pooled.to_dict()`: runs added up; rates, with the tallies beside them as `[passed,
+    total]` (`*_counts`)."""
+
+    runs: int
+    ratio: float
+    heuristic_ratio: float
+    compliant: int
+    negative_compression: int
+    intact: int
+    weighted: float | None
+    retention: dict[str, float | None]
+    retention_counts: dict[str, list[float]]
+    summary_weighted: float | None
+    summary_retention: dict[str, float | None] | None
+    summary_retention_counts: dict[str, list[float]] | None
+    carriers: dict[str, float | None]
+    carrier_counts: dict[str, list[float]]
+    summary_carriers: dict[str, float | None] | None
+    must_survive_violations: int
+    violations: int
+    key_terms_only: float | None
+    position: list[float | None]
+    summary_tokens: int
+    read_only_tokens: int
+    read_only_share: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +397,7 @@ class Pooled:
     def read_only_share(self) -> float | None:
         return share(self.read_only_tokens, self.summary_tokens)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PooledDict:
         return {
             "runs": self.runs,
             "ratio": round(self.ratio, 4),

@@ -1,44 +1,10 @@
 """A real session cut into parts for its drift rounds: where to cut, and growing it back.
 
-A generated session drifts by appending newly generated turns (`compactcli.evaluation.harness`);
-a real one cannot be continued, so its own later records are the new turns: the first part is
-compacted, the second part's records are appended to that output, and so on.
-
-`plan_parts(transcript, parts)` cuts the file into `parts` pieces of about equal size (in
-bytes), at record boundaries where a cut is valid: never inside an atomic unit (one streamed
-response, a tool call and its result: `compactcli.formats.base.atomic_units` over every message in
-file order), preferably right before the record of a user prompt (`cuts.is_prompt`) near each
-target, else before a message a turn may start with (`cuts.can_start`), and only where the
-records before the cut validate with no error code that the whole file does not have. It
-returns a `Parts` (the record index each later part starts at, and its input line), or the
-reason no valid cut exists.
-
-`prefix(transcript, end)` is the session as it stood before record `end`. `extend(previous,
-transcript, start, end)` is a round's output with records `[start, end)` of the original
-appended byte for byte, as writing them after it and reading the file back would give, and
-whether a record had to be re-linked. In formats whose records name their parent (Claude Code
-`parentUuid`, pi `parentId`), the first appended record names the record before it in the
-session; when that record is one the loader no longer reaches after a compaction (Claude Code
-drops every record before its last compact boundary that is not in the preserved segment, such
-as a `system` record after the last kept message), the appended records would cut the compacted
-conversation off. Then that one record is re-linked onto the last message of the previous
-output's context, as the agent links a record it writes after a compaction (and as the
-generator's new turns are linked); it is the only record whose bytes change.
-
-Two checks say whether a grown transcript is fit to compact, against `raw`, the session as it
-stood at the same point: `new_errors(grown, raw)`, its validation errors whose code `raw` does
-not have (a file the agent would reject), and `context_problem(previous, grown, raw, start)`,
-what is wrong with its context view: the previous output's context messages are not all in it
-(the conversation cut off; not asked when the appended records hold a compaction the agent made
-itself, which replaces the context before it as it did in the session), or the appended
-records it shows are not those `raw`'s context shows (an agent's compaction that named the
-records it keeps by their position in the file would keep others once the records before it
-changed).
-
-`probes_seen(probes, line)` are the probes a round is scored on: those whose `origin.line` comes
-before input line `line` (every probe when `line` is None: the last round; a probe with no line,
-or line 0, only then), every decoy, and a superseded value only once the value that replaced it
-is seen too (until then it is current).
+A real session cannot be continued, so its own later records are the new turns of its drift
+rounds: the first part is compacted, the next part's records are appended byte for byte to that
+output, and so on. `plan_parts` chooses the cuts, `prefix` and `extend` build a round's input,
+`new_errors` and `context_problem` say whether a grown transcript is fit to compact against the
+raw session at the same point, and `probes_seen` says which probes a round is scored on.
 """
 
 from __future__ import annotations
@@ -47,12 +13,12 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compactcli.compact import settle
-from compactcli.cuts import can_start, is_prompt
 from compactcli.evaluation.probes import Probe
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Finding, atomic_units
 from compactcli.jsonl import dumps
+from compactcli.stages.compact import settle
+from compactcli.stages.cuts import can_start, is_prompt
 from compactcli.transcript import Record, Transcript
 from compactcli.validation import validate
 
@@ -127,7 +93,14 @@ def _candidates(transcript: Transcript) -> list[tuple[int, int]]:
 
 
 def plan_parts(transcript: Transcript, parts: int) -> Parts | str:
-    """Where to cut `transcript` into `parts` pieces (see the module docstring), or why not."""
+    """Where to cut `transcript` into `parts` pieces, or why not.
+
+    The pieces are of about equal size in bytes, cut at record boundaries where a cut is valid:
+    never inside an atomic unit (one streamed response, a tool call and its result:
+    `compactcli.formats.base.atomic_units` over every message in file order), preferably right
+    before the record of a user prompt (`cuts.is_prompt`) near each target, else before a
+    message a turn may start with (`cuts.can_start`), and only where the records before the cut
+    validate with no error code that the whole file does not have."""
     if parts < 2:
         return Parts((), ())
     count = len(transcript.records)
@@ -167,7 +140,17 @@ def extend(
     previous: Transcript, transcript: Transcript, start: int, end: int
 ) -> tuple[Transcript, bool]:
     """`previous` with records `[start, end)` of `transcript` appended, and whether the first
-    linked record was re-linked onto `previous`'s last context message (module docstring)."""
+    linked record was re-linked onto `previous`'s last context message.
+
+    The records are appended byte for byte, as writing them after `previous` and reading the
+    file back would give. In formats whose records name their parent (Claude Code
+    `parentUuid`, pi `parentId`), the first appended record names the record before it in the
+    session; when the loader no longer reaches that record after a compaction (Claude Code
+    drops every record before its last compact boundary that is not in the preserved segment,
+    such as a `system` record after the last kept message), the appended records would cut the
+    compacted conversation off. That one record is then re-linked onto the last message of
+    `previous`'s context, as the agent links a record it writes after a compaction; it is the
+    only record whose bytes change."""
     added = list(transcript.records[start:end])
     grown = _append(previous, added)
     keys = LINKS.get(previous.format)
@@ -197,8 +180,14 @@ def _lost(previous: Transcript, grown: Transcript) -> list[int]:
 def context_problem(
     previous: Transcript, grown: Transcript, raw: Transcript, start: int
 ) -> str | None:
-    """What is wrong with `grown`'s context (module docstring), or None; `grown` is `previous`
-    with the records of `raw` from `start` on appended."""
+    """What is wrong with `grown`'s context, or None; `grown` is `previous` with the records
+    of `raw` from `start` on appended.
+
+    Wrong: `previous`'s context messages are not all in it (the conversation cut off; not
+    asked when the appended records hold a compaction the agent made itself, which replaces
+    the context before it as it did in the session), or the appended records it shows are not
+    those `raw`'s context shows (an agent's compaction that named the records it keeps by
+    their position in the file would keep others once the records before it changed)."""
     lost = _lost(previous, grown)
     if lost:
         return (
@@ -224,7 +213,11 @@ def new_errors(grown: Transcript, raw: Transcript) -> list[Finding]:
 
 
 def probes_seen(probes: Sequence[Probe], line: int | None) -> list[Probe]:
-    """The probes a round that has seen input lines before `line` is scored on."""
+    """The probes a round that has seen input lines before `line` is scored on.
+
+    Those whose `origin.line` comes before `line` (every probe when `line` is None: the last
+    round; a probe with no line, or line 0, only then), every decoy, and a superseded value
+    only once the value that replaced it is seen too (until then it is current)."""
     seen = {
         p.id
         for p in probes

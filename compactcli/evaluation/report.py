@@ -9,22 +9,25 @@ the sweep summary per strategy (AUC, highest compression at >= 90% weighted rete
 paraphrase share, drift of generated sessions); the drift over the parts of real sessions (each
 round's own retention, the first part's retention, the loss); the position curve of the gated
 strategy, the gates, every probe the gated strategy lost at the gate budget, and notes on
-rounds that could not run. `to_json(evaluation, gates)` is `--json`: the same figures, per run
-and pooled. Plain text (no colour, fixed columns), so the README can show it as printed.
+rounds that could not run. `to_json(evaluation, gates)` is `--json` (a `ReportDict`): the same
+figures, per run and pooled. Plain text (no colour, fixed columns), so the README can show it as
+printed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from compactcli.evaluation.budgets import Budget, is_default, label
-from compactcli.evaluation.drift import all_parts_drift
-from compactcli.evaluation.gates import GATE_BUDGET, GateResult, drift_points
-from compactcli.evaluation.harness import Evaluation
+from compactcli.evaluation.drift import PartsDriftDict, all_parts_drift
+from compactcli.evaluation.gates import GATE_BUDGET, GateDict, GateResult, drift_points
+from compactcli.evaluation.harness import BadProbe, Evaluation
 from compactcli.evaluation.metrics import (
     BUCKETS,
     Pooled,
+    PooledDict,
+    RunDict,
     RunMetrics,
     auc,
     carrier_order,
@@ -42,6 +45,69 @@ COLUMNS = (
     ("decision", "decisions"),
     ("identifier", "ident"),
 )
+
+
+class SettingsDict(TypedDict):
+    """`settings` of `eval --json`: what the run covered."""
+
+    budgets: list[Budget]
+    strategies: list[str]
+    rounds: int
+    drift_budget: float
+    new_turns: float
+    tokens: str
+
+
+class SummaryRowDict(PooledDict):
+    """One row of `summary` in `eval --json`: a strategy at a budget, round 1, pooled."""
+
+    strategy: str
+    budget: Budget
+
+
+class FixtureSweepDict(TypedDict):
+    """One fixture's figures of a budget sweep."""
+
+    auc: float
+    max_compression: float | None
+
+
+class SweepFigures(TypedDict):
+    """A strategy's budget sweep (`_sweep`): its AUC and highest compression at >= 90%, over
+    fixtures and per fixture."""
+
+    auc: float | None
+    max_compression: float | None
+    fixtures: dict[str, FixtureSweepDict]
+
+
+class SweepDict(SweepFigures):
+    """A strategy in `sweep` of `eval --json`: the sweep, and the drift as (round, points)."""
+
+    drift: list[tuple[int, float]]
+
+
+class PartsDict(TypedDict):
+    """`parts` of `eval --json`: the drift over the parts of real sessions, and their runs."""
+
+    drift: list[PartsDriftDict]
+    runs: list[RunDict]
+
+
+class ReportDict(TypedDict):
+    """`to_json(evaluation, gates)`: the `eval --json` object."""
+
+    settings: SettingsDict
+    fixtures: list[str]
+    summary: list[SummaryRowDict]
+    sweep: dict[str, SweepDict]
+    gates: list[GateDict]
+    passed: bool
+    inputs: list[RunDict]
+    runs: list[RunDict]
+    parts: PartsDict
+    bad_probes: list[BadProbe]
+    notes: list[str]
 
 
 def _count(number: int, stem: str, one: str = "", many: str = "s") -> str:
@@ -66,9 +132,9 @@ def _groups(evaluation: Evaluation) -> list[tuple[str, Budget, list[RunMetrics]]
     return groups
 
 
-def _sweep(evaluation: Evaluation, name: str) -> dict[str, Any]:
+def _sweep(evaluation: Evaluation, name: str) -> SweepFigures:
     """AUC and highest compression at >= 90%, per fixture, and over fixtures."""
-    per_fixture: dict[str, dict[str, Any]] = {}
+    per_fixture: dict[str, FixtureSweepDict] = {}
     for fixture in evaluation.fixtures:
         runs = [
             r
@@ -87,10 +153,10 @@ def _sweep(evaluation: Evaluation, name: str) -> dict[str, Any]:
             "max_compression": max_compression(points),
         }
     values = list(per_fixture.values())
-    ratios = [v["max_compression"] for v in values]
+    ratios = [v["max_compression"] for v in values if v["max_compression"] is not None]
     return {
         "auc": round(sum(v["auc"] for v in values) / len(values), 4) if values else None,
-        "max_compression": min(ratios) if ratios and None not in ratios else None,
+        "max_compression": min(ratios) if values and len(ratios) == len(values) else None,
         "fixtures": per_fixture,
     }
 
@@ -246,7 +312,7 @@ def _gate_line(result: GateResult) -> str:
     return f"  {result.status:<7} {result.description:<34} {shown:>8}  (target {result.target})"
 
 
-def to_json(evaluation: Evaluation, gates: Sequence[GateResult]) -> dict[str, Any]:
+def to_json(evaluation: Evaluation, gates: Sequence[GateResult]) -> ReportDict:
     """Every figure of the report, as a JSON-ready dict."""
     settings = evaluation.settings
     return {

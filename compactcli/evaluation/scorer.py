@@ -1,16 +1,9 @@
 """Scoring probes against a view of a compacted transcript (EVAL.md §3.2-3.3).
 
-`score(probes, view, cwd)` returns one `ProbeScore` per probe, for both scopes (the whole
-output, and the summary alone):
-
-- a positive probe passes when its fact is found at its configured level or a stricter one;
-  `level` is the strictest level found, `where` the message and block of the match, and `near`
-  says that a probe which failed would have passed on its key terms alone (paraphrase drift);
-- a `decoy` is violated when its fact is found at all;
-- a `superseded` value is violated when it appears somewhere that is neither within its
-  window of the value that replaced it (`superseded_by`), in the same message block, nor
-  followed, later in the text, by that new value: there it reads as current (with no
-  `superseded_by`, every appearance does).
+`score(probes, view, cwd)` returns one `ProbeScore` per probe, for both scopes of the view (the
+whole output, and the summary alone): a positive probe passes when its fact is found
+(`compactcli.evaluation.matching`), a negative one (`decoy`, `superseded`) is violated when its
+fact is found where it should not be.
 """
 
 from __future__ import annotations
@@ -21,7 +14,7 @@ from typing import Any
 
 from compactcli.evaluation.matching import Haystack, Hit, find, key_terms, occurrences, passes
 from compactcli.evaluation.probes import Probe
-from compactcli.evaluation.view import View
+from compactcli.evaluation.view import View, WhereDict
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +23,7 @@ class Outcome:
 
     passed: bool
     level: str | None = None
-    where: dict[str, Any] | None = None
+    where: WhereDict | None = None
     near: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,7 +59,18 @@ class ProbeScore:
 
 
 def score(probes: Sequence[Probe], view: View, cwd: str | None) -> list[ProbeScore]:
-    """Every probe scored against `view` (see the module docstring)."""
+    """Every probe scored against `view`, in both scopes.
+
+    - A positive probe passes when its fact is found at its configured level or a stricter one;
+      `level` is the strictest level found, `where` the message and block of the match, and
+      `near` says that a probe which failed would have passed on its key terms alone (paraphrase
+      drift).
+    - A `decoy` is violated when its fact is found at all.
+    - A `superseded` value is violated when it appears somewhere that is neither within its
+      window of the value that replaced it (`superseded_by`), in the same message block, nor
+      followed, later in the text, by that new value: there it reads as current (with no
+      `superseded_by`, every appearance does).
+    """
     by_id = {p.id: p for p in probes}
     scores: list[ProbeScore] = []
     for probe in probes:
@@ -126,5 +130,5 @@ def _superseded(
     return Outcome(True, "normalized")
 
 
-def _where(view: View, hit: Hit, summary: bool) -> dict[str, Any]:
+def _where(view: View, hit: Hit, summary: bool) -> WhereDict:
     return view.where(hit.segment, summary=summary)

@@ -1,30 +1,11 @@
 """The compaction strategies the evaluation compares, each aimed at a token budget.
 
-Every strategy is `run(transcript, budget, backends) -> transcript`, where `budget` is the target
-context size in exact o200k tokens (as `compactcli estimate --method exact` counts). They are
-scored in the same harness, on the same probes:
-
-- `drop-oldest`: keeps the newest turns that fit and drops the rest, with no summary (a one-line
-  marker in the format's summary slot says that earlier turns were dropped). Cut points are the
-  summarize stage's, so tool calls stay paired and the output stays valid.
-- `prune`: the prune stage alone (clearing old tool output, observation masking): as many of the
-  newest tool results as fit are kept whole.
-- `head-tail`: every tool result longer than a limit keeps its head and tail around a marker
-  (as Codex truncates tool output); the largest limit that fits is used.
-- `extractive`: the summarize stage with the extractive summarizer, no pruning.
-- `compact`: the default `compactcli compact --max-tokens BUDGET --method exact`: prune, then the
-  extractive summary while over the budget, the kept tail fitted to it. The gates apply to it.
-- `llm-replay`: the same pipeline with the LLM summarizer, answered from recordings
-  (`compactcli.evaluation.replay`); it needs `Backends.llm`.
-
-A strategy that cannot reach the budget returns its smallest result; budget compliance is
-measured, not assumed.
-
-The `default` budget (`compactcli.evaluation.budgets.DEFAULT`) sets no token budget: a strategy
-that has a default (`Strategy.run_default`) runs as `compactcli compact --force` does with its
-built-in settings (the heuristic count, the default kept tail, no `--max-tokens`): `compact`,
-and `extractive` and `llm-replay` with their summarizer and pruning choices. `drop-oldest`,
-`prune` and `head-tail` are defined by a budget and have no default run.
+`STRATEGIES` holds every `Strategy` by name: `drop-oldest`, `prune`, `head-tail`, `extractive`,
+`compact` (the default pipeline, the one the gates apply to: `GATED`) and `llm-replay`. Each
+compacts a transcript to a target context size in exact o200k tokens, and those that have a
+default run also compact with compactcli's built-in settings and no token budget; all are scored
+in the same harness, on the same probes. A strategy that cannot reach the budget returns its
+smallest result: budget compliance is measured, not assumed.
 """
 
 from __future__ import annotations
@@ -33,11 +14,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from compactcli.compact import compact
 from compactcli.compact_file import DEFAULTS, options_from_settings
 from compactcli.evaluation.measure import Counter, count
 from compactcli.formats import get_dialect
-from compactcli.prune import PruneOptions, prune
+from compactcli.stages.compact import compact
+from compactcli.stages.prune import PruneOptions, prune
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts
 from compactcli.tokens import get_counter
@@ -68,6 +49,16 @@ RunDefault = Callable[[Transcript, Backends], Transcript]
 
 @dataclass(frozen=True, slots=True)
 class Strategy:
+    """One strategy: `run(transcript, budget, backends) -> transcript`, where `budget` is the target
+    context size in exact o200k tokens (as `compactcli estimate --method exact` counts).
+
+    The `default` budget (`compactcli.evaluation.budgets.DEFAULT`) sets no token budget: a
+    strategy that has a default (`run_default`) runs as `compactcli compact --force` does with
+    its built-in settings (the heuristic count, the default kept tail, no `--max-tokens`):
+    `compact`, and `extractive` and `llm-replay` with their summarizer and pruning choices.
+    `drop-oldest`, `prune` and `head-tail` are defined by a budget and have no default run.
+    """
+
     name: str
     description: str
     summarizes: bool  # whether its output has a summary to score on its own
@@ -136,6 +127,10 @@ def llm_default(transcript: Transcript, backends: Backends) -> Transcript:
 
 
 def drop_oldest(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
+    """`drop-oldest`: the newest turns that fit, the rest dropped with no summary (a one-line
+    marker, `DROPPED`, in the format's summary slot says that earlier turns were dropped). Cut
+    points are the summarize stage's, so tool calls stay paired and the output stays valid.
+    """
     return _pipeline(
         transcript,
         budget,
@@ -147,14 +142,21 @@ def drop_oldest(transcript: Transcript, budget: int, backends: Backends) -> Tran
 
 
 def extractive(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
+    """`extractive`: the summarize stage with the extractive summarizer, no pruning."""
     return _pipeline(transcript, budget, backends, get_summarizer("extractive"), pruning=False)
 
 
 def default_compact(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
+    """`compact`: the default `compactcli compact --max-tokens BUDGET --method exact`: prune, then
+    the extractive summary while over the budget, the kept tail fitted to it.
+    """
     return _pipeline(transcript, budget, backends, get_summarizer("extractive"), pruning=True)
 
 
 def llm_replay(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
+    """`llm-replay`: the `compact` pipeline with the LLM summarizer, answered from recordings
+    (`compactcli.evaluation.replay`); it needs `Backends.llm`.
+    """
     if backends.llm is None:
         raise ValueError("the llm-replay strategy needs an LLM summarizer (a replay server)")
     return _pipeline(transcript, budget, backends, backends.llm, pruning=True)
@@ -172,10 +174,12 @@ def _result_costs(transcript: Transcript, counter: Counter) -> list[tuple[int, i
 
 
 def prune_only(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
-    """Keep the newest N tool results whole and clear the rest, with the largest N that fits.
+    """`prune`: the prune stage alone (clearing old tool output, observation masking): the newest N
+    tool results kept whole and the rest cleared, with the largest N that fits.
 
-    tokens(N) grows by about the cost of the N-th newest result; N is estimated from those
-    costs and the fully pruned count, then checked by pruning (and lowered while over)."""
+    tokens(N) grows by about the cost of the N-th newest result; N is estimated from those costs
+    and the fully pruned count, then checked by pruning (and lowered while over).
+    """
     counter = backends.exact
     costs = [tokens for _, tokens in _result_costs(transcript, counter)]
     if count(transcript, counter) <= budget:
@@ -245,11 +249,13 @@ def head_tail_at(transcript: Transcript, limit: int) -> Transcript:
 
 
 def head_tail(transcript: Transcript, budget: int, backends: Backends) -> Transcript:
-    """Tool results cut to head and tail, with the largest limit (in characters) that fits.
+    """`head-tail`: every tool result longer than a limit keeps its head and tail around a marker
+    (as Codex truncates tool output), with the largest limit (in characters) that fits.
 
-    The limit is estimated from each result's size and cost (a cut result costs its share of
-    the characters kept), then corrected by a few secant steps on the measured count; the
-    largest limit that fitted is kept."""
+    The limit is estimated from each result's size and cost (a cut result costs its share of the
+    characters kept), then corrected by a few secant steps on the measured count; the largest
+    limit that fitted is kept.
+    """
     counter = backends.exact
     total = count(transcript, counter)
     if total <= budget:

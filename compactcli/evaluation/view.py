@@ -1,19 +1,10 @@
 """What a probe is searched in: a compacted transcript as the next model call would see it.
 
-`build_view(transcript, boilerplate)` takes the format's context view (the messages the model
-would see if the session resumed now) and makes one text segment per block: text and thinking as
-written, tool calls as their name and arguments (JSON, or the raw text of a freeform call such as
-`apply_patch`), tool results as kept (or as the placeholder that replaced them). Images,
-documents and encrypted items carry no text and are left out.
-
-Two scopes (EVAL.md §3.3): `whole` (every segment: scores the pipeline) and `summary` (the
-segments of summary messages only: scores the summarizer).
-
-compactcli's own boilerplate can never satisfy a probe: in every summary message and every
-record compactcli wrote, the framing text (`Boilerplate.phrases`: the summary preamble, the
-placeholder wording) is cut out, and every line that is only a section heading
-(`Boilerplate.headings`, compared without markdown markers, case and a trailing colon) is
-dropped. A cut leaves a line break, so text on either side never joins up into a match.
+`build_view(transcript, boilerplate)` makes a `View`: one text segment per block of the format's
+context view, searchable in two scopes (EVAL.md §3.3): `whole` (every segment: scores the
+pipeline) and `summary` (the segments of summary messages only: scores the summarizer).
+compactcli's own wording (`Boilerplate`) is cut out of what it wrote, so it can never satisfy a
+probe.
 """
 
 from __future__ import annotations
@@ -21,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from compactcli import boundary
 from compactcli.evaluation.matching import Haystack
@@ -41,7 +33,12 @@ class Boilerplate:
         return Boilerplate(self.headings | other.headings, (*self.phrases, *other.phrases))
 
     def clean(self, text: str) -> str:
-        """`text` without compactcli's framing phrases and heading lines."""
+        """`text` without compactcli's framing phrases and heading lines: the framing text
+        (`phrases`: the summary preamble, the placeholder wording) is cut out, and every line
+        that is only a section heading (`headings`, compared by `heading_key`: without markdown
+        markers, case and a trailing colon) is dropped. A cut leaves a line break, so text on
+        either side never joins up into a match.
+        """
         for phrase in sorted(self.phrases, key=len, reverse=True):
             if phrase and phrase in text:
                 text = text.replace(phrase, "\n")
@@ -69,7 +66,7 @@ def compactcli_boilerplate() -> Boilerplate:
     from compactcli.evaluation.strategies import DROPPED
     from compactcli.formats import summary_wrappers
     from compactcli.injection import CLOSING, HEAD_HEADING, PREAMBLE, TASK_PREAMBLE
-    from compactcli.prune import CLEARED_PREFIXES
+    from compactcli.stages.prune import CLEARED_PREFIXES
     from compactcli.summarizers.extractive import SUMMARY_HEADINGS
     from compactcli.summarizers.prompt import FACTS_HEADING, HEADINGS, PROGRESS_PARTS
 
@@ -99,6 +96,17 @@ class Segment:
     summary: bool
 
 
+class WhereDict(TypedDict):
+    """Where a probe's fact was found (`View.where`): in the eval's probe records and lost
+    probes."""
+
+    message: int
+    record: int
+    role: str
+    block: str
+    summary: bool
+
+
 @dataclass(slots=True)
 class View:
     """The searchable text of one transcript, in two scopes."""
@@ -115,7 +123,7 @@ class View:
         self.summary = Haystack([s.text for s in self.summary_segments])
         self.has_summary = bool(self.summary_segments)
 
-    def where(self, segment: int, *, summary: bool = False) -> dict[str, object]:
+    def where(self, segment: int, *, summary: bool = False) -> WhereDict:
         """Where segment `segment` of a scope sits, for per-probe records."""
         found = (self.summary_segments if summary else self.segments)[segment]
         return {
@@ -137,7 +145,13 @@ def block_text(block: Block) -> str | None:
 
 
 def build_view(transcript: Transcript, boilerplate: Boilerplate) -> View:
-    """The view of `transcript` (see the module docstring)."""
+    """The view of `transcript`: its context view (the messages the model would see if the session
+    resumed now), one segment per block (`block_text`): text and thinking as written, tool calls
+    as their name and arguments (JSON, or the raw text of a freeform call such as `apply_patch`),
+    tool results as kept (or as the placeholder that replaced them). Images, documents and
+    encrypted items carry no text and are left out. In every summary message, every record
+    compactcli wrote and every placeholder, the boilerplate is cut out (`Boilerplate.clean`).
+    """
     dialect = get_dialect(transcript.format)
     return View(list(_segments(transcript, dialect.context(transcript), boilerplate)))
 

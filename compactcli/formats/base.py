@@ -45,7 +45,7 @@ import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypedDict, TypeVar
 
 from compactcli.transcript import (
     Block,
@@ -106,6 +106,14 @@ def remembered(
     return view
 
 
+class FindingDict(TypedDict):
+    """`Finding.to_dict()`: a finding as `compactcli validate --json` lists it."""
+
+    line: int
+    code: str
+    message: str
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One violation (`error`) or tolerated irregularity (`warning`) of a format's rules."""
@@ -115,7 +123,7 @@ class Finding:
     message: str
     severity: Severity = "error"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingDict:
         return {"line": self.line, "code": self.code, "message": self.message}
 
 

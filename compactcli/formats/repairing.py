@@ -1,26 +1,28 @@
 """What the per-format repairs share: the `Repair` they report and the `Edits` they make.
 
-A format's repair (`compactcli.dialects.<format>_repair`) is a function
-`repair(transcript, findings) -> (Transcript, list[Repair])`: given a transcript and what its
-dialect's `validate` found in it, it fixes what it can the way the agent that writes the format
-does when it loads a session, and says what it did, one `Repair` per fix. It plans its edits on
-an `Edits` (each record edited at most once per pass: what depends on another fix waits for the
-next pass, on the transcript as fixed) and applies them at once. `compactcli.repair` runs the
-passes until the transcript validates or nothing more can be done.
-
-`Edits` never changes the records it was given: edited records are copies (`Record.with_raw`,
-which keeps their input line), new records have line 0, and a record nothing touched stays the
-same object, so it is written back byte for byte.
+A format's repair (the `repair` its package's entry names) is a function `repair(transcript,
+findings) -> (Transcript, list[Repair])`: given what its dialect's `validate` found, it fixes
+what it can the way the agent that writes the format does when it loads a session, and says what
+it did, one `Repair` per fix, planning its edits on an `Edits` applied at once.
+`compactcli.repair` runs the passes until the transcript validates or nothing more can be done.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from compactcli.formats.base import Finding
 from compactcli.transcript import Record, Transcript, new_record
+
+
+class RepairDict(TypedDict):
+    """`Repair.to_dict()`: one repair as the `--json` rows and the stats report list it."""
+
+    line: int
+    code: str
+    action: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,7 @@ class Repair:
     code: str
     action: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RepairDict:
         return {"line": self.line, "code": self.code, "action": self.action}
 
 
@@ -42,7 +44,12 @@ class Edits:
     A record can be replaced (`replace`), dropped (`drop`) or moved to the front of the file
     (`move_first`), and new records go after an existing one (`insert_after`, or at the very
     start with index -1). `claim(i)` tells whether record `i` is still free in this pass, and
-    takes it.
+    takes it: each record is edited at most once per pass, and what depends on another fix waits
+    for the next pass, on the transcript as fixed.
+
+    `Edits` never changes the records it was given: edited records are copies (`Record.with_raw`,
+    which keeps their input line), new records have line 0, and a record nothing touched stays
+    the same object, so it is written back byte for byte.
     """
 
     def __init__(self, transcript: Transcript) -> None:

@@ -1,9 +1,10 @@
-"""The compact pipeline: prune, summarize when still over the threshold, check; and one file's run.
+"""The compact pipeline: prune, summarize when still over the threshold, check.
 
-`compact(transcript, options, summarizer=..., counter=...)` returns the compacted transcript:
+`compact(transcript, options, summarizer=..., counter=...)` returns the compacted transcript; a
+round of it folds these steps (`_STEPS`) over the input:
 
-1. **prune** (`compactcli.prune`) clears old tool output;
-2. **summarize** (`compactcli.summarize`) runs when the pruned context is at or over the
+1. **prune** (`compactcli.stages.prune`) clears old tool output;
+2. **summarize** (`compactcli.stages.summarize`) runs when the pruned context is at or over the
    threshold or over `max_tokens` (the same test as `compactcli estimate`), or always with
    `force`. When the result is still over and `fit` is set, the summary is made again from the
    pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the excess, at
@@ -13,16 +14,17 @@
    result well under a `max_tokens` budget (the tail shrinks in steps, and a step can drop a
    message of thousands of tokens), the tail is grown back into that room as far as the result
    stays within it (`_refill`), so the budget holds as much of the session as it can. A session
-   whose context is that one
-   turn (nothing before its prompt to summarize) has it cut so by the summarize stage itself,
-   with `force` and over the threshold alike, unless that does not make the context smaller
-   (`compactcli.summarize`). When the result is still over its limits after all that (with
-   `fit`), it is compacted again as read back, as a second run would, until a round changes
-   nothing (at most `FIT_ROUNDS` rounds; the check records `rounds`): a second `compact` then
-   finds nothing to do. Not with a summary a model wrote (each round would ask it again);
+   whose context is that one turn (nothing before its prompt to summarize) has it cut so by the
+   summarize stage itself, with `force` and over the threshold alike, unless that does not make
+   the context smaller (`compactcli.stages.summarize`);
 3. **check**: the result must validate (no error the input did not have) and be smaller than the
    input; otherwise the input comes back unchanged and the check says why. Whether the result is
    under the threshold and the budget, and by how much it is over, is recorded.
+
+When the result is still over its limits after a round (with `fit`), it is compacted again as
+read back, as a second run would, until a round changes nothing (at most `FIT_ROUNDS` rounds;
+the check records `rounds`): a second `compact` then finds nothing to do. Not with a summary a
+model wrote (each round would ask it again).
 
 Between the stages the pruned transcript is *settled*: its records renumbered, re-serialised
 and hashed as if it had been written and read back (`settle`). That is what a pipe does between
@@ -35,8 +37,10 @@ with `--keep-recent-tokens` set to it gives the same bytes again.
 Token figures for the threshold decision and the check come from `compactcli.estimate` with the
 counter's method (heuristic or exact), so they match `compactcli estimate --method heuristic`.
 
-The result carries the stages' `StageStats` and one more, stage `compact`, whose
-`details["compact"]` is the check (`CompactCheck.to_dict`); `compact_check(result)` reads it.
+The result carries the stages' `StageStats` and one more, stage `compact`, whose result is the
+check (`CompactCheck`, written as `details["compact"]`); `compact_check(result)` returns it. The
+steps read what a stage did from its typed result (`StageStats.result`), never from the JSON
+written.
 """
 
 from __future__ import annotations
@@ -44,18 +48,24 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TypedDict, cast
 
 import orjson
 
 from compactcli.estimate import EstimateOptions, EstimateReport, estimate
 from compactcli.formats import get_dialect
-from compactcli.prune import PruneOptions, prune
 from compactcli.repair import read_back_problem
+from compactcli.stages.prune import PruneOptions, prune
+from compactcli.stages.summarize import (
+    MIN_SUMMARY_TOKENS,
+    SummarizeOptions,
+    SummarizeResult,
+    SummaryInfo,
+    summarize,
+)
 from compactcli.stats import StageStats
-from compactcli.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summarize
 from compactcli.summarizers import Summarizer
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 from compactcli.transcript import Line, Record, Transcript, new_record
@@ -65,7 +75,10 @@ __all__ = [
     "FIT_ATTEMPTS",
     "FIT_ROUNDS",
     "CompactCheck",
+    "CompactCheckDict",
+    "CompactDetails",
     "CompactOptions",
+    "Summaries",
     "compact",
     "compact_check",
     "settle",
@@ -97,9 +110,46 @@ class CompactOptions:
     fit: bool = False  # lower the kept tail while the summary leaves the context over
 
 
+class OverDict(TypedDict):
+    """A limit the result is still over, and by how much."""
+
+    what: str
+    limit: int
+    excess: int
+
+
+class CompactCheckDict(TypedDict):
+    """`CompactCheck.to_dict()`: the check as written (`details["compact"]`)."""
+
+    tokens_before: int
+    tokens_after: int
+    tokens_pruned: int | None
+    method: str
+    threshold: int
+    threshold_spec: str
+    max_tokens: int | None
+    summarized: bool
+    reason: str
+    keep_recent_tokens: int
+    attempts: int
+    kept_input: str | None
+    over: list[OverDict]
+    not_summarized: str | None
+    cut_turn: bool
+    summary_tokens: int | None
+    rounds: int
+    smaller_summary_total: int | None
+
+
+class CompactDetails(TypedDict):
+    """`StageStats.details` of the `compact` stage."""
+
+    compact: CompactCheckDict
+
+
 @dataclass(frozen=True, slots=True)
 class CompactCheck:
-    """What `compact` decided and found (the `compact` stage's details)."""
+    """What `compact` decided and found (the `compact` stage's result)."""
 
     tokens_before: int
     tokens_after: int
@@ -124,24 +174,57 @@ class CompactCheck:
     def changed(self) -> bool:
         return self.kept_input is None and self.tokens_after != self.tokens_before
 
-    def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["over"] = [{"what": w, "limit": limit, "excess": e} for w, limit, e in self.over]
-        return data
+    def to_dict(self) -> CompactCheckDict:
+        return {
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "tokens_pruned": self.tokens_pruned,
+            "method": self.method,
+            "threshold": self.threshold,
+            "threshold_spec": self.threshold_spec,
+            "max_tokens": self.max_tokens,
+            "summarized": self.summarized,
+            "reason": self.reason,
+            "keep_recent_tokens": self.keep_recent_tokens,
+            "attempts": self.attempts,
+            "kept_input": self.kept_input,
+            "over": [{"what": w, "limit": limit, "excess": e} for w, limit, e in self.over],
+            "not_summarized": self.not_summarized,
+            "cut_turn": self.cut_turn,
+            "summary_tokens": self.summary_tokens,
+            "rounds": self.rounds,
+            "smaller_summary_total": self.smaller_summary_total,
+        }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CompactCheck:
-        values = dict(data)
-        values["over"] = tuple((o["what"], o["limit"], o["excess"]) for o in data["over"])
-        return cls(**values)
+    def to_details(self) -> CompactDetails:
+        return {"compact": self.to_dict()}
 
 
 def compact_check(transcript: Transcript) -> CompactCheck | None:
     """The check of the last `compact` run on `transcript`, if any."""
     for stats in reversed(transcript.stats):
-        if stats.stage == "compact":
-            return CompactCheck.from_dict(stats.details["compact"])
+        if isinstance(stats.result, CompactCheck):
+            return stats.result
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Summaries:
+    """What the summaries in a result (one per round of `compact`) say together."""
+
+    warnings: tuple[str, ...]  # each once, in order
+    asked_a_model: bool  # whether a model was asked for any of them
+
+
+def summary_details(result: Transcript) -> Summaries:
+    """The warnings of the summaries in `result`, and whether a model was asked for any."""
+    warnings: list[str] = []
+    model = False
+    for stage in _summarize_results(result):
+        if stage.summary is not None:
+            warnings.extend(w for w in stage.summary.warnings if w not in warnings)
+            model = model or stage.summary.asked_a_model
+    return Summaries(tuple(warnings), model)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,7 +324,7 @@ def compact(
         and check.over
         and check.changed
         and ran < FIT_ROUNDS
-        and not summary_details(result)["asked_a_model"]
+        and not summary_details(result).asked_a_model
     ):
         again = _compact_once(settle(result), options, summarizer, counter)
         ran += 1
@@ -249,60 +332,74 @@ def compact(
         if check is None or not check.changed:
             break
         result = again
-    compacts = [s for s in result.stats if s.stage == "compact"]  # one per round kept
-    if len(compacts) == 1:
+    compacts = [(s, s.result) for s in result.stats if isinstance(s.result, CompactCheck)]
+    if len(compacts) == 1:  # one per round kept
         return result
     # one `compact` stage for the whole run: from the input to the last round kept
-    checks = [CompactCheck.from_dict(s.details["compact"]) for s in compacts]
+    (first, first_check), (last, last_check) = compacts[0], compacts[-1]
     merged = dataclasses.replace(
-        checks[-1],
-        tokens_before=checks[0].tokens_before,
-        tokens_pruned=checks[0].tokens_pruned,
-        reason=checks[0].reason,
-        attempts=sum(c.attempts for c in checks),
+        last_check,
+        tokens_before=first_check.tokens_before,
+        tokens_pruned=first_check.tokens_pruned,
+        reason=first_check.reason,
+        attempts=sum(c.attempts for _, c in compacts),
         summarized=True,
-        rounds=len(checks),
+        rounds=len(compacts),
     )
     stats = dataclasses.replace(
-        compacts[-1],
-        tokens_before=compacts[0].tokens_before,
-        records_before=compacts[0].records_before,
-        messages_before=compacts[0].messages_before,
+        last,
+        tokens_before=first.tokens_before,
+        records_before=first.records_before,
+        messages_before=first.messages_before,
         seconds=time.perf_counter() - started,
         changed=True,
-        details={"compact": merged.to_dict()},
+        result=merged,
     )
     kept = tuple(s for s in result.stats if s.stage != "compact")
     return result.evolve(stats=(*kept, stats))
 
 
-def _compact_once(
-    transcript: Transcript,
-    options: CompactOptions,
-    summarizer: Summarizer,
-    counter: TokenCounter,
-) -> Transcript:
-    """One round of `compact`: prune, summarize when needed, check."""
-    started = time.perf_counter()
-    measure = _Measure(options, counter)
-    before = measure(transcript)
-    pruned = settle(prune(transcript, options.prune, counter=counter))
-    counted: list[EstimateReport] = []
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """One round of `compact` as its steps fold over it: what it starts from, and what the
+    steps so far made (`result`: the latest step's)."""
 
-    def after_prune() -> EstimateReport:
+    transcript: Transcript  # the input
+    options: CompactOptions
+    summarizer: Summarizer
+    counter: TokenCounter
+    measure: _Measure
+    started: float
+    before: EstimateReport  # the input's count
+    result: Transcript
+    pruned: Transcript  # the prune step's result, settled (the input until it runs)
+    reason: str = ""  # why the summary ran or did not
+    fitted: _Fitted | None = None  # what the summary step made, when it ran
+    counted: list[EstimateReport] = field(default_factory=list)  # the pruned count, once made
+
+    def after_prune(self) -> EstimateReport:
         """The pruned transcript's count, made once and only when it is needed."""
-        if not counted:
-            counted.append(before if pruned.records is transcript.records else measure(pruned))
-        return counted[0]
+        if not self.counted:
+            same = self.pruned.records is self.transcript.records
+            self.counted.append(self.before if same else self.measure(self.pruned))
+        return self.counted[0]
 
-    result = pruned
-    keep = options.summarize.keep_recent_tokens
-    cut_turn = options.summarize.cut_turn
-    summary_tokens: int | None = None
-    smaller_total: int | None = None
-    attempts = 0
-    not_summarized: str | None = None
-    over = [] if options.force else _over(after_prune())
+    def summary(self, options: SummarizeOptions) -> Transcript:
+        """The summarize stage run on the pruned transcript with `options`."""
+        return summarize(self.pruned, options, summarizer=self.summarizer, counter=self.counter)
+
+
+def _prune_step(state: _Round) -> _Round:
+    """**prune**, its result settled as a pipe would leave it."""
+    pruned = settle(prune(state.transcript, state.options.prune, counter=state.counter))
+    return dataclasses.replace(state, result=pruned, pruned=pruned)
+
+
+def _summarize_step(state: _Round) -> _Round:
+    """**summarize**, with `force` or when the pruned context is over its limits (made to fit
+    them, with `fit`)."""
+    options = state.options
+    over = [] if options.force else _over(state.after_prune())
     if options.force:
         reason = "forced"
     elif over:
@@ -310,17 +407,20 @@ def _compact_once(
             "threshold" if w == "threshold" else "budget" for w, _, _ in over
         )
     else:
-        reason = "under the threshold after pruning"
-    if options.force or over:
-        fitted = _summarize_to_fit(pruned, options, summarizer, counter, measure, after_prune)
-        result, report, keep, attempts = fitted.result, fitted.report, fitted.keep, fitted.attempts
-        cut_turn, summary_tokens = fitted.cut_turn, fitted.summary_tokens
-        smaller_total = fitted.smaller_total
-        if result.records is pruned.records:
-            not_summarized = _stage_reason(result) or "the summary changed nothing"
-    else:
-        report = after_prune()
+        return dataclasses.replace(state, reason="under the threshold after pruning")
+    fitted = _summarize_to_fit(state)
+    return dataclasses.replace(state, result=fitted.result, reason=reason, fitted=fitted)
 
+
+def _check_step(state: _Round) -> _Round:
+    """**check**: the result replaces the input only when it is sound and smaller; the check is
+    appended as stage `compact`."""
+    transcript, pruned, result, before = state.transcript, state.pruned, state.result, state.before
+    fitted = state.fitted or _unsummarized(state)
+    report = fitted.report
+    not_summarized: str | None = None
+    if fitted.attempts and result.records is pruned.records:
+        not_summarized = _stage_reason(result) or "the summary changed nothing"
     kept_input: str | None = None
     if result.records is not transcript.records:
         kept_input = _worse(transcript, result, before, report)
@@ -328,26 +428,29 @@ def _compact_once(
     if kept_input is not None:
         final = transcript.evolve(stats=result.stats)
         report = before
+    summarized = fitted.attempts > 0 and kept_input is None and result.records is not pruned.records
     check = CompactCheck(
         tokens_before=before.tokens,
         tokens_after=report.tokens,
-        tokens_pruned=counted[0].tokens if counted else None,
+        tokens_pruned=state.counted[0].tokens if state.counted else None,
         method=report.method,
         threshold=report.threshold,
         threshold_spec=report.threshold_spec,
         max_tokens=report.max_tokens,
-        summarized=attempts > 0 and kept_input is None and result.records is not pruned.records,
-        reason=reason,
-        keep_recent_tokens=keep,
-        attempts=attempts,
+        summarized=summarized,
+        reason=state.reason,
+        keep_recent_tokens=fitted.keep,
+        attempts=fitted.attempts,
         kept_input=kept_input,
         over=tuple(_over(report)),
         not_summarized=not_summarized,
-        cut_turn=cut_turn,
-        summary_tokens=summary_tokens,
-        smaller_summary_total=smaller_total if kept_input is None else None,
+        cut_turn=fitted.cut_turn,
+        summary_tokens=fitted.summary_tokens,
+        smaller_summary_total=fitted.smaller_total if kept_input is None else None,
     )
-    dialect = get_dialect(transcript.format)
+    messages_after = report.context_messages
+    if kept_input is not None:
+        messages_after = len(get_dialect(transcript.format).context(final))
     stats = StageStats(
         stage="compact",
         method=report.method,
@@ -356,14 +459,41 @@ def _compact_once(
         records_before=len(transcript.records),
         records_after=len(final.records),
         messages_before=before.context_messages,
-        messages_after=report.context_messages
-        if kept_input is None
-        else len(dialect.context(final)),
-        seconds=time.perf_counter() - started,
+        messages_after=messages_after,
+        seconds=time.perf_counter() - state.started,
         changed=final.records is not transcript.records,
-        details={"compact": check.to_dict()},
+        result=check,
     )
-    return final.evolve(stats=(*final.stats, stats))
+    return dataclasses.replace(state, result=final.evolve(stats=(*final.stats, stats)))
+
+
+_STEPS: tuple[Callable[[_Round], _Round], ...] = (_prune_step, _summarize_step, _check_step)
+"""The steps of one round of `compact`, in order."""
+
+
+def _compact_once(
+    transcript: Transcript,
+    options: CompactOptions,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+) -> Transcript:
+    """One round of `compact`: `_STEPS` folded over the input."""
+    started = time.perf_counter()
+    measure = _Measure(options, counter)
+    state = _Round(
+        transcript,
+        options,
+        summarizer,
+        counter,
+        measure,
+        started,
+        before=measure(transcript),
+        result=transcript,
+        pruned=transcript,
+    )
+    for step in _STEPS:
+        state = step(state)
+    return state.result
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,15 +509,23 @@ class _Fitted:
     smaller_total: int | None  # the count a smaller summary gave, when it was still over
 
 
-def _summarize_to_fit(
-    pruned: Transcript,
-    options: CompactOptions,
-    summarizer: Summarizer,
-    counter: TokenCounter,
-    measure: _Measure,
-    after_prune: Callable[[], EstimateReport],
-) -> _Fitted:
-    """The summary of `pruned`, made again with smaller tails while it is over (with `fit`).
+def _unsummarized(state: _Round) -> _Fitted:
+    """No summary made: the pruned transcript, with the options' kept tail."""
+    options = state.options.summarize
+    return _Fitted(
+        state.pruned,
+        state.after_prune(),
+        options.keep_recent_tokens,
+        0,
+        options.cut_turn,
+        None,
+        None,
+    )
+
+
+def _summarize_to_fit(state: _Round) -> _Fitted:
+    """The summary of the pruned transcript, made again with smaller tails while it is over
+    (with `fit`).
 
     When no kept tail brings it under and `cut_turn` was not asked for, the same is tried once
     more with the current turn allowed to be cut (its prompt quoted in the summary), kept when
@@ -397,13 +535,11 @@ def _summarize_to_fit(
     summary is never made poorer for nothing (the count it gave is returned, to say so). When
     nothing was summarized, the result carries the reason of the last attempt.
     """
-    result, report, keep, attempts = _fit_tail(
-        pruned, options, options.summarize, summarizer, counter, measure, after_prune
-    )
+    options, pruned = state.options, state.pruned
+    result, report, keep, attempts = _fit_tail(state, options.summarize)
     cut_turn = options.summarize.cut_turn
     if options.fit and _over(report) and not cut_turn and not _pinned(result):
-        turn = dataclasses.replace(options.summarize, cut_turn=True)
-        other = _fit_tail(pruned, options, turn, summarizer, counter, measure, after_prune)
+        other = _fit_tail(state, dataclasses.replace(options.summarize, cut_turn=True))
         attempts += other[3]
         if other[0].records is not pruned.records and _closer(other[1], report):
             result, report, keep, _ = other
@@ -417,39 +553,35 @@ def _summarize_to_fit(
         target = _target(report)
         lower = max(MIN_SUMMARY_TOKENS, used - (report.tokens - target) - target // 20)
         if lower < used:
-            fitted = dataclasses.replace(
-                options.summarize, keep_recent_tokens=keep, cut_turn=cut_turn, summary_tokens=lower
+            candidate = state.summary(
+                dataclasses.replace(
+                    options.summarize,
+                    keep_recent_tokens=keep,
+                    cut_turn=cut_turn,
+                    summary_tokens=lower,
+                )
             )
-            candidate = summarize(pruned, fitted, summarizer=summarizer, counter=counter)
             attempts += 1
             if candidate.records is not pruned.records:
-                counted = measure(candidate)
+                counted = state.measure(candidate)
                 if not _over(counted):
                     result, report, summary_tokens = candidate, counted, lower
                 else:
                     smaller_total = counted.tokens
     if options.fit and not _over(report) and report.max_tokens is not None:
         result, report, keep, more = _refill(
-            pruned,
-            options,
+            state,
             dataclasses.replace(options.summarize, cut_turn=cut_turn),
             (result, report, keep),
-            summarizer,
-            counter,
-            measure,
         )
         attempts += more
     return _Fitted(result, report, keep, attempts, cut_turn, summary_tokens, smaller_total)
 
 
 def _refill(
-    pruned: Transcript,
-    options: CompactOptions,
+    state: _Round,
     summary_options: SummarizeOptions,
     fitted: tuple[Transcript, EstimateReport, int],
-    summarizer: Summarizer,
-    counter: TokenCounter,
-    measure: _Measure,
 ) -> tuple[Transcript, EstimateReport, int, int]:
     """The fitted summary with the room a budget leaves given back to the kept tail. Smaller
     tails are tried in steps, and the step that brought the result within the budget can leave
@@ -458,24 +590,20 @@ def _refill(
     model wrote (each try would ask it again)."""
     result, report, keep = fitted
     attempts = 0
-    if result.records is pruned.records or summary_details(result)["asked_a_model"]:
+    if result.records is state.pruned.records or summary_details(result).asked_a_model:
         return result, report, keep, attempts
-    while attempts < REFILL_ATTEMPTS and keep < options.summarize.keep_recent_tokens:
+    most = state.options.summarize.keep_recent_tokens
+    while attempts < REFILL_ATTEMPTS and keep < most:
         target = _target(report)
         room = target - report.tokens - target // 20
         if room < max(REFILL_MIN_ROOM, target // 10):
             break
-        larger = min(options.summarize.keep_recent_tokens, keep + room)
-        candidate = summarize(
-            pruned,
-            dataclasses.replace(summary_options, keep_recent_tokens=larger),
-            summarizer=summarizer,
-            counter=counter,
-        )
+        larger = min(most, keep + room)
+        candidate = state.summary(dataclasses.replace(summary_options, keep_recent_tokens=larger))
         attempts += 1
-        if candidate.records is pruned.records:
+        if candidate.records is state.pruned.records:
             break
-        counted = measure(candidate)
+        counted = state.measure(candidate)
         if _over(counted) or counted.tokens <= report.tokens:
             break
         result, report, keep = candidate, counted, larger
@@ -488,80 +616,80 @@ def _closer(candidate: EstimateReport, current: EstimateReport) -> bool:
 
 
 def _fit_tail(
-    pruned: Transcript,
-    options: CompactOptions,
-    summary_options: SummarizeOptions,
-    summarizer: Summarizer,
-    counter: TokenCounter,
-    measure: _Measure,
-    after_prune: Callable[[], EstimateReport],
+    state: _Round, summary_options: SummarizeOptions
 ) -> tuple[Transcript, EstimateReport, int, int]:
     """The summary made with smaller kept tails while it is over (with `fit`): the smallest; when
     no tail summarized anything, the refusal of the smallest tail tried (its reason is the one
     reported)."""
+    pruned = state.pruned
     keep = summary_options.keep_recent_tokens
-    result = summarize(pruned, summary_options, summarizer=summarizer, counter=counter)
-    report = measure(result) if result.records is not pruned.records else after_prune()
+    result = state.summary(summary_options)
+    report = state.measure(result) if result.records is not pruned.records else state.after_prune()
     attempts = 1
     best = (result, report, keep)
-    while options.fit and _over(report) and attempts <= FIT_ATTEMPTS and keep > 0:
+    while state.options.fit and _over(report) and attempts <= FIT_ATTEMPTS and keep > 0:
         target = _target(report)
         tail = _tail_tokens(result) if result.records is not pruned.records else None
         base = min(keep, tail if tail is not None else report.tokens)
         smaller = max(0, base - (report.tokens - target) - target // 10)
         keep = smaller if smaller < keep else keep // 2
-        candidate = summarize(
-            pruned,
-            dataclasses.replace(summary_options, keep_recent_tokens=keep),
-            summarizer=summarizer,
-            counter=counter,
-        )
+        candidate = state.summary(dataclasses.replace(summary_options, keep_recent_tokens=keep))
         attempts += 1
         if candidate.records is pruned.records:
             if best[0].records is pruned.records:  # nothing summarized yet: keep the smallest
                 best = (candidate, best[1], keep)  # tail's reason, with the count unchanged
             continue
-        result, report = candidate, measure(candidate)
+        result, report = candidate, state.measure(candidate)
         if report.tokens < best[1].tokens:
             best = (result, report, keep)
     result, report, keep = best
     return result, report, keep, attempts
 
 
+def _summarize_results(result: Transcript) -> Iterator[SummarizeResult]:
+    """What each summarize stage `result` went through did, oldest first."""
+    for stats in result.stats:
+        if isinstance(stats.result, SummarizeResult):
+            yield stats.result
+
+
+def _last_summarize(result: Transcript) -> SummarizeResult | None:
+    """What the last summarize stage of `result` did."""
+    for stats in reversed(result.stats):
+        if isinstance(stats.result, SummarizeResult):
+            return stats.result
+    return None
+
+
+def _last_summary(result: Transcript) -> SummaryInfo | None:
+    """The summary the last summarize stage of `result` made (used or not), if it made one."""
+    last = _last_summarize(result)
+    return last.summary if last is not None else None
+
+
 def _summary_size(result: Transcript) -> int | None:
     """The tokens of the summary the last summarize stage of `result` wrote."""
-    for stats in reversed(result.stats):
-        if stats.stage == "summarize":
-            size = stats.details.get("summarize", {}).get("summary_tokens")
-            return size if isinstance(size, int) else None
-    return None
+    summary = _last_summary(result)
+    return summary.summary_tokens if summary is not None else None
 
 
 def _pinned(result: Transcript) -> bool:
     """Whether the last summarize stage of `result` cut the current turn (or tried to): the
     stage does so when nothing else could be summarized, and `cut_turn` would change nothing."""
-    for stats in reversed(result.stats):
-        if stats.stage == "summarize":
-            return stats.details.get("summarize", {}).get("pinned_prompt") is not None
-    return False
+    summary = _last_summary(result)
+    return summary is not None and summary.pinned_prompt is not None
 
 
 def _tail_tokens(result: Transcript) -> int | None:
-    for stats in reversed(result.stats):
-        if stats.stage == "summarize":
-            kept = stats.details.get("summarize", {}).get("kept")
-            if isinstance(kept, Mapping) and isinstance(kept.get("tail_tokens"), int):
-                return int(kept["tail_tokens"])
-            return None
-    return None
+    """The tokens of the tail the last summarize stage of `result` kept."""
+    summary = _last_summary(result)
+    return summary.kept.tail_tokens if summary is not None else None
 
 
 def _stage_reason(result: Transcript) -> str | None:
-    for stats in reversed(result.stats):
-        if stats.stage == "summarize":
-            reason = stats.details.get("reason")
-            return str(reason) if reason else None
-    return None
+    """Why the last summarize stage of `result` gave its input back unchanged."""
+    last = _last_summarize(result)
+    return (last.reason or None) if last is not None else None
 
 
 def _worse(
@@ -578,17 +706,3 @@ def _worse(
         first = errors[0]
         return f"the result would not validate (line {first.line}: {first.code}: {first.message})"
     return read_back_problem(before, after)
-
-
-def summary_details(result: Transcript) -> Mapping[str, Any]:
-    """The warnings of the summaries in `result` (one per round of `compact`), and whether a
-    model was asked for any of them (`asked_a_model`)."""
-    warnings: list[str] = []
-    model = False
-    for stats in result.stats:
-        found = stats.details.get("summarize") if stats.stage == "summarize" else None
-        if isinstance(found, Mapping):
-            warnings.extend(w for w in found.get("warnings", ()) if w not in warnings)
-            asked = found.get("summarizer") == "llm" or int(found.get("llm_calls", 0)) > 0
-            model = model or asked
-    return {"warnings": warnings, "asked_a_model": model}

@@ -21,7 +21,8 @@ every cleared content is written there under its hash, so nothing is lost.
 Guarantees: a call keeps its result record and id; thinking blocks and records outside the
 context view are never touched; results already cleared are left alone, so a second run changes
 nothing; when nothing qualifies the transcript comes back unchanged (byte for byte, no boundary
-record). The stage appends one `StageStats` and, when it changed anything, the format's boundary
+record). The stage appends one `StageStats` (its result a `PruneResult`: the boundary details,
+`PruneBoundary`, when it changed anything) and, when it changed anything, the format's boundary
 record.
 """
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
@@ -49,6 +50,61 @@ CLEARED_PREFIXES = (
     "[Old tool result content cleared]",  # Claude Code's own microcompact
     "[Old image cleared:",
 )
+
+
+class ClearedResult(TypedDict):
+    """A tool result (or a command the user ran) the stage cleared, in its boundary details."""
+
+    id: str | None
+    tool: str
+    line: int
+    chars: int
+    sha256: str
+    duplicate: bool
+    user: NotRequired[bool]  # a command the user ran, not a tool call
+
+
+class ClearedImage(TypedDict):
+    """An image the stage cleared, in its boundary details."""
+
+    id: None
+    tool: None
+    line: int
+    chars: int
+    sha256: str
+    image: bool
+
+
+class PruneOptionsDict(TypedDict):
+    """The options a prune boundary records."""
+
+    keep_recent_tokens: int
+    keep_recent: int | None
+    min_chars: int
+    tools: list[str] | None
+
+
+class PruneBoundary(boundary.BoundaryDetails):
+    """The boundary details of a prune that changed the transcript."""
+
+    cleared: list[ClearedResult | ClearedImage]
+    options: PruneOptionsDict
+
+
+class PruneDetails(TypedDict, total=False):
+    """`StageStats.details` of the prune stage: the boundary, when it changed anything."""
+
+    boundary: PruneBoundary
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    """What the prune stage recorded (`StageStats.result`)."""
+
+    boundary: PruneBoundary | None = None  # None: nothing was cleared
+
+    def to_details(self) -> PruneDetails:
+        return {} if self.boundary is None else {"boundary": self.boundary}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +163,7 @@ class _Edits:
     records: list[Record]
     dialect: Dialect
     archive: Archive | None
-    cleared: list[dict[str, Any]] = field(default_factory=list)
+    cleared: list[ClearedResult | ClearedImage] = field(default_factory=list)
     freed: dict[str, int] = field(default_factory=dict)
     results: int = 0
     duplicates: int = 0
@@ -185,28 +241,30 @@ def prune(
                     dialect,
                     context,
                     context,
-                    {},
+                    PruneResult(),
                 ),
             )
         )
     pruned = transcript.evolve(records=tuple(edits.records))
     after_context = dialect.context(pruned)
     tokens_after = sum(counter.message_tokens(m) for m in after_context)
-    info = boundary.details(
-        stage="prune",
-        trigger=options.trigger,
-        source_sha256=transcript.sha256,
-        method=counter.method,
-        tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        cleared=edits.cleared,
-        options={
+    info: PruneBoundary = {
+        **boundary.details(
+            stage="prune",
+            trigger=options.trigger,
+            source_sha256=transcript.sha256,
+            method=counter.method,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        ),
+        "cleared": edits.cleared,
+        "options": {
             "keep_recent_tokens": options.keep_recent_tokens,
             "keep_recent": options.keep_recent,
             "min_chars": options.min_chars,
             "tools": sorted(options.tools) if options.tools is not None else None,
         },
-    )
+    }
     marker = dialect.prune_boundary(pruned, info)
     pruned = pruned.evolve(records=(*pruned.records, *marker))
     stats = _stats(
@@ -220,7 +278,7 @@ def prune(
         dialect,
         context,
         after_context,
-        {"boundary": info},
+        PruneResult(info),
     )
     return pruned.evolve(stats=(*transcript.stats, stats))
 
@@ -407,7 +465,7 @@ def _clear(edits: _Edits, result: _Result, counter: TokenCounter, *, duplicate: 
         edits.duplicates += 1
     else:
         edits.results += 1
-    entry: dict[str, Any] = {
+    entry: ClearedResult = {
         "id": result.block.call_id,
         "tool": result.tool,
         "line": edits.records[index].lineno,
@@ -468,7 +526,7 @@ def _stats(
     dialect: Dialect,
     context_before: Sequence[Message],
     context_after: Sequence[Message],
-    details: dict[str, Any],
+    result: PruneResult,
 ) -> StageStats:
     return StageStats(
         stage="prune",
@@ -486,5 +544,5 @@ def _stats(
         images_cleared=edits.images,
         chars_cleared=edits.chars,
         tokens_freed_by_tool=dict(sorted(edits.freed.items())),
-        details=details,
+        result=result,
     )

@@ -1,7 +1,7 @@
 """The summarize stage: replace the old middle of a conversation with one structured summary.
 
 `summarize(transcript, options, summarizer=..., counter=...)` cuts the context view into a kept
-head, a middle and a kept tail (`compactcli.cuts`), has the summarizer write a summary of the
+head, a middle and a kept tail (`compactcli.stages.cuts`), has the summarizer write a summary of the
 middle, and writes it in the format's native form (`compactcli.injection`). An earlier summary
 in the middle (ours, or the agent's own: Claude Code `isCompactSummary`, Codex `compacted`, pi
 `compaction`) is not summarized again: its body goes to the summarizer as `previous`, the facts
@@ -21,7 +21,7 @@ Guarantees:
   the context view. A result that fails a check is not returned: the input comes back
   unchanged, with the reason in the stats.
 - The last user prompt is kept, in the tail or in the head. When its turn alone is larger than
-  the kept tail may grow (`compactcli.cuts`), it is pinned instead, with `cut_turn` or when
+  the kept tail may grow (`compactcli.stages.cuts`), it is pinned instead, with `cut_turn` or when
   nothing before it could be summarized (the `NoCut` is `turn_only`: a session of one prompt
   and the work on it, also after the agent's own compaction, but not after a summary of ours,
   whose run kept the prompt with its turn, so that a second run changes nothing): summarized
@@ -38,11 +38,13 @@ Guarantees:
   replaced (`compactcli.redact`): the summary, with its quoted request and head, and the
   boundary and stats details (facts carried from an earlier boundary, warnings).
 - The stage appends one `StageStats` (stage "summarize"): tokens before and after on the
-  context view, and under `details["summarize"]` the messages summarized, the summary's tokens,
-  the summarizer, model, LLM calls, their tokens and cost, any fallback, the range summarized,
-  and, when the format made us rewrite kept records, their input lines (`rewritten`);
-  `details["boundary"]` holds our boundary details (`compactcli.boundary.details`,
-  with the summary's facts), which the format's boundary record carries under `compactcli`.
+  context view, and its result, a `SummarizeResult`: the summary made (`SummaryInfo`, written
+  under `details["summarize"]`: the messages summarized, the summary's tokens, the summarizer,
+  model, LLM calls, their tokens and cost, any fallback, the range summarized, the kept head and
+  tail, and, when the format made us rewrite kept records, their input lines, `rewritten`), why
+  the input came back unchanged (`details["reason"]`), and our boundary details
+  (`SummaryBoundary`, under `details["boundary"]`: `compactcli.boundary.details` with the
+  summary's facts), which the format's boundary record carries under `compactcli`.
 """
 
 from __future__ import annotations
@@ -53,10 +55,9 @@ import operator
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from compactcli import boundary
-from compactcli.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
 from compactcli.formats import get_dialect, summary_wrappers
 from compactcli.formats.base import Dialect, atomic_units
 from compactcli.injection import (
@@ -73,6 +74,7 @@ from compactcli.injection import (
 )
 from compactcli.redact import redact
 from compactcli.redact_transcript import redact_value
+from compactcli.stages.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
 from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import Facts
@@ -84,13 +86,196 @@ MIN_SUMMARY_TOKENS = 400
 MAX_SUMMARY_TOKENS = 8_000
 
 
+class Where(TypedDict):
+    """A message's place: its id and its input line (0 for a record a stage created)."""
+
+    id: str | None
+    line: int
+
+
+class SummaryRange(TypedDict):
+    """The first and last message summarized (None when the middle held only earlier summaries)."""
+
+    first: Where | None
+    last: Where | None
+
+
+class KeptTailDict(TypedDict):
+    """`KeptTail.to_dict()`."""
+
+    head_messages: int
+    tail_messages: int
+    tail_tokens: int
+
+
+class SummaryInfoDict(TypedDict):
+    """`SummaryInfo.to_dict()`: `details["summarize"]`, and keys of the boundary details."""
+
+    summarizer: str
+    model: str | None
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    fallback: str | None
+    warnings: list[str]
+    summarizer_details: dict[str, Any]
+    messages_summarized: int
+    summary_tokens: int
+    updated_earlier_summary: bool
+    range: SummaryRange
+    kept: KeptTailDict
+    pinned_prompt: NotRequired[Where]
+    carried_request: NotRequired[bool]
+    rewritten: NotRequired[list[int]]
+
+
+class SummaryOptionsDict(TypedDict):
+    """The options a summary's boundary records (`summary_tokens`: the budget used)."""
+
+    keep_recent_tokens: int
+    protect_first: int
+    cut_turn: bool
+    summary_tokens: int
+    redact: bool
+
+
+class SummaryBoundary(boundary.BoundaryDetails, SummaryInfoDict):
+    """The boundary details of a summary: the common keys, the summary's, and these."""
+
+    focus: str | None
+    options: SummaryOptionsDict
+    facts: dict[str, Any]
+
+
+class SummarizeDetails(TypedDict, total=False):
+    """`StageStats.details` of the summarize stage (`SummarizeResult.to_details()`)."""
+
+    reason: str
+    summarize: SummaryInfoDict
+    boundary: SummaryBoundary
+
+
+@dataclass(frozen=True, slots=True)
+class KeptTail:
+    """What a summary kept around the middle it replaced."""
+
+    head_messages: int
+    tail_messages: int
+    tail_tokens: int
+
+    def to_dict(self) -> KeptTailDict:
+        return {
+            "head_messages": self.head_messages,
+            "tail_messages": self.tail_messages,
+            "tail_tokens": self.tail_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryInfo:
+    """One summary the stage made, used or not, and how."""
+
+    summarizer: str
+    model: str | None
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    fallback: str | None
+    warnings: tuple[str, ...]
+    summarizer_details: Mapping[str, Any]
+    messages_summarized: int
+    summary_tokens: int  # of the summary's text as written (framing and quotes included)
+    updated_earlier_summary: bool
+    range: SummaryRange
+    kept: KeptTail
+    pinned_prompt: Where | None = None  # the current turn's prompt, cut and quoted
+    carried_request: bool = False  # a request an earlier summary of ours quoted, quoted again
+    rewritten: tuple[int, ...] = ()  # input lines of kept records the format made us rewrite
+
+    @property
+    def asked_a_model(self) -> bool:
+        return self.summarizer == "llm" or self.llm_calls > 0
+
+    def to_dict(self) -> SummaryInfoDict:
+        data: SummaryInfoDict = {
+            "summarizer": self.summarizer,
+            "model": self.model,
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            "fallback": self.fallback,
+            "warnings": list(self.warnings),
+            "summarizer_details": dict(self.summarizer_details),
+            "messages_summarized": self.messages_summarized,
+            "summary_tokens": self.summary_tokens,
+            "updated_earlier_summary": self.updated_earlier_summary,
+            "range": self.range,
+            "kept": self.kept.to_dict(),
+        }
+        if self.pinned_prompt is not None:
+            data["pinned_prompt"] = self.pinned_prompt
+        elif self.carried_request:
+            data["carried_request"] = True
+        if self.rewritten:
+            data["rewritten"] = list(self.rewritten)
+        return data
+
+    def redacted(self) -> SummaryInfo:
+        """This with the secrets in its strings redacted (warnings and fallback reasons may
+        quote a provider's answer), as `compactcli.redact_transcript.redact_value` redacts
+        its JSON."""
+        data: SummaryInfoDict = redact_value(self.to_dict())[0]
+        kept = data["kept"]
+        return SummaryInfo(
+            summarizer=data["summarizer"],
+            model=data["model"],
+            llm_calls=data["llm_calls"],
+            prompt_tokens=data["prompt_tokens"],
+            completion_tokens=data["completion_tokens"],
+            cost=data["cost"],
+            fallback=data["fallback"],
+            warnings=tuple(data["warnings"]),
+            summarizer_details=data["summarizer_details"],
+            messages_summarized=data["messages_summarized"],
+            summary_tokens=data["summary_tokens"],
+            updated_earlier_summary=data["updated_earlier_summary"],
+            range=data["range"],
+            kept=KeptTail(kept["head_messages"], kept["tail_messages"], kept["tail_tokens"]),
+            pinned_prompt=data.get("pinned_prompt"),
+            carried_request=data.get("carried_request", False),
+            rewritten=tuple(data.get("rewritten", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizeResult:
+    """What the summarize stage did (`StageStats.result`)."""
+
+    summary: SummaryInfo | None  # the summary made, used or not (None: none was made)
+    reason: str | None = None  # why the input came back unchanged (None: it changed)
+    boundary: SummaryBoundary | None = None  # our boundary details, when the summary was used
+
+    def to_details(self) -> SummarizeDetails:
+        details: SummarizeDetails = {}
+        if self.reason is not None:
+            details["reason"] = self.reason
+        if self.summary is not None:
+            details["summarize"] = self.summary.to_dict()
+        if self.boundary is not None:
+            details["boundary"] = self.boundary.copy()
+        return details
+
+
 @dataclass(frozen=True, slots=True)
 class SummarizeOptions:
     """What the summarize stage keeps and how big a summary it asks for."""
 
     keep_recent_tokens: int = 20_000
     protect_first: int = 0
-    cut_turn: bool = False  # the current turn may be cut, its prompt quoted (`compactcli.cuts`)
+    cut_turn: bool = False  # the current turn may be cut, its prompt quoted (`stages.cuts`)
     summary_tokens: int | None = None  # None: scaled with what the summary replaces
     focus: str | None = None
     redact: bool = True
@@ -196,7 +381,7 @@ class _Unused:
     """A summary that was made but not used: why, and what it was."""
 
     reason: str
-    info: Mapping[str, Any]
+    info: SummaryInfo
 
 
 def _summarize_at(
@@ -245,18 +430,14 @@ def _summarize_at(
     text = frame(result.text, head_text, request)
     if options.redact:  # the quoted request and head are written too, not only the summary
         text = redact(text)
-    info = stage.info(result, earlier, cut, text)
-    if cut.pinned is not None:
-        info["pinned_prompt"] = stage.where(context[cut.pinned])
-    elif request:
-        info["carried_request"] = True
+    info = stage.info(result, earlier, cut, text, carried=bool(request))
     if options.redact:  # warnings and fallback reasons may quote a provider's answer
-        info = redact_value(info)[0]
+        info = info.redacted()
     draft = Injection(context, cut, text, {}, facts, before, 0)
     measured = transcript.evolve(records=writer.write(transcript, draft))
     rewritten = _rewritten(transcript.records, measured.records)
     if rewritten:
-        info["rewritten"] = rewritten
+        info = dataclasses.replace(info, rewritten=tuple(rewritten))
     after_context = dialect.context(measured)
     after = sum(counter.message_tokens(m) for m in after_context)
     if after >= before:
@@ -264,24 +445,26 @@ def _summarize_at(
             f"the summary would not make the context smaller ({after:,} tokens, {before:,} before)"
         )
         return _Unused(reason, info)
-    details = boundary.details(
-        stage="summarize",
-        trigger=options.trigger,
-        source_sha256=transcript.sha256,
-        method=counter.method,
-        tokens_before=before,
-        tokens_after=after,
-        **info,
-        focus=redact(options.focus) if options.redact and options.focus else options.focus,
-        options={
+    details: SummaryBoundary = {
+        **boundary.details(
+            stage="summarize",
+            trigger=options.trigger,
+            source_sha256=transcript.sha256,
+            method=counter.method,
+            tokens_before=before,
+            tokens_after=after,
+        ),
+        **info.to_dict(),
+        "focus": redact(options.focus) if options.redact and options.focus else options.focus,
+        "options": {
             "keep_recent_tokens": options.keep_recent_tokens,
             "protect_first": options.protect_first,
             "cut_turn": options.cut_turn,
             "summary_tokens": budget,
             "redact": options.redact,
         },
-        facts=_plain(facts.to_dict()),
-    )
+        "facts": _plain(facts.to_dict()),
+    }
     injection = dataclasses.replace(draft, details=details, tokens_after=after)
     result_transcript = transcript.evolve(records=writer.write(transcript, injection))
     problem = _check(transcript, result_transcript, dialect, injection)
@@ -302,49 +485,48 @@ class _Stage:
     before: int
     started: float
 
-    def info(self, result: SummaryResult, earlier: _Earlier, cut: Cut, text: str) -> dict[str, Any]:
+    def info(
+        self, result: SummaryResult, earlier: _Earlier, cut: Cut, text: str, *, carried: bool
+    ) -> SummaryInfo:
+        """What the summary of `cut` is; `carried`: it quotes a request (an earlier summary's,
+        when no prompt of the middle is pinned)."""
         turns = earlier.turns
-        return {
-            "summarizer": result.summarizer,
-            "model": result.model,
-            "llm_calls": result.llm_calls,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "cost": result.cost,
-            "fallback": result.fallback,
-            "warnings": list(result.warnings),
-            "summarizer_details": dict(result.details),
-            "messages_summarized": len(turns),
-            "summary_tokens": self.counter.text_tokens(text),
-            "updated_earlier_summary": earlier.text is not None,
-            "range": {
+        pinned = cut.pinned
+        return SummaryInfo(
+            summarizer=result.summarizer,
+            model=result.model,
+            llm_calls=result.llm_calls,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            cost=result.cost,
+            fallback=result.fallback,
+            warnings=tuple(result.warnings),
+            summarizer_details=dict(result.details),
+            messages_summarized=len(turns),
+            summary_tokens=self.counter.text_tokens(text),
+            updated_earlier_summary=earlier.text is not None,
+            range={
                 "first": self.where(turns[0]) if turns else None,
                 "last": self.where(turns[-1]) if turns else None,
             },
-            "kept": {
-                "head_messages": cut.head,
-                "tail_messages": len(self.context) - cut.start,
-                "tail_tokens": cut.tail_tokens,
-            },
-        }
+            kept=KeptTail(cut.head, len(self.context) - cut.start, cut.tail_tokens),
+            pinned_prompt=self.where(self.context[pinned]) if pinned is not None else None,
+            carried_request=pinned is None and carried,
+        )
 
-    def where(self, message: Message) -> dict[str, Any]:
+    def where(self, message: Message) -> Where:
         return {"id": message.id, "line": self.transcript.line_of(message.index)}
 
-    def unchanged(self, reason: str, info: Mapping[str, Any] | None = None) -> Transcript:
-        details: dict[str, Any] = {"reason": reason}
-        if info is not None:
-            details["summarize"] = dict(info)
-        stats = self._stats(self.transcript, self.before, self.context, details)
+    def unchanged(self, reason: str, info: SummaryInfo | None = None) -> Transcript:
+        result = SummarizeResult(info, reason=reason)
+        stats = self._stats(self.transcript, self.before, self.context, result)
         return self.transcript.evolve(stats=(*self.transcript.stats, stats))
 
     def changed(
-        self, result: Transcript, after: int, info: Mapping[str, Any], details: Mapping[str, Any]
+        self, result: Transcript, after: int, info: SummaryInfo, details: SummaryBoundary
     ) -> Transcript:
         context = self.dialect.context(result)
-        stats = self._stats(
-            result, after, context, {"summarize": dict(info), "boundary": dict(details)}
-        )
+        stats = self._stats(result, after, context, SummarizeResult(info, boundary=details))
         return result.evolve(stats=(*self.transcript.stats, stats))
 
     def _stats(
@@ -352,7 +534,7 @@ class _Stage:
         result: Transcript,
         after: int,
         context: Sequence[Message],
-        details: Mapping[str, Any],
+        summarized: SummarizeResult,
     ) -> StageStats:
         return StageStats(
             stage="summarize",
@@ -365,7 +547,7 @@ class _Stage:
             messages_after=len(context),
             seconds=time.perf_counter() - self.started,
             changed=result.records is not self.transcript.records,
-            details=details,
+            result=summarized,
         )
 
 

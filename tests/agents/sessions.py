@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from compactcli.cuts import is_prompt
 from compactcli.formats import get_dialect
 from compactcli.loading import read_transcript
+from compactcli.stages.cuts import is_prompt
 from compactcli.transcript import Message, Transcript, get_in
 from compactcli.user_text import typed_text
 from tests.agents.messages_api import Item
@@ -74,7 +74,7 @@ class View:
 
     items: list[Item]
     answered: set[str]  # call ids the view answers with a real result
-    last_prompt: str | None  # what the person typed last (`compactcli.cuts.is_prompt`)
+    last_prompt: str | None  # what the person typed last (`compactcli.stages.cuts.is_prompt`)
     summary: str | None  # the text of the summary message the view starts with, if any
 
 
