@@ -1,27 +1,11 @@
 """Many files at once: parallel runs, failures kept to their file, and the results table's data.
 
-`run_batch(paths, work, jobs=..., mode=...)` calls `work(path)` for every path and returns one
-`FileResult` per path in input order, calling `on_result` (in the calling thread) as each one
-arrives. With `jobs > 1` files run in parallel: in worker processes (`mode="process"`, for the
-CPU-bound offline path; `work` must then be picklable, such as a `functools.partial` of a
-module-level function, and is handed to each worker once, then only paths, at most two per
-worker at a time) or in threads (`mode="thread"`, for LLM calls, which wait on the network).
-
-- A file that fails is a `FileResult` with `status="failed"`, its exit code and one-line message;
-  the others go on, unless `fail_fast`: then no new file starts after the first failure, files
-  already running (or handed to a worker) finish, and the rest are reported as `skipped`. When
-  a worker process dies (killed, out of memory), the files its pool held fail with "worker
-  process died", and the others go on in a new pool.
-- Ctrl-C (`KeyboardInterrupt`): no new file starts, files being written finish their atomic
-  write or remove their temporary file, and the interrupt is raised again. Worker processes
-  react to SIGINT only while they run a file; worker threads are never waited for beyond the
-  writes in progress (`WRITES`), so a hung LLM call cannot hold the exit.
-
-`SharedBackend` wraps one summarizer for a whole batch of threads: at most `limit` requests in
-flight at a time.
-
-`totals(results)` is the data of the final table; `FileResult.details` (a `FileDetails`) holds
-what a command's `--json` row adds beyond the fields of `FileResult`. Nothing here prints.
+`run_batch(paths, work, jobs=..., mode=...)` calls `work(path)` for every path, in worker
+processes or threads when `jobs > 1`, and returns one `FileResult` per path in input order: a
+file that fails is a failed result and the others go on (unless `fail_fast`), and on Ctrl-C the
+writes in progress finish (`WRITES`) before the interrupt is raised again. `SharedBackend` shares
+one summarizer among a batch of threads; `totals(results)` is the data of the final table, and
+`FileResult.details` what a `--json` row adds. Nothing here prints.
 """
 
 from __future__ import annotations
@@ -222,7 +206,23 @@ def run_batch(
     on_result: Callable[[FileResult], None] | None = None,
     reraise: bool = False,
 ) -> list[FileResult]:
-    """Run `work` on every path; results in input order (see the module docstring).
+    """Run `work` on every path: one `FileResult` per path, in input order.
+
+    `on_result` is called (in the calling thread) as each result arrives. With `jobs > 1` files
+    run in parallel: in worker processes (`mode="process"`, for the CPU-bound offline path;
+    `work` must then be picklable, such as a `functools.partial` of a module-level function, and
+    is handed to each worker once, then only paths, at most two per worker at a time) or in
+    threads (`mode="thread"`, for LLM calls, which wait on the network).
+
+    - A file that fails is a `FileResult` with `status="failed"`, its exit code and one-line
+      message; the others go on, unless `fail_fast`: then no new file starts after the first
+      failure, files already running (or handed to a worker) finish, and the rest are reported
+      as `skipped`. When a worker process dies (killed, out of memory), the files its pool held
+      fail with "worker process died", and the others go on in a new pool.
+    - Ctrl-C (`KeyboardInterrupt`): no new file starts, files being written finish their atomic
+      write or remove their temporary file, and the interrupt is raised again. Worker processes
+      react to SIGINT only while they run a file; worker threads are never waited for beyond the
+      writes in progress (`WRITES`), so a hung LLM call cannot hold the exit.
 
     `reraise` re-raises an unexpected (non-`CompactError`) exception instead of reporting it
     as a failed file, for debugging and tests.

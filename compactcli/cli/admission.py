@@ -1,13 +1,10 @@
 """Admitting the input of a command that writes a transcript, with or without `--repair`
 (`compactcli.cli.options.Repair`).
 
-`admit_input(transcript, repair)` runs `compactcli.repair.admit`: an input that fails
-`validate` raises `InvalidTranscript` (the error boundary, `compactcli.cli.runner`, prints its
-findings and exits 1; nothing is written), or with `--repair` is repaired, each repair one line
-on standard error (`PATH:LINE: repaired CODE: WHAT WAS DONE`). `refuse_invalid_result` is the
-same check on the way out: a result that would not validate is not written either.
-`admission_lines(result)` are the same lines for one file of a batch (`compact`, `redact`):
-the findings of a refused file, or the repairs made to it.
+`admit_input(transcript, repair)` refuses an input that fails `validate` (nothing is written),
+or with `--repair` repairs it and says what it did; `refuse_invalid_result` refuses a result that
+would not validate in the same way; `admission_lines(result)` are the findings or repairs of one
+file of a batch (`compact`, `redact`), one line each.
 """
 
 from __future__ import annotations
@@ -21,7 +18,13 @@ if TYPE_CHECKING:
 
 
 def admit_input(transcript: Transcript, repair: bool) -> Admitted:
-    """The input a command goes on with (see the module docstring)."""
+    """The input a command goes on with (`compactcli.repair.admit`).
+
+    An input that fails `validate` raises `InvalidTranscript` (the error boundary,
+    `compactcli.cli.runner`, prints its findings and exits 1; nothing is written), or with
+    `repair` is repaired, each repair one line on standard error (`PATH:LINE: repaired CODE:
+    WHAT WAS DONE`).
+    """
     from compactcli import console
     from compactcli.repair import admit
 

@@ -1,7 +1,7 @@
 """`compactcli compact`: prune, summarize when still over the threshold, check; files in batch.
 
 The command resolves the settings (options, then `COMPACTCLI_*` variables, then the policy file,
-`compactcli.policy`), chooses where each result goes, runs `compactcli.compact.compact_file` on
+`compactcli.policy`), chooses where each result goes, runs `compactcli.compact_file.compact_file` on
 every file (`compactcli.batch.run_batch`: in parallel with `--jobs`, failures kept to their
 file) and reports: a progress bar on a terminal, one warning or error line per problem on
 standard error, and a results table (or `--json` lines). Records only ever go to standard

@@ -1,15 +1,9 @@
 """What every transcript-writing command does with its result.
 
-`stage_destination` checks, before anything is read, where the results may go: no output is
-the input or another output (`compactcli.overwrite`), `--in-place` has a file to replace; it
-returns the input's identity for `--in-place`. `finish_stage` writes the result transcript
-(standard output when `-o` is not given or is `-`, `-o FILE` with the input's permission bits,
-or in place with a backup: `compactcli.in_place`), or with `--dry-run` writes nothing and prints
-the diff instead; appends the stats report to `--stats FILE`; writes the boundary details to
-`--boundary FILE` (both atomically, `compactcli.atomic`, with the input's permission bits); and
-shows a short stats table on standard error when that is a terminal. Once the transcript is
-written the run is settled (`compactcli.interrupts.settle`): a Ctrl-C after that no longer
-interrupts it. Records only ever go to standard output.
+`stage_destination` checks, before anything is read, where the results may go; `finish_stage`
+writes the result transcript (or, with `--dry-run`, shows its diff instead), the reports
+`--stats` and `--boundary` ask for, and a short stats table on a terminal's standard error.
+Records only ever go to standard output.
 """
 
 from __future__ import annotations
@@ -63,8 +57,9 @@ def stage_destination(
     boundary: Path | None,
     archive: str | None = None,
 ) -> Identity | None:
-    """Check where a stage command's results go, before its input is read (see the module
-    docstring); the input's `file_identity` under `--in-place`, else None."""
+    """Check where a stage command's results go, before its input is read: no output is the
+    input or another output (`compactcli.overwrite`), and `--in-place` has a file to replace.
+    The input's `file_identity` under `--in-place`, else None."""
     from compactcli import overwrite
     from compactcli.in_place import file_identity
 
@@ -99,7 +94,17 @@ def finish_stage(
     in_place: bool = False,
     seen: Identity | None = None,
 ) -> None:
-    """Write (or, dry, show) the result of a stage command and its reports."""
+    """Write (or, dry, show) the result of a stage command and its reports.
+
+    The result transcript goes to standard output when `output` is None or `-`, to the file
+    `output` with the input's permission bits, or in place with a backup (`in_place`:
+    `compactcli.in_place`); with `dry_run` nothing is written and the diff is printed instead.
+    The stats report is appended to `stats` and the last boundary's details written to
+    `boundary` (both atomically, `compactcli.atomic`, with the input's permission bits), and a
+    short stats table is shown on standard error when that is a terminal. Once the transcript
+    is written the run is settled (`compactcli.interrupts.settle`): a Ctrl-C after that no
+    longer interrupts it.
+    """
     from compactcli import atomic, interrupts
     from compactcli import in_place as replacing
     from compactcli.diff import diff

@@ -1,13 +1,9 @@
 """Drift over the parts of real sessions: each round's retention, and the loss on the first part.
 
-A real session's drift rounds (`compactcli.evaluation.parts`, `Evaluation.parts`) score round k
-on the probes seen so far, and every round also on the probes of the first part (each run's
-`original`). `parts_drift(runs, strategy, budget)` pools them over the fixtures that reached the
-last round (so every round pools the same fixtures): per round, weighted retention on its own
-probes and on the first part's probes, and the mean kept share of tokens; and the loss, the
-first part's weighted retention in round 1 minus in the last round, in percentage points (the
-drift EVAL.md §3.4 asks for, measured on one probe set). `all_parts_drift(runs)` is that for
-every strategy and budget present, in the order they ran.
+`parts_drift(runs, strategy, budget)` pools the drift rounds of real sessions
+(`compactcli.evaluation.parts`, `Evaluation.parts`) into a `PartsDrift`: per round, retention on
+the probes seen so far and on the first part's probes, and the loss between the first round and
+the last; `all_parts_drift(runs)` is that for every strategy and budget present.
 """
 
 from __future__ import annotations
@@ -88,8 +84,16 @@ def _round(value: float | None) -> float | None:
 
 
 def parts_drift(runs: Sequence[RunMetrics], strategy: str, budget: Budget) -> PartsDrift | None:
-    """The drift of `strategy` at `budget` over the parts rounds `runs` (module docstring);
-    None when no fixture reached a second round."""
+    """The drift of `strategy` at `budget` over the parts rounds `runs`; None when no fixture
+    reached a second round.
+
+    A real session's round k is scored on the probes seen so far, and also on the probes of the
+    first part (each run's `original`). The rounds are pooled over the fixtures that reached
+    the last round (so every round pools the same fixtures): per round, weighted retention on
+    its own probes and on the first part's probes, and the mean kept share of tokens. The loss
+    (`PartsDrift.loss`) is the first part's weighted retention in round 1 minus in the last
+    round, in percentage points: the drift EVAL.md §3.4 asks for, measured on one probe set.
+    """
     chosen = [r for r in runs if r.strategy == strategy and r.budget == budget]
     last = max((r.cycle for r in chosen), default=0)
     if last < 2:

@@ -1,18 +1,9 @@
 """The quality gates, and the figures reported next to them.
 
-The gates apply to the default `compact` at 10% of the input's tokens (10x), round 1, pooled
-over every fixture (EVAL.md §3.8): user constraints and pending asks retained 100%, modified
-files >= 95%, error strings and decisions >= 80%, weighted overall retention >= 90%, no
-negative-probe violation (a decoy found, a superseded value presented as current), and every
-output intact (no integrity failure). Reported next to them, never failing a run: budget
-compliance at 10x, weighted retention >= 95% at 4x, must-survive retention at 50x, and drift
-<= 5 points after the last round (generated sessions continued) and after the last part of a
-real session (its parts appended one by one, `compactcli.evaluation.parts`).
-
-`check_gates(runs, parts)` evaluates both; a gate whose runs are missing (the strategy or budget
-was not part of the run) is `skipped`, which does not fail, and a reported target with no runs
-is left out. `drift_points(runs, strategy, budget)` is the drift itself: weighted retention of
-the round-1 probes in round 1 minus in round k, in percentage points, pooled over fixtures.
+`check_gates(runs, parts)` gives a `GateResult` for every gate (EVAL.md §3.8: retention and
+integrity targets for the default `compact` at `GATE_BUDGET`, round 1, pooled over every
+fixture) and for every target reported next to them, which never fails a run; `failed(results)`
+lists the gates that failed. `drift_points(runs, strategy, budget)` is the drift over rounds.
 """
 
 from __future__ import annotations
@@ -42,6 +33,8 @@ class GateDict(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
+    """One gate (`gate`) or reported target, and how the run measured against it."""
+
     name: str
     description: str
     target: str
@@ -79,7 +72,20 @@ def _at(runs: Sequence[RunMetrics], budget: float, cycle: int = 1) -> list[RunMe
 
 def check_gates(runs: Sequence[RunMetrics], parts: Sequence[RunMetrics] = ()) -> list[GateResult]:
     """The gates and the reported targets, over `runs` and the real sessions' drift rounds
-    `parts` (see the module docstring)."""
+    `parts`.
+
+    The gates apply to the default `compact` (`GATED`) at 10% of the input's tokens (10x),
+    round 1, pooled over every fixture: user constraints and pending asks retained 100%,
+    modified files >= 95%, error strings and decisions >= 80%, weighted overall retention
+    >= 90%, no negative-probe violation (a decoy found, a superseded value presented as
+    current), and every output intact (no integrity failure). Reported next to them, never
+    failing a run: budget compliance at 10x, weighted retention >= 95% at 4x, must-survive
+    retention at 50x, and drift <= 5 points after the last round (generated sessions
+    continued, `drift_points`) and after the last part of a real session (its parts appended
+    one by one, `compactcli.evaluation.drift.parts_drift`). A gate whose runs are missing (the
+    strategy or budget was not part of the run) is `skipped`, which does not fail, and a
+    reported target with no runs is left out.
+    """
     results: list[GateResult] = []
     gated = _at(runs, GATE_BUDGET)
     pooled = pool(gated) if gated else None

@@ -1,28 +1,10 @@
 """The evaluation's metrics (EVAL.md §3.4), per run and pooled over fixtures.
 
 A run is one strategy on one fixture at one budget in one round. `run_metrics` turns its probe
-scores and token counts into `RunMetrics`:
-
-- retention per category (passed / total, positive probes) and weighted overall (the probes'
-  weights), in the whole output and in the summary alone, and retention per carrier (the
-  probes' `origin.carrier`: where in the session the fact was), in both scopes too;
-- must-survive violations (must-survive probes that did not pass), negative-probe violations
-  (decoys found, superseded values presented as current);
-- the share of passing `key_terms` probes found only at that level (paraphrase drift);
-- the position curve: retention by the depth the fact was planted at, in five buckets;
-- compression: tokens out over tokens in (exact o200k, and the heuristic), budget compliance
-  (`tokens_out <= budget`, exact; None for a run with no token budget), negative compression
-  (`tokens_out > tokens_in`);
-- the summary's size and the share of it spent on read-only commands that succeeded
-  (`compactcli.evaluation.commands`), both in exact tokens;
-- integrity failures (`compactcli.evaluation.integrity`).
-
-`pool(runs)` adds runs up (sums of passed and total and of summary tokens; mean ratio; counts
-of compliant and intact runs). Over a budget sweep: `auc` (area under weighted retention
-against the kept share of tokens, on a log scale from 1% to 100%, normalised to 0-1, retention 0
-beyond the most compressed point reached) and `max_compression` (the highest tokens-in /
-tokens-out at which weighted retention is still at least 90%). Over rounds: `drift` (weighted
-retention of the original probes in round 1 minus round k, in percentage points).
+scores and token counts into `RunMetrics` (retention, violations, compression, the summary's
+size, integrity), `pool(runs)` adds runs up into `Pooled`, and over a budget sweep `auc` and
+`max_compression` weigh retention against compression. `RunDict` and `PooledDict` are the figures
+as `eval --json` writes them.
 """
 
 from __future__ import annotations
@@ -118,6 +100,23 @@ class RunDict(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class RunMetrics:
+    """The metrics of one run (`run_metrics`).
+
+    - retention per category (passed / total, positive probes) and weighted overall (the
+      probes' weights), in the whole output and in the summary alone, and retention per carrier
+      (the probes' `origin.carrier`: where in the session the fact was), in both scopes too;
+    - must-survive violations (must-survive probes that did not pass), negative-probe violations
+      (decoys found, superseded values presented as current);
+    - the share of passing `key_terms` probes found only at that level (paraphrase drift);
+    - the position curve: retention by the depth the fact was planted at, in `BUCKETS` buckets;
+    - compression: tokens out over tokens in (exact o200k, and the heuristic), budget compliance
+      (`tokens_out <= budget`, exact; None for a run with no token budget), negative compression
+      (`tokens_out > tokens_in`);
+    - the summary's size and the share of it spent on read-only commands that succeeded
+      (`compactcli.evaluation.commands`), both in exact tokens;
+    - integrity failures (`compactcli.evaluation.integrity`).
+    """
+
     fixture: str
     format: str
     strategy: str
@@ -441,6 +440,8 @@ def _sum(tallies: Iterable[Mapping[str, Tally]], *, carriers: bool = False) -> d
 
 
 def pool(runs: Sequence[RunMetrics]) -> Pooled:
+    """`runs` added up: sums of passed and total and of summary tokens, the mean ratio, and
+    counts of compliant, negatively compressed and intact runs."""
     summaries = [r for r in runs if r.summary_retention is not None]
     weighted = Tally()
     for run in runs:
@@ -488,7 +489,8 @@ def pool(runs: Sequence[RunMetrics]) -> Pooled:
 
 
 def auc(points: Sequence[tuple[float, float]], baseline: float = 1.0) -> float:
-    """Area under weighted retention against the kept share (see the module docstring).
+    """Area under weighted retention against the kept share of tokens, on a log scale from
+    `AUC_LOW` (1%) to 100%, normalised to 0-1; retention is 0 beyond the most compressed point.
 
     `points` are (kept share, weighted retention) of the sweep; the uncompacted input is the
     point (1, `baseline`)."""
@@ -502,6 +504,6 @@ def auc(points: Sequence[tuple[float, float]], baseline: float = 1.0) -> float:
 
 def max_compression(points: Sequence[tuple[float, float]]) -> float | None:
     """The highest tokens-in / tokens-out among `points` (kept share, weighted retention)
-    whose retention is at least `RETENTION_FLOOR`; None when none is."""
+    whose retention is at least `RETENTION_FLOOR` (90%); None when none is."""
     found = [1 / r for r, w in points if w >= RETENTION_FLOOR and r > 0]
     return round(max(found), 2) if found else None

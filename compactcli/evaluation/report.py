@@ -1,17 +1,8 @@
 """The evaluation's report: the results table as plain text, and the same as JSON.
 
-`render(evaluation, gates)` is the text `compactcli eval` prints: retention and compression
-for every strategy at every budget (round 1, pooled over fixtures; the whole context the agent
-loads next, with the summary alone beside it); the summary alone per category, with the share
-of its tokens spent on read-only commands that succeeded; retention per carrier (where in the
-session each fact was) for the main strategy (the gated `compact` when it ran) at every budget;
-the sweep summary per strategy (AUC, highest compression at >= 90% weighted retention,
-paraphrase share, drift of generated sessions); the drift over the parts of real sessions (each
-round's own retention, the first part's retention, the loss); the position curve of the gated
-strategy, the gates, every probe the gated strategy lost at the gate budget, and notes on
-rounds that could not run. `to_json(evaluation, gates)` is `--json` (a `ReportDict`): the same
-figures, per run and pooled. Plain text (no colour, fixed columns), so the README can show it as
-printed.
+`render(evaluation, gates)` is the text `compactcli eval` prints, plain (no colour, fixed
+columns) so the README can show it as printed; `to_json(evaluation, gates)` is `--json`, a
+`ReportDict` holding the same figures, per run and pooled.
 """
 
 from __future__ import annotations
@@ -190,7 +181,18 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) 
 
 
 def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
-    """The report as printed (see the module docstring)."""
+    """The report as `compactcli eval` prints it.
+
+    Retention and compression for every strategy at every budget (round 1, pooled over
+    fixtures; the whole context the agent loads next, with the summary alone beside it); the
+    summary alone per category, with the share of its tokens spent on read-only commands that
+    succeeded; retention per carrier (where in the session each fact was) for the main strategy
+    (`main_strategy`) at every budget; the sweep summary per strategy (AUC, highest compression
+    at >= 90% weighted retention, paraphrase share, drift of generated sessions); the drift over
+    the parts of real sessions (each round's own retention, the first part's retention, the
+    loss); the position curve of the gated strategy, the gates, every probe the gated strategy
+    lost at the gate budget, and notes on rounds that could not run.
+    """
     settings = evaluation.settings
     lines = [
         f"compactcli eval: {_count(len(evaluation.fixtures), 'fixture')}, "

@@ -1,46 +1,12 @@
 """The compact pipeline: prune, summarize when still over the threshold, check.
 
-`compact(transcript, options, summarizer=..., counter=...)` returns the compacted transcript; a
-round of it folds these steps (`_STEPS`) over the input:
-
-1. **prune** (`compactcli.stages.prune`) clears old tool output;
-2. **summarize** (`compactcli.stages.summarize`) runs when the pruned context is at or over the
-   threshold or over `max_tokens` (the same test as `compactcli estimate`), or always with
-   `force`. When the result is still over and `fit` is set, the summary is made again from the
-   pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the excess, at
-   most `FIT_ATTEMPTS` times), and, when no tail is small enough because the current turn is
-   larger than the budget, once more with `cut_turn` (the turn is cut and its prompt quoted
-   verbatim in the summary; the check records `cut_turn`). When a tail found so leaves the
-   result well under a `max_tokens` budget (the tail shrinks in steps, and a step can drop a
-   message of thousands of tokens), the tail is grown back into that room as far as the result
-   stays within it (`_refill`), so the budget holds as much of the session as it can. A session
-   whose context is that one turn (nothing before its prompt to summarize) has it cut so by the
-   summarize stage itself, with `force` and over the threshold alike, unless that does not make
-   the context smaller (`compactcli.stages.summarize`);
-3. **check**: the result must validate (no error the input did not have) and be smaller than the
-   input; otherwise the input comes back unchanged and the check says why. Whether the result is
-   under the threshold and the budget, and by how much it is over, is recorded.
-
-When the result is still over its limits after a round (with `fit`), it is compacted again as
-read back, as a second run would, until a round changes nothing (at most `FIT_ROUNDS` rounds;
-the check records `rounds`): a second `compact` then finds nothing to do. Not with a summary a
-model wrote (each round would ask it again).
-
-Between the stages the pruned transcript is *settled*: its records renumbered, re-serialised
-and hashed as if it had been written and read back (`settle`). That is what a pipe does between
-`compactcli prune` and `compactcli summarize`, so `compact` gives the same bytes as
-`compactcli prune OPTIONS | compactcli summarize OPTIONS` whenever the summary runs with the same
-kept tail: with `force`, or when the input is over its threshold and the first summary fits.
-When `fit` lowered the tail, the stats give the value used (`keep_recent_tokens`), and the pipe
-with `--keep-recent-tokens` set to it gives the same bytes again.
-
-Token figures for the threshold decision and the check come from `compactcli.estimate` with the
-counter's method (heuristic or exact), so they match `compactcli estimate --method heuristic`.
-
-The result carries the stages' `StageStats` and one more, stage `compact`, whose result is the
-check (`CompactCheck`, written as `details["compact"]`); `compact_check(result)` returns it. The
-steps read what a stage did from its typed result (`StageStats.result`), never from the JSON
-written.
+`compact(transcript, options, summarizer=..., counter=...)` folds the prune and summarize stages
+(`compactcli.stages.prune`, `compactcli.stages.summarize`) and a check over the input, and
+returns a result that validates and is smaller, or the input unchanged with the reason. It
+decides on the token figures `compactcli estimate` gives with the counter's method, and writes
+the same bytes as `compactcli prune | compactcli summarize` with the same options whenever the
+summary keeps the same tail. The result carries the stages' `StageStats` and one of its own
+(stage `compact`), whose result is the check, a `CompactCheck` (`compact_check`).
 """
 
 from __future__ import annotations
@@ -310,7 +276,47 @@ def compact(
     summarizer: Summarizer,
     counter: TokenCounter,
 ) -> Transcript:
-    """Prune, summarize when needed, check; see the module docstring."""
+    """Prune, summarize when still over the threshold, check: the compacted transcript.
+
+    A round folds these steps (`_STEPS`) over the input:
+
+    1. **prune** (`compactcli.stages.prune`) clears old tool output;
+    2. **summarize** (`compactcli.stages.summarize`) runs when the pruned context is at or over
+       the threshold or over `max_tokens` (the same test as `compactcli estimate`), or always
+       with `force`. When the result is still over and `fit` is set, the summary is made again
+       from the pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the
+       excess, at most `FIT_ATTEMPTS` times), and, when no tail is small enough because the
+       current turn is larger than the budget, once more with `cut_turn` (the turn is cut and
+       its prompt quoted verbatim in the summary; the check records `cut_turn`). When a tail
+       found so leaves the result well under a `max_tokens` budget (the tail shrinks in steps,
+       and a step can drop a message of thousands of tokens), the tail is grown back into that
+       room as far as the result stays within it (`_refill`), so the budget holds as much of the
+       session as it can. A session whose context is that one turn (nothing before its prompt to
+       summarize) has it cut so by the summarize stage itself, with `force` and over the
+       threshold alike, unless that does not make the context smaller;
+    3. **check**: the result must validate (no error the input did not have) and be smaller
+       than the input; otherwise the input comes back unchanged and the check says why. Whether
+       the result is under the threshold and the budget, and by how much it is over, is
+       recorded.
+
+    When the result is still over its limits after a round (with `fit`), it is compacted again
+    as read back, as a second run would, until a round changes nothing (at most `FIT_ROUNDS`
+    rounds; the check records `rounds`): a second `compact` then finds nothing to do. Not with a
+    summary a model wrote (each round would ask it again).
+
+    Between the stages the pruned transcript is settled (`settle`), as a pipe between
+    `compactcli prune` and `compactcli summarize` leaves it, so `compact` gives the same bytes as
+    `compactcli prune OPTIONS | compactcli summarize OPTIONS` whenever the summary runs with the
+    same kept tail: with `force`, or when the input is over its threshold and the first summary
+    fits. When `fit` lowered the tail, the stats give the value used (`keep_recent_tokens`), and
+    the pipe with `--keep-recent-tokens` set to it gives the same bytes again.
+
+    Token figures for the threshold decision and the check come from `compactcli.estimate` with
+    the counter's method (heuristic or exact), so they match `compactcli estimate --method
+    heuristic`. The result carries the stages' `StageStats` and one more, stage `compact`, whose
+    result is the check (`CompactCheck`, written as `details["compact"]`); the steps read what a
+    stage did from its typed result (`StageStats.result`), never from the JSON written.
+    """
     started = time.perf_counter()
     result = _compact_once(transcript, options, summarizer, counter)
     check = compact_check(result)

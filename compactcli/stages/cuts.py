@@ -3,33 +3,8 @@
 `find_cut(context, tokens, ...)` looks at the context view (the messages the model would see,
 with their token counts) and returns a `Cut` (`context[:head]` kept first, `context[head:start]`
 summarized, `context[start:]` kept after the summary) or a `NoCut` that says why nothing is worth
-summarizing. The rules:
-
-- The head is the format's standing context (`initial` leading messages: system and developer
-  prompts, injected instructions) plus the first `protect_first` messages, widened to the end of
-  the atomic unit it ends in. An earlier summary ends the head: messages it already replaced are
-  not there to protect.
-- The tail is the newest `keep_recent_tokens` of the conversation, and at least three messages,
-  whatever they cost. It holds the last user prompt (`is_prompt`: text the person typed, not text
-  the agent injected; unless the protected head holds it) while the tail from that prompt stays
-  under the soft ceiling; when the current turn alone is larger (one prompt followed by a long run
-  of work), the cut may fall inside it (`pin`) and the prompt is `pinned`: summarized with the
-  middle, and quoted verbatim in the summary by the stage. When nothing before that prompt can be
-  summarized, the `NoCut` says so (`turn_only`). When the budget falls inside an atomic unit, the
-  tail takes that unit whole if it then stays under 1.5 times the budget (a soft ceiling), and
-  leaves it out otherwise.
-- A cut only falls where an atomic unit starts (`compactcli.formats.base.atomic_units`: never inside
-  one streamed response, never between a call and its result), on a user or assistant message
-  that holds no tool result and is not a summary. It never falls before an earlier summary:
-  an earlier summary in the middle is updated (the stage passes it to the summarizer), never kept
-  in the tail.
-- `alternating` formats (Anthropic Messages: roles must alternate, and the summary is a user
-  message) want the head to end on an assistant message and prefer a tail that starts on one;
-  a tail starting on a user message is taken only when no other cut exists (the injection then
-  merges the summary into that message).
-- `accept(start)`, when given, vetoes cuts the format cannot write (a Claude Code tail that is
-  not one run of the chain); `refusal` says why when it vetoes them all.
-
+summarizing. A cut keeps the format's standing context, the newest `keep_recent_tokens` and the
+last user prompt (or says it must quote that prompt), and never falls inside an atomic unit.
 Everything here is a pure function of the messages and their counts.
 """
 
@@ -108,9 +83,33 @@ def find_cut(
     refusal: str = "the format cannot keep a tail that starts at any place that fits",
     pin: bool = True,
 ) -> Cut | NoCut:
-    """The cut of `context` (whose messages cost `tokens`) under the rules above.
+    """The cut of `context` (whose messages cost `tokens`), or why there is none.
 
-    `pin=False` never cuts the current turn: the last user prompt stays in the tail.
+    - The head is the format's standing context (`initial` leading messages: system and
+      developer prompts, injected instructions) plus the first `protect_first` messages, widened
+      to the end of the atomic unit it ends in. An earlier summary ends the head: messages it
+      already replaced are not there to protect.
+    - The tail is the newest `keep_recent_tokens` of the conversation, and at least
+      `MIN_TAIL_MESSAGES` messages, whatever they cost. It holds the last user prompt
+      (`is_prompt`; unless the protected head holds it) while the tail from that prompt stays
+      under the soft ceiling; when the current turn alone is larger (one prompt followed by a
+      long run of work), the cut may fall inside it (`pin`) and the prompt is `pinned`:
+      summarized with the middle, and quoted verbatim in the summary by the stage. When nothing
+      before that prompt can be summarized, the `NoCut` says so (`turn_only`). When the budget
+      falls inside an atomic unit, the tail takes that unit whole if it then stays under
+      `SOFT_CEILING` times the budget, and leaves it out otherwise. `pin=False` never cuts the
+      current turn: the last user prompt stays in the tail.
+    - A cut only falls where an atomic unit starts (`compactcli.formats.base.atomic_units`:
+      never inside one streamed response, never between a call and its result), on a user or
+      assistant message that holds no tool result and is not a summary (`can_start`). It never
+      falls before an earlier summary: an earlier summary in the middle is updated (the stage
+      passes it to the summarizer), never kept in the tail.
+    - `alternating` formats (Anthropic Messages: roles must alternate, and the summary is a user
+      message) want the head to end on an assistant message and prefer a tail that starts on
+      one; a tail starting on a user message is taken only when no other cut exists (the
+      injection then merges the summary into that message).
+    - `accept(start)`, when given, vetoes cuts the format cannot write (a Claude Code tail that
+      is not one run of the chain); `refusal` says why when it vetoes them all.
     """
     count = len(context)
     if count == 0:

@@ -1,29 +1,12 @@
 """The prune stage: clear the content of old tool results, cheaply and without an LLM.
 
-`prune(transcript, options, counter=...)` returns a new transcript in which, on the context
-view, tool results outside the protected tail (the newest `keep_recent_tokens` of tool output,
-or the newest `keep_recent` results), longer than `min_chars`, from compactable tools, have their
-content replaced by a one-line digest placeholder: tool, main argument, size, and the sha256 of
-what was cleared; for a result that failed (an error result, a non-zero exit code, a traceback:
-`compactcli.outcomes.outcome`), the placeholder also keeps its distinctive error line
-(`; failed: <line>`, at most `ERROR_CHARS`), and for one that did not fail but printed an error
-(a build piped through `head`, a wrapper that says "Script completed") that line too (`; printed
-an error: <line>`), so the model and a later summary still see what went wrong (secrets in a
-placeholder are redacted: `compactcli.redact`). The output of
-a shell command the user ran, where the format sends it to the model (pi's `!cmd`,
-`Dialect.user_shell`), counts as a result of the tool `bash`: its output is
-cleared by the same rules, its command and exit code stay; the latest user message is never
-cleared (it is what the user is asking now). A placeholder must be smaller than what it
-replaces, in characters and tokens, or the result stays whole. Older copies of an identical
-output are cleared too (the newest stays whole), and old images become a marker. With `archive`,
-every cleared content is written there under its hash, so nothing is lost.
-
-Guarantees: a call keeps its result record and id; thinking blocks and records outside the
-context view are never touched; results already cleared are left alone, so a second run changes
-nothing; when nothing qualifies the transcript comes back unchanged (byte for byte, no boundary
-record). The stage appends one `StageStats` (its result a `PruneResult`: the boundary details,
-`PruneBoundary`, when it changed anything) and, when it changed anything, the format's boundary
-record.
+`prune(transcript, options, counter=...)` returns a new transcript in which old, long results of
+compactable tools, outside a protected recent tail, have their content replaced by a one-line
+digest placeholder, older copies of an identical output are cleared, and old images become a
+marker. A call keeps its result record and id, nothing outside the context view is touched, a
+second run changes nothing, and with `archive` every cleared content is kept under its hash. The
+stage appends one `StageStats` (its result a `PruneResult`) and, when it changed anything, the
+format's boundary record.
 """
 
 from __future__ import annotations
@@ -179,7 +162,32 @@ class _Edits:
 def prune(
     transcript: Transcript, options: PruneOptions = PruneOptions(), *, counter: TokenCounter
 ) -> Transcript:
-    """Clear old tool output in `transcript`; see the module docstring for the rules."""
+    """Clear old tool output in `transcript` and append one `StageStats` (stage "prune").
+
+    On the context view, tool results outside the protected tail (the newest
+    `keep_recent_tokens` of tool output, or the newest `keep_recent` results), longer than
+    `min_chars`, from compactable tools, have their content replaced by a one-line digest
+    placeholder: tool, main argument, size, and the sha256 of what was cleared. For a result
+    that failed (an error result, a non-zero exit code, a traceback: `compactcli.outcomes.outcome`)
+    the placeholder also keeps its distinctive error line (`; failed: <line>`, at most
+    `ERROR_CHARS`), and for one that did not fail but printed an error (a build piped through
+    `head`, a wrapper that says "Script completed") that line too (`; printed an error: <line>`),
+    so the model and a later summary still see what went wrong; secrets in a placeholder are
+    redacted (`compactcli.redact`). The output of a shell command the user ran, where the format
+    sends it to the model (pi's `!cmd`, `Dialect.user_shell`), counts as a result of the tool
+    `bash`: its output is cleared by the same rules, its command and exit code stay; the latest
+    user message is never cleared (it is what the user is asking now). A placeholder must be
+    smaller than what it replaces, in characters and tokens, or the result stays whole. Older
+    copies of an identical output are cleared too (the newest stays whole), and old images
+    become a marker. With `archive`, every cleared content is written there under its hash, so
+    nothing is lost.
+
+    A call keeps its result record and id; thinking blocks and records outside the context view
+    are never touched; results already cleared are left alone, so a second run changes nothing;
+    when nothing qualifies the transcript comes back unchanged (byte for byte, no boundary
+    record). The `StageStats` result is a `PruneResult`, with the boundary details
+    (`PruneBoundary`) when anything changed; then the format's boundary record is appended too.
+    """
     started = time.perf_counter()
     dialect = get_dialect(transcript.format)
     context = dialect.context(transcript)

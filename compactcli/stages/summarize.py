@@ -1,50 +1,12 @@
 """The summarize stage: replace the old middle of a conversation with one structured summary.
 
-`summarize(transcript, options, summarizer=..., counter=...)` cuts the context view into a kept
-head, a middle and a kept tail (`compactcli.stages.cuts`), has the summarizer write a summary of the
-middle, and writes it in the format's native form (`compactcli.injection`). An earlier summary
-in the middle (ours, or the agent's own: Claude Code `isCompactSummary`, Codex `compacted`, pi
-`compaction`) is not summarized again: its body goes to the summarizer as `previous`, the facts
-we recorded with it (or pi's own file lists) as `previous_facts`, and the new summary replaces
-it; file lists carry over.
-
-Guarantees:
-
-- The kept tail is the input's: every record of it is written back byte for byte, and the
-  context view of the result ends with it. Two exceptions, both forced by a format: an
-  Anthropic list whose tail must open on a user message gets the summary merged into that
-  message (`compactcli.formats.plain.writer`), and a Claude Code tail that is not one run of the
-  chain on disk has a few `parentUuid`s relinked, tool results moved right after their calls
-  inside their unit (`compactcli.formats.claude_code.writer`).
-- Tool calls stay paired; the result validates. Before returning, the stage checks the result:
-  it must validate (no error the input did not have), end with the kept tail, and be smaller on
-  the context view. A result that fails a check is not returned: the input comes back
-  unchanged, with the reason in the stats.
-- The last user prompt is kept, in the tail or in the head. When its turn alone is larger than
-  the kept tail may grow (`compactcli.stages.cuts`), it is pinned instead, with `cut_turn` or when
-  nothing before it could be summarized (the `NoCut` is `turn_only`: a session of one prompt
-  and the work on it, also after the agent's own compaction, but not after a summary of ours,
-  whose run kept the prompt with its turn, so that a second run changes nothing): summarized
-  with the middle and quoted verbatim at the end of the summary, under `REQUEST_HEADING`, its
-  place given in `details["summarize"]["pinned_prompt"]`, and the summary's preamble names it as
-  the current task (`compactcli.injection.TASK_PREAMBLE`). When that summary would not make the
-  context smaller, the cut that keeps the prompt is used, or, when there is none, the input
-  comes back unchanged with both reasons. A request an earlier summary of ours quoted stays
-  quoted, with that preamble, in the summary that replaces it while no prompt follows it
-  (`details["summarize"]["carried_request"]`).
-- Nothing worth summarizing (the context fits in what must be kept, or only an earlier summary
-  is left to replace) gives the input back unchanged, byte for byte, with the reason.
-- With `redact` (the default), what the stage writes besides the kept records has its secrets
-  replaced (`compactcli.redact`): the summary, with its quoted request and head, and the
-  boundary and stats details (facts carried from an earlier boundary, warnings).
-- The stage appends one `StageStats` (stage "summarize"): tokens before and after on the
-  context view, and its result, a `SummarizeResult`: the summary made (`SummaryInfo`, written
-  under `details["summarize"]`: the messages summarized, the summary's tokens, the summarizer,
-  model, LLM calls, their tokens and cost, any fallback, the range summarized, the kept head and
-  tail, and, when the format made us rewrite kept records, their input lines, `rewritten`), why
-  the input came back unchanged (`details["reason"]`), and our boundary details
-  (`SummaryBoundary`, under `details["boundary"]`: `compactcli.boundary.details` with the
-  summary's facts), which the format's boundary record carries under `compactcli`.
+`summarize` keeps the conversation's head and its newest tail (`compactcli.stages.cuts`), has the
+summarizer write a summary of the middle between them, updating any earlier summary found there
+rather than summarizing it again, and writes it in the format's native form
+(`compactcli.injection`). The result keeps the tail as read and the last user prompt, keeps tool
+calls paired, validates, and is smaller on the context view; when it would not be, the input
+comes back unchanged with the reason. What the stage did is recorded as typed records: its
+`StageStats.result` is a `SummarizeResult`, holding a `SummaryInfo` and the `SummaryBoundary`.
 """
 
 from __future__ import annotations
@@ -174,7 +136,7 @@ class KeptTail:
 
 @dataclass(frozen=True, slots=True)
 class SummaryInfo:
-    """One summary the stage made, used or not, and how."""
+    """One summary the stage made, used or not, and how (written as `details["summarize"]`)."""
 
     summarizer: str
     model: str | None
@@ -309,7 +271,49 @@ def summarize(
     summarizer: Summarizer,
     counter: TokenCounter,
 ) -> Transcript:
-    """Summarize the old middle of `transcript`; see the module docstring for the rules."""
+    """Summarize the old middle of `transcript` and append one `StageStats` (stage "summarize").
+
+    The context view is cut into a kept head, a middle and a kept tail
+    (`compactcli.stages.cuts.find_cut`); the summarizer writes a summary of the middle, written in
+    the format's native form. An earlier summary in the middle (ours, or the agent's own: Claude
+    Code `isCompactSummary`, Codex `compacted`, pi `compaction`) is not summarized again: its
+    body goes to the summarizer as `previous`, the facts we recorded with it (or pi's own file
+    lists) as `previous_facts`, and the new summary replaces it; file lists carry over.
+
+    - The kept tail is the input's: every record of it is written back byte for byte, and the
+      context view of the result ends with it. Two exceptions, both forced by a format: an
+      Anthropic list whose tail must open on a user message gets the summary merged into that
+      message (`compactcli.formats.plain.writer`), and a Claude Code tail that is not one run of
+      the chain on disk has a few `parentUuid`s relinked, tool results moved right after their
+      calls inside their unit (`compactcli.formats.claude_code.writer`).
+    - Tool calls stay paired; the result validates. Before returning, the result is checked
+      (`_check`): it must validate (no error the input did not have), end with the kept tail,
+      and be smaller on the context view. A result that fails a check is not returned: the
+      input comes back unchanged, with the reason in the stats.
+    - The last user prompt is kept, in the tail or in the head. When its turn alone is larger
+      than the kept tail may grow (`find_cut`), it is pinned instead, with `cut_turn` or when
+      nothing before it could be summarized (the `NoCut` is `turn_only`: a session of one prompt
+      and the work on it, also after the agent's own compaction, but not after a summary of
+      ours, whose run kept the prompt with its turn, so that a second run changes nothing:
+      `_kept_turn`): summarized with the middle and quoted verbatim at the end of the summary,
+      under `REQUEST_HEADING`, its place given in `details["summarize"]["pinned_prompt"]`, and
+      the summary's preamble names it as the current task (`compactcli.injection.TASK_PREAMBLE`).
+      When that summary would not make the context smaller, the cut that keeps the prompt is
+      used, or, when there is none, the input comes back unchanged with both reasons. A request
+      an earlier summary of ours quoted stays quoted, with that preamble, in the summary that
+      replaces it while no prompt follows it (`details["summarize"]["carried_request"]`).
+    - Nothing worth summarizing (the context fits in what must be kept, or only an earlier
+      summary is left to replace) gives the input back unchanged, byte for byte, with the reason.
+    - With `redact` (the default), what the stage writes besides the kept records has its
+      secrets replaced (`compactcli.redact`): the summary, with its quoted request and head, and
+      the boundary and stats details (facts carried from an earlier boundary, warnings).
+
+    The `StageStats` holds tokens before and after on the context view, and its result, a
+    `SummarizeResult`: the summary made (`SummaryInfo`, written under `details["summarize"]`),
+    why the input came back unchanged (`details["reason"]`), and our boundary details
+    (`SummaryBoundary`, under `details["boundary"]`: `compactcli.boundary.details` with the
+    summary's facts), which the format's boundary record carries under `compactcli`.
+    """
     started = time.perf_counter()
     dialect = get_dialect(transcript.format)
     writer = get_writer(transcript.format)
