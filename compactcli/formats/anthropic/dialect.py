@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from compactcli.errors import InputError
-from compactcli.formats.base import Dialect, Finding, remembered, summary_compactions
-from compactcli.formats.plain.dialect import parse_records, plain_scores
+from compactcli.formats.base import Finding, remembered
+from compactcli.formats.plain.dialect import PlainDialect, parse_records
 from compactcli.formats.values import json_text, kind_of, looks_json, number
-from compactcli.transcript import Block, Compaction, JsonPath, Message, Transcript, Usage
+from compactcli.transcript import Block, JsonPath, Message, Transcript, Usage
 
 _Fail = Callable[[str], InputError]
 _Line = Callable[[Message], int]
@@ -25,7 +25,7 @@ _Line = Callable[[Message], int]
 SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
 
 
-class AnthropicDialect(Dialect):
+class AnthropicDialect(PlainDialect):
     """The `anthropic` dialect.
 
     Writing uses the contract's defaults: a cleared `tool_result`'s `content` becomes a string,
@@ -36,21 +36,7 @@ class AnthropicDialect(Dialect):
     name = "anthropic"
     summary = "Anthropic Messages API messages, one per line"
 
-    @classmethod
-    def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
-        return plain_scores(objects)[1]
-
-    @remembered
-    def messages(self, transcript: Transcript) -> list[Message]:
-        return parse_records(transcript, _parse, strict=True)[0]
-
-    @remembered
-    def context(self, transcript: Transcript) -> list[Message]:
-        return self.messages(transcript)
-
-    @remembered
-    def compactions(self, transcript: Transcript) -> list[Compaction]:
-        return summary_compactions(self.messages(transcript))
+    side = 1
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
@@ -378,3 +364,6 @@ def _flatten(content: Any, path: JsonPath, fail: _Fail) -> tuple[str, int]:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+AnthropicDialect.parse = staticmethod(_parse)

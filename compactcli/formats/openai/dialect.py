@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from compactcli.errors import InputError
-from compactcli.formats.base import Dialect, Finding, remembered, summary_compactions
-from compactcli.formats.plain.dialect import parse_records, plain_scores
+from compactcli.formats.base import Finding, remembered
+from compactcli.formats.plain.dialect import PlainDialect, parse_records
 from compactcli.formats.values import json_text, kind_of, looks_json, number, parse_json
-from compactcli.transcript import Block, Compaction, JsonPath, Message, Role, Transcript, Usage
+from compactcli.transcript import Block, JsonPath, Message, Role, Transcript, Usage
 
 ROLES: dict[str, Role] = {
     "system": "system",
@@ -32,7 +32,7 @@ _Fail = Callable[[str], InputError]
 _Line = Callable[[Message], int]
 
 
-class OpenAIDialect(Dialect):
+class OpenAIDialect(PlainDialect):
     """The `openai` dialect.
 
     Roles `system`, `developer`, `user`, `assistant` and `tool` map onto the same roles, and
@@ -45,21 +45,7 @@ class OpenAIDialect(Dialect):
     name = "openai"
     summary = "OpenAI chat messages, one per line (also hermes-agent and Kimi CLI)"
 
-    @classmethod
-    def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
-        return plain_scores(objects)[0]
-
-    @remembered
-    def messages(self, transcript: Transcript) -> list[Message]:
-        return parse_records(transcript, _parse, strict=True)[0]
-
-    @remembered
-    def context(self, transcript: Transcript) -> list[Message]:
-        return self.messages(transcript)
-
-    @remembered
-    def compactions(self, transcript: Transcript) -> list[Compaction]:
-        return summary_compactions(self.messages(transcript))
+    side = 0
 
     @remembered
     def usage(self, transcript: Transcript) -> list[Usage]:
@@ -449,3 +435,6 @@ def _text(value: Any) -> str:
 
 def _name(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+OpenAIDialect.parse = staticmethod(_parse)

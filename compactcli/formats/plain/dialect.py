@@ -9,11 +9,11 @@ takes a look at every record (FORMATS.md §3): `plain_scores` does that once for
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from compactcli.errors import InputError
-from compactcli.formats.base import Finding
-from compactcli.transcript import Message, Transcript
+from compactcli.formats.base import Dialect, Finding, remembered, summary_compactions
+from compactcli.transcript import Compaction, Message, Transcript
 
 OPENAI_ONLY_ROLES = frozenset({"system", "developer", "tool", "function", "session_meta"})
 OPENAI_ONLY_KEYS = ("tool_calls", "tool_call_id", "tool_call_ids", "function_call")
@@ -112,3 +112,29 @@ def parse_records(
                 raise
             findings.append(Finding(record.lineno, "bad-shape", error.message))
     return messages, findings
+
+
+class PlainDialect(Dialect):
+    """The views the two plain message lists share: every record read into its messages by the
+    format's `parse` (a malformed record raises), the context is every message, and a message
+    carrying our top-level `compactcli` key is a summary. `side` is the format's place in
+    `plain_scores` (0: OpenAI, 1: Anthropic)."""
+
+    side: ClassVar[int]
+    parse: ClassVar[MessageParser]
+
+    @classmethod
+    def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
+        return plain_scores(objects)[cls.side]
+
+    @remembered
+    def messages(self, transcript: Transcript) -> list[Message]:
+        return parse_records(transcript, type(self).parse, strict=True)[0]
+
+    @remembered
+    def context(self, transcript: Transcript) -> list[Message]:
+        return self.messages(transcript)
+
+    @remembered
+    def compactions(self, transcript: Transcript) -> list[Compaction]:
+        return summary_compactions(self.messages(transcript))
