@@ -1,7 +1,17 @@
-"""Shared test set-up: a clean environment, paths to fixtures and corpus, a CLI runner."""
+"""Shared test set-up: a clean environment, paths to fixtures and corpus, a CLI runner, and the
+groups that keep tests on one pytest-xdist worker.
+
+`scripts/test` runs the suite on several workers (`-n auto`, with `--dist loadgroup` from
+pyproject.toml). A test that uses a fixture wider than one test (module, class or package scope)
+runs on the worker of the other tests of its module, so that fixture is made once; the console
+examples of the documentation (tests/test_readme.py) run on one worker in document order, since a
+block may read a file under /tmp an earlier block wrote. tests/agents/conftest.py groups the
+real-agent tests by agent.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +22,46 @@ FIXTURES = ROOT / "fixtures"
 EVAL_FIXTURES = ROOT / "compactcli" / "evaluation" / "fixtures"
 """The synthetic evaluation fixtures, shipped inside the package."""
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+_SHARED_SCOPES = {"module", "class", "package"}
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The xdist group `item` must run in, or None when any worker may run it."""
+    if isinstance(item, pytest.Function) and item.originalname == "test_console_example":
+        return "readme-console"
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    if any(defs and defs[-1].scope in _SHARED_SCOPES for defs in definitions):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = _group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to distribute under --dist loadgroup with a pytest whose node ids pytest-xdist
+    3.8 cannot tag with a group (pytest 9.2 and later): the groups would be ignored."""
+    distributed = config.getoption("dist", "no") == "loadgroup" and config.getoption("tx", None)
+    if not distributed or hasattr(config, "workerinput"):
+        return
+    from importlib.metadata import version
+
+    def release(name: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", version(name))[:3])
+
+    if release("pytest") >= (9, 2) and release("pytest-xdist") <= (3, 8, 0):
+        raise pytest.UsageError(
+            "pytest-xdist 3.8 cannot keep the xdist_group tests together under pytest 9.2 or "
+            "later; install the test extra (pyproject.toml pins pytest below 9.2)"
+        )
 
 
 @pytest.fixture(autouse=True)

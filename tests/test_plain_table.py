@@ -70,7 +70,7 @@ def rich_output(table: Table, width: int) -> str:
     return file.getvalue()
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(tables(), st.integers(1, 200))
 def test_plain_tables_are_rich_tables(table: Table, width: int) -> None:
     plain = table_text(table, width)

@@ -1,9 +1,12 @@
 """Shared set-up of the real-agent tests: the `agents` marker, the agents, memoized runs.
 
 Every test collected under tests/agents gets the `agents` marker (registered in pyproject.toml),
-so `pytest -m "not agents"` leaves the suite out. The agents are installed once per test session
-(the `agents` fixture, through `install.agent_command`); when npm or its registry cannot be
-reached, every test that runs an agent skips with the same one-line reason (`Agents.command`).
+so `pytest -m "not agents"` leaves the suite out, and the xdist group of its agent (`GROUPS`):
+under pytest-xdist the tests of one agent run on one worker, which runs each of that agent's
+resumes once (`Runs`), while the other agents' tests run beside them. The agents are installed
+once per test session (the `agents` fixture, through `install.agent_command`, which lets one
+process install at a time); when npm or its registry cannot be reached, every test that runs an
+agent skips with the same one-line reason (`Agents.command`).
 
 `runs` memoizes the expensive steps across tests of one session: each compaction
 (`sessions.compact`) and each resume by a real agent (`resume.resume_*`), so the test of an
@@ -27,10 +30,19 @@ from tests.agents.sessions import Compacted, Session, View, compact, require, vi
 HERE = Path(__file__).resolve().parent
 
 
+GROUPS = {"test_claude_code_resume": "claude", "test_codex_resume": "codex", "test_pi_resume": "pi"}
+"""The agent whose tests each module holds (test_second_compaction names it in its `agent`)."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.agents)
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            agent = params.get("agent", GROUPS.get(Path(str(item.path)).stem))
+            if agent is not None:
+                item.add_marker(pytest.mark.xdist_group(f"agents-{agent}"))
 
 
 class Runs:

@@ -2,15 +2,20 @@
 
 `agent_command(name)` returns the argv prefix that runs agent `name` (`claude`, `codex` or `pi`),
 installing all three into `$COMPACTCLI_AGENTS_CACHE` (default `~/.cache/compactcli-agents`) on
-first use. When npm or the registry cannot be reached, it calls `pytest.skip` with one line
-saying so; any other install failure fails the test that asked.
+first use. Processes that ask at once (pytest-xdist workers, parallel runs) take turns on a
+lock file beside the cache: the first installs, the others then find the agents there. When npm
+or the registry cannot be reached, it calls `pytest.skip` with one line saying so; any other
+install failure fails the test that asked.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,10 +40,24 @@ def agent_command(name: str) -> list[str]:
     folder = cache_dir()
     binary = folder / "node_modules" / ".bin" / name
     if not binary.exists():
-        _install(folder)
+        with _one_at_a_time(folder.parent / f".{folder.name}.lock"):
+            if not binary.exists():  # another process may have installed them meanwhile
+                _install(folder)
     if not binary.exists():
         pytest.fail(f"npm installed {PACKAGES[name]} into {folder} but {binary} is missing")
     return [str(binary)]
+
+
+@contextmanager
+def _one_at_a_time(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file `lock` (created if need be) while the block runs."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _install(folder: Path) -> None:
@@ -47,7 +66,6 @@ def _install(folder: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("real-agent tests skipped: npm is not installed")
-    folder.parent.mkdir(parents=True, exist_ok=True)
     partial = folder.parent / f".{folder.name}.partial-{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
