@@ -22,8 +22,8 @@ from compactcli.errors import OutputError, UsageError
 from compactcli.formats import get_dialect
 from compactcli.in_place import Identity, file_identity
 from compactcli.injection import get_writer
-from compactcli.jsonl import BadLines, OnBadLine, write_bytes
-from compactcli.loading import collector_paused, read_transcript, to_chunks
+from compactcli.jsonl import BadLines, OnBadLine, render, write_bytes
+from compactcli.loading import collector_paused, read_transcript
 from compactcli.policy import Policy, resolve
 from compactcli.redact_transcript import redact_transcript
 from compactcli.repair import admit
@@ -353,7 +353,7 @@ def write_result(
     if destination.mode == "in_place":
         if not changed:
             return None, None  # nothing to replace: no write, no backup
-        return in_place.replace(before.source, to_chunks(after), seen, final=final)
+        return in_place.replace(before.source, list(render(after.records)), seen, final=final)
     target = destination.path if destination.mode == "file" else "-"
     assert target is not None
     if target != "-":
@@ -364,7 +364,7 @@ def write_result(
             reason = error.strerror or str(error)
             raise OutputError(f"{folder}: cannot create the output folder: {reason}") from None
     with batch.WRITES.writing(), interrupts.held(target != "-"):
-        write_bytes(to_chunks(after), target, mode=atomic.permission_bits(before.source))
+        write_bytes(list(render(after.records)), target, mode=atomic.permission_bits(before.source))
         if final:
             interrupts.settle()
     return target, None

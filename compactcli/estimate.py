@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 
 from compactcli.errors import UsageError
 from compactcli.estimate_ledger import Ledger, RecordLines, feed_ledger
-from compactcli.estimate_reader import Trim, read_lines, trim_of
+from compactcli.estimate_reader import read_lines
 from compactcli.estimate_usage import Analysis
 from compactcli.formats import get_dialect
 from compactcli.formats.base import StreamedView, streamed_view
@@ -308,18 +308,16 @@ def estimate(
     `context_messages` are the same, while `file_tokens` and `messages` then cover the context
     view and not the whole file. Compaction decides on the context alone.
 
-    `breakdown=False` (with `whole_file=False`) counts each message whole with the counter's
-    `message_tokens`, which the stages share, and leaves the breakdowns by role, block and tool
+    `breakdown=False` (with `whole_file=False`) leaves the breakdowns by role, block and tool
     empty; every other figure is the same.
     """
     records = transcript.records
     dialect = get_dialect(transcript.format)
     context_only = not whole_file and options.method in ("heuristic", "exact")
-    view = streamed_view(
-        dialect,
-        transcript,
-        messages=not (context_only and not breakdown and dialect.one_message_per_record),
-    )
+    # the context view of a format with one message per record holds every message of its
+    # records: those are counted, and the others need not be made
+    from_context = context_only and dialect.one_message_per_record
+    view = streamed_view(dialect, transcript, messages=not from_context)
     content = counter or get_counter(
         "heuristic" if options.method in ("auto", "usage") else options.method,
         model=options.model or _peek_model(records[:SNIFF_RECORDS], transcript.format),
@@ -332,25 +330,17 @@ def estimate(
         breakdown = True
         for message in view.messages:
             add(message)
-    elif not breakdown and dialect.one_message_per_record:
-        # the context view holds every message of its records: count those, in file order
-        tokens = content.message_tokens
-        total = ledger.add_total
+    elif from_context:
         last = -1
         for message in sorted(dialect.context(transcript), key=_INDEX):
-            if message.index != last:  # each record once, as `view.messages` has it
-                total(message.index, message.role, message.unit, tokens(message))
+            if message.index != last:  # each record once, in file order, as `view.messages`
+                add(message)
                 last = message.index
     else:
         wanted = set(view.context)
-        tokens = content.message_tokens
-        total = ledger.add_total
         for message in view.messages:
             if message.index in wanted:
-                if breakdown:
-                    add(message)
-                else:
-                    total(message.index, message.role, message.unit, tokens(message))
+                add(message)
     return _report(
         ledger,
         view,
@@ -418,8 +408,7 @@ def estimate_file(
     """
     if format is not None:
         get_dialect(format)
-    trim: list[Trim] = []
-    stream = read_lines(path, on_bad_line=on_bad_line, bad=bad, trim=trim)
+    stream = read_lines(path, on_bad_line=on_bad_line, bad=bad)
     head: list[tuple[int, Any, bytes | None]] = []
     objects: list[Any] = []
     for item in stream:
@@ -432,9 +421,6 @@ def estimate_file(
     detected = format is None
     if format is None:
         format = detect_format(objects, name)
-    trimmer = trim_of(get_dialect(format).streamer())
-    if trimmer is not None:
-        trim.append(trimmer)
     hint = None
     if options.model is None and counter is None:
         hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)

@@ -2,9 +2,9 @@
 
 `Ledger` keeps, for every message of a transcript in file order, its record index, role, unit,
 fixed cost (framing and media), text tokens and framing under one counter, and the (kind, tool)
-key of each of its blocks, in compact arrays; `add`, `add_light`, `add_total`, `add_one` and
-`one_block_sink` add a message (out of file order: `ValueError`), `cost` gives a message's
-tokens with its text scaled by a factor, and `blocks_of` and `positions` read entries back.
+key of each of its blocks, in compact arrays; `add` and `add_light` add a message (out of
+file order: `ValueError`), `cost` gives a message's tokens with its text scaled by a factor,
+and `blocks_of` and `positions` read entries back.
 `Lines` (`RecordLines` for records held in memory) gives the input line of each record.
 `feed_ledger(lines, streamer, ledger)` passes every line's record to a format's `Streamer` and
 the messages it returns to the ledger, and returns the number of records.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from compactcli.formats.base import LightMessage, Streamer, light
@@ -54,13 +54,6 @@ class Ledger:
         self.lines = Lines()
         self.last = -1  # the last record index added (messages come in file order)
         self.names: dict[str, str | None] = {}  # tool name by call id, of the calls added
-        self._key = self.key.append
-        self._record = self.record.append
-        self._role = self.role.append
-        self._unit = self.unit.append
-        self._fixed = self.fixed.append
-        self._text = self.text.append
-        self._frame = self.frame.append
 
     def __len__(self) -> int:
         return len(self.record)
@@ -118,96 +111,6 @@ class Ledger:
         self.fixed.append(fixed)
         self.text.append(count)
         self.frame.append(frame)
-
-    def add_total(self, record: int, role: str, unit: str | None, tokens: int) -> None:
-        """Add one message by its whole cost, as `message_tokens` gives it: no split into
-        framing, blocks and text, so the breakdowns and a calibration cannot be made."""
-        if record < self.last:
-            raise ValueError("messages must be added in file order")
-        self.last = record
-        self._key(-1)
-        self.multi[len(self.record)] = []
-        self._record(record)
-        self._role(ROLE_ID.get(role, 2))
-        self._unit(hash(unit) if unit is not None else NO_UNIT)
-        self._fixed(tokens)
-        self._text(0)
-        self._frame(0)
-
-    def add_one(
-        self,
-        record: int,
-        role: str,
-        unit: str | None,
-        kind: str,
-        text: str,
-        is_json: bool,
-        name: str | None,
-        images: int,
-    ) -> None:
-        """`add_light` for a message of one block, given as plain arguments (the common case)."""
-        if record < self.last:
-            raise ValueError("messages must be added in file order")
-        self.last = record
-        frame = self.frame_const
-        if frame < 0:
-            frame = self.framing(role, ((kind, text, is_json, name, images),))
-        fixed, count = self.parts(kind, text, is_json, name, images)
-        tool = (name or "?") if kind == "tool_call" or kind == "tool_result" else ""
-        key = self.keys.get((kind, tool))
-        self._key(key if key is not None else self.key_of(kind, tool))
-        self._record(record)
-        self._role(ROLE_ID.get(role, 2))
-        self._unit(hash(unit) if unit is not None else NO_UNIT)
-        self._fixed(fixed + frame)
-        self._text(count)
-        self._frame(frame)
-
-    def one_block_sink(
-        self,
-    ) -> Callable[[int, str, str | None, str, str, bool, str | None, int], None]:
-        """`add_one` as a closure over this ledger's arrays: the same, with fewer lookups (it
-        runs once per message of a large file)."""
-        parts = self.counter.fast_parts()
-        keys = self.keys
-        key_of = self.key_of
-        framing = self.framing
-        frame_const = self.frame_const
-        roles = ROLE_ID
-        put_key, put_record, put_role = self.key.append, self.record.append, self.role.append
-        put_unit, put_fixed, put_text = self.unit.append, self.fixed.append, self.text.append
-        put_frame = self.frame.append
-        last = [self.last]
-
-        def add_one(
-            record: int,
-            role: str,
-            unit: str | None,
-            kind: str,
-            text: str,
-            is_json: bool,
-            name: str | None,
-            images: int,
-        ) -> None:
-            if record < last[0]:
-                raise ValueError("messages must be added in file order")
-            last[0] = record
-            frame = frame_const
-            if frame < 0:
-                frame = framing(role, ((kind, text, is_json, name, images),))
-            fixed, count = parts(kind, text, is_json, name, images)
-            tool = (name or "?") if kind == "tool_call" or kind == "tool_result" else ""
-            key = keys.get((kind, tool))
-            put_key(key if key is not None else key_of(kind, tool))
-            put_record(record)
-            put_role(roles.get(role, 2))
-            put_unit(hash(unit) if unit is not None else NO_UNIT)
-            put_fixed(fixed + frame)
-            put_text(count)
-            put_frame(frame)
-            self.last = record
-
-        return add_one
 
     def blocks_of(self, position: int) -> list[tuple[int, int, int]]:
         """(key, fixed, text) of each block of message `position`."""
@@ -269,7 +172,7 @@ def feed_ledger(
     index = -1
     feed = getattr(streamer, "feed", None)
     if feed is not None:
-        count: int = feed(lines, ledger.add_light, note, ledger.one_block_sink())
+        count: int = feed(lines, ledger.add_light, note)
         return count
     if streamer.light:
         add_light = streamer.add_light

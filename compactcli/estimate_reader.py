@@ -3,20 +3,17 @@
 `read_lines(path)` yields (line number, parsed object or None, None or the line's bytes) for
 every record of a file, with the records and errors of `compactcli.jsonl.iter_records`: it
 reads `_BLOCK` bytes at a time and parses each line where it lies in its block, copying only a
-line that runs across blocks, and hashes nothing. Given a `Trim` (a streamer's, from
-`trim_of(streamer)`), it parses each line as that function cuts it, and the whole line when the
-function cuts nothing or the cut bytes do not parse.
+line that runs across blocks, and hashes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import orjson
 
 from compactcli.errors import InputError
-from compactcli.formats.base import Streamer
 from compactcli.jsonl import (
     _BOM,
     BadLines,
@@ -28,13 +25,10 @@ from compactcli.jsonl import (
     open_input,
 )
 
-__all__ = ["Trim", "read_lines", "trim_of"]
+__all__ = ["read_lines"]
 
 _BLOCK = 1 << 18
 """Bytes read at a time: small enough to stay in the CPU's caches while their lines are parsed."""
-
-Trim = Callable[[bytes, int, int], "bytes | None"]
-"""A streamer's `trim_span`: what to parse instead of line `data[start:end]`, or None."""
 
 
 def _spans(handle: BinaryIO) -> Iterator[tuple[bytes, int, int]]:
@@ -75,16 +69,13 @@ def read_lines(
     *,
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
-    trim: list[Trim] | None = None,
 ) -> Iterator[tuple[int, Any, bytes | None]]:
     """(line number, parsed object or None, None or the line's bytes) for every record of `path`.
 
     The records and errors of `compactcli.jsonl.iter_records` (blank and kept lines give None
     and their bytes, skipped lines nothing, the same `InputError` for a bad line or a file with
     no record), read faster: each line is parsed where it lies in the block read, not copied
-    (a parsed line gives None for its bytes), and nothing is hashed. When `trim` holds a
-    function (it may be set while reading), each line is parsed as that function trims it, and
-    whole when it cuts nothing or the trimmed bytes do not parse.
+    (a parsed line gives None for its bytes), and nothing is hashed.
     """
     name = display_name(path)
     bad = bad if bad is not None else BadLines()
@@ -92,7 +83,6 @@ def read_lines(
     decode_error = orjson.JSONDecodeError
     seen_object = False
     lineno = 0
-    trim = trim if trim is not None else []
     with open_input(path) as handle:
         for data, pos, stop in _spans(handle):
             view = memoryview(data)
@@ -104,8 +94,7 @@ def read_lines(
                 if lineno == 1 and data.startswith(_BOM, start):
                     start += 3
                 try:
-                    cut = trim[0](data, start, pos) if trim else None
-                    raw = loads(view[start:pos] if cut is None else cut)
+                    raw = loads(view[start:pos])
                 except decode_error:
                     chunk = data[begin:pos]
                     body = chunk[start - begin :]
@@ -114,7 +103,7 @@ def read_lines(
                         continue
                     line, eol = _split_eol(chunk)
                     text = line[3:] if lineno == 1 and line.startswith(_BOM) else line
-                    try:  # the whole line, without its line ending, as iter_records parses it
+                    try:  # without its line ending, as iter_records parses it: the same error
                         raw = loads(text)
                     except decode_error as error:
                         reason = first_line_reason(
@@ -152,21 +141,3 @@ def _split_eol(chunk: bytes) -> tuple[bytes, bytes]:
     if chunk.endswith(b"\n"):
         return chunk[:-1], b"\n"
     return chunk, b""
-
-
-def trim_of(streamer: Streamer) -> Trim | None:
-    """The streamer's `trim_span`, else its `trim` on the line's bytes; None when it has neither
-    (the base class's `trim` cuts nothing)."""
-    span: Trim | None = getattr(streamer, "trim_span", None)
-    if span is not None:
-        return span
-    whole = streamer.trim
-    if whole is Streamer.trim:
-        return None
-
-    def trim(data: bytes, start: int, end: int) -> bytes | None:
-        line = data[start:end]
-        cut = whole(line)
-        return None if cut is line else cut
-
-    return trim

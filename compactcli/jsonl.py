@@ -38,7 +38,7 @@ import orjson
 
 from compactcli import atomic
 from compactcli.errors import STDOUT, InputError, OutputError
-from compactcli.transcript import Line, Record, new_record
+from compactcli.transcript import Line, Record
 
 if TYPE_CHECKING:
     import hashlib
@@ -299,7 +299,7 @@ def iter_records(
                 continue
             seen_object = True
             info.records += 1
-            yield new_record(raw, line, lineno, eol)
+            yield Record(raw, line, lineno, eol)
     if not seen_object:
         if lineno == 0:
             raise InputError(name, None, "empty file: no records")
@@ -454,8 +454,9 @@ def dumps(raw: object) -> bytes:
     return orjson.dumps(raw)
 
 
-def render(records: Iterable[Record]) -> Iterator[bytes]:
-    """The bytes of `records`, line by line: untouched lines verbatim, edited ones re-serialised.
+def render(records: Iterable[Record]) -> Iterator[Line]:
+    """The bytes of `records` as pieces to write one after the other: each untouched line as it
+    was read (not copied) and then its ending, each edited record re-serialised with its ending.
 
     A record without a line ending (the input's last line) gets one when another record follows
     it, so appending never glues two records together.
@@ -463,16 +464,16 @@ def render(records: Iterable[Record]) -> Iterator[bytes]:
     previous: Record | None = None
     for record in records:
         if previous is not None:
-            yield _bytes(previous, last=False)
+            yield from _pieces(previous, last=False)
         previous = record
     if previous is not None:
-        yield _bytes(previous, last=True)
+        yield from _pieces(previous, last=True)
 
 
-def _bytes(record: Record, *, last: bool) -> bytes:
+def _pieces(record: Record, *, last: bool) -> tuple[Line, bytes]:
     if record.line is None:
-        return dumps(record.raw) + (record.eol or b"\n")
-    return b"".join((record.line, record.eol if record.eol or last else b"\n"))
+        return dumps(record.raw), record.eol or b"\n"
+    return record.line, record.eol if record.eol or last else b"\n"
 
 
 def write_bytes(

@@ -26,12 +26,11 @@ from compactcli.jsonl import (
     OnBadLine,
     SourceInfo,
     display_name,
-    dumps,
     iter_records,
     render,
     write_bytes,
 )
-from compactcli.transcript import Line, Transcript
+from compactcli.transcript import Transcript
 
 
 def read_transcript(
@@ -99,22 +98,5 @@ def collector_paused() -> Iterator[None]:
 
 
 def to_bytes(transcript: Transcript) -> bytes:
-    """The transcript as the bytes `write_transcript` would write (`to_chunks`, joined once)."""
-    return b"".join(to_chunks(transcript))
-
-
-def to_chunks(transcript: Transcript) -> list[Line]:
-    """The bytes `write_transcript` would write, as pieces to write one after the other (each
-    record's line and its ending): a large file is written without being copied whole."""
-    parts: list[Line] = []
-    append = parts.append
-    records = transcript.records
-    last = len(records) - 1
-    for i, record in enumerate(records):
-        if record.line is None:
-            append(dumps(record.raw))
-            append(record.eol or b"\n")
-        else:
-            append(record.line)
-            append(record.eol if record.eol or i == last else b"\n")
-    return parts
+    """The transcript as the bytes `write_transcript` would write."""
+    return b"".join(render(transcript.records))

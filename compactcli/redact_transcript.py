@@ -18,7 +18,7 @@ import orjson
 from compactcli import batch
 from compactcli.errors import CompactError
 from compactcli.redact import Counts, redact_kinds, redact_named
-from compactcli.transcript import Record, Transcript, new_record
+from compactcli.transcript import Record, Transcript
 
 if TYPE_CHECKING:
     from compactcli.compact_file import Destination
@@ -188,7 +188,7 @@ def redact_transcript(transcript: Transcript) -> Redaction:
             continue
         changed += 1
         line = _line(record, raw, changes)
-        records.append(new_record(raw, line, record.lineno, record.eol or b"\n"))
+        records.append(Record(raw, line, record.lineno, record.eol or b"\n"))
     if not changed:
         return Redaction(transcript, 0, counts)
     return Redaction(transcript.evolve(records=tuple(records)), changed, counts)

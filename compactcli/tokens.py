@@ -284,10 +284,6 @@ class _Costing:
             return images * costs.image, self._json(text)
         return images * costs.image, self._prose(text)
 
-    def fast_parts(self) -> Callable[[str, str, bool, str | None, int], tuple[int, int]]:
-        """`parts` for use in a long loop (counters may specialise it)."""
-        return self.parts
-
     def block_tokens(self, block: Block) -> int:
         """The tokens of one block: its text by kind, plus tool framing and media costs."""
         fixed, text = self.block_parts(block)
@@ -355,58 +351,6 @@ class HeuristicCounter(_Costing):
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
         return [self._count(t, self._prose_rate) for t in texts]
-
-    def parts(
-        self, kind: str, text: str, is_json: bool, name: str | None, images: int
-    ) -> tuple[int, int]:
-        """`_Costing.parts`, with the common cases inlined (this runs once per block)."""
-        if kind == "tool_result" and not is_json and "\u2192" in text and _ascii_but_arrows(text):
-            # a numbered listing (Claude Code's Read output) whose arrows after the line numbers
-            # are its only non-ASCII characters: no CJK to look for
-            count = int(len(text) * self._output_rate + 0.5)
-            if self._numbered and _NUMBERED.match(text):
-                count += int(text.count("\u2192") * self._numbered + 0.5)
-            return self.costs.tool + images * self.costs.image, count
-        if text.isascii():
-            size = len(text)
-            if kind == "tool_result" and not is_json:
-                count = int(size * self._output_rate + 0.5)
-                if self._numbered and _NUMBERED.match(text):
-                    count += int(_numbered_lines(text) * self._numbered + 0.5)
-                return self.costs.tool + images * self.costs.image, count
-            if kind == "tool_call" and (name is None or name.isascii()):
-                words = int(size * self._json_rate + 0.5)
-                return self.costs.tool, words + int(len(name or "") * self._prose_rate + 0.5)
-            if kind == "text" or kind == "thinking":
-                rate = self._json_rate if is_json else self._prose_rate
-                return images * self.costs.image, int(size * rate + 0.5)
-        return super().parts(kind, text, is_json, name, images)
-
-    def fast_parts(self) -> Callable[[str, str, bool, str | None, int], tuple[int, int]]:
-        """`parts` as a closure over this counter's rates (what a long loop calls)."""
-        output_rate, json_rate, prose_rate = self._output_rate, self._json_rate, self._prose_rate
-        numbered, tool, image = self._numbered, self.costs.tool, self.costs.image
-        general = self.parts
-        match = _NUMBERED.match
-
-        def parts(
-            kind: str, text: str, is_json: bool, name: str | None, images: int
-        ) -> tuple[int, int]:
-            if text.isascii():
-                if kind == "tool_result" and not is_json:
-                    count = int(len(text) * output_rate + 0.5)
-                    if numbered and match(text):
-                        count += int((text.count("\n") + 1) * numbered + 0.5)
-                    return tool + images * image, count
-                if kind == "tool_call" and (name is None or name.isascii()):
-                    words = int(len(text) * json_rate + 0.5)
-                    return tool, words + int(len(name or "") * prose_rate + 0.5)
-                if kind == "text" or kind == "thinking":
-                    rate = json_rate if is_json else prose_rate
-                    return images * image, int(len(text) * rate + 0.5)
-            return general(kind, text, is_json, name, images)
-
-        return parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,34 +467,6 @@ def load_encoding(name: str) -> Any:
         ) from None
 
 
-def _fast_count(encoding: Any) -> Callable[[str], int]:
-    """A function counting tokens without building a list of Python ints when tiktoken allows.
-
-    tiktoken's core encoder can write tokens into a buffer (what `encode_to_numpy` uses); with
-    no special tokens allowed it gives exactly `encode_ordinary`'s tokens. Falls back to
-    `len(encode_ordinary(text))` where that internal is missing.
-    """
-    core = getattr(encoding, "_core_bpe", None)
-    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
-    ordinary = encoding.encode_ordinary
-    if to_buffer is None:
-        return lambda text: len(ordinary(text))
-    empty: set[str] = set()
-
-    def count(text: str) -> int:
-        if not text:
-            return 0
-        view = memoryview(to_buffer(text, empty))
-        return view.nbytes // view.itemsize
-
-    try:
-        if count("hello world, 你好") != len(ordinary("hello world, 你好")):
-            return lambda text: len(ordinary(text))
-    except Exception:
-        return lambda text: len(ordinary(text))
-    return count
-
-
 class TiktokenCounter(_Costing):
     """Exact tiktoken counts of the text; the encoding is loaded on first use.
 
@@ -577,7 +493,8 @@ class TiktokenCounter(_Costing):
     def load(self) -> Callable[[str], int]:
         """Load the encoding now (raises `BackendError` when it cannot be loaded)."""
         if self._counter is None:
-            self._counter = _fast_count(self._loader(self.encoding))
+            ordinary = self._loader(self.encoding).encode_ordinary
+            self._counter = lambda text: len(ordinary(text))
         return self._counter
 
     def _prose(self, text: str) -> int:

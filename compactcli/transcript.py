@@ -12,7 +12,7 @@ I/O here: reading and writing live in `compactcli.jsonl`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class Record:
         line = self.line
         if isinstance(line, memoryview):
             line = line.tobytes()
-        return (new_record, (self.raw, line, self.lineno, self.eol))
+        return (Record, (self.raw, line, self.lineno, self.eol))
 
     @property
     def changed(self) -> bool:
@@ -75,7 +75,7 @@ class Record:
 
     def with_raw(self, raw: Any) -> Record:
         """A copy holding new JSON; its bytes are re-serialised when written."""
-        return new_record(raw, None, self.lineno, self.eol or b"\n")
+        return Record(raw, None, self.lineno, self.eol or b"\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,88 +132,6 @@ class Message:
     def text(self) -> str:
         """The message's plain text blocks joined by newlines."""
         return "\n".join(b.text for b in self.blocks if b.kind == "text")
-
-
-_NEW = object.__new__
-
-
-def _setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    """The slot setters of the dataclass `cls`'s fields, in their order (as `__init__` sets
-    them one by one)."""
-    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
-
-_RECORD_SET = _setters(Record)
-_BLOCK_SET = _setters(Block)
-_MESSAGE_SET = _setters(Message)
-
-
-def new_record(raw: Any, line: Line | None = None, lineno: int = 0, eol: bytes = b"\n") -> Record:
-    """`Record(...)` with the same fields, made as `new_block` makes a block (for the readers,
-    which make one per line)."""
-    record: Record = _NEW(Record)
-    raw_, line_, lineno_, eol_ = _RECORD_SET
-    raw_(record, raw)
-    line_(record, line)
-    lineno_(record, lineno)
-    eol_(record, eol)
-    return record
-
-
-def new_block(
-    kind: BlockKind,
-    text: str = "",
-    json: bool = False,
-    call_id: str | None = None,
-    name: str | None = None,
-    arguments: Any = None,
-    is_error: bool = False,
-    type: str = "",
-    path: JsonPath = (),
-    images: int = 0,
-) -> Block:
-    """`Block(...)` with the same fields, made about twice as fast: the slots are set directly
-    (a frozen dataclass's `__init__` sets each through `object.__setattr__`). For the loops
-    that make a block per content item of a large file."""
-    block: Block = _NEW(Block)
-    kind_, text_, json_, call_id_, name_, arguments_, error_, type_, path_, images_ = _BLOCK_SET
-    kind_(block, kind)
-    text_(block, text)
-    json_(block, json)
-    call_id_(block, call_id)
-    name_(block, name)
-    arguments_(block, arguments)
-    error_(block, is_error)
-    type_(block, type)
-    path_(block, path)
-    images_(block, images)
-    return block
-
-
-def new_message(
-    index: int,
-    role: Role,
-    blocks: tuple[Block, ...],
-    id: str | None = None,
-    unit: str | None = None,
-    model: str | None = None,
-    summary: bool = False,
-    synthetic: bool = False,
-    path: JsonPath = (),
-) -> Message:
-    """`Message(...)`, made as `new_block` makes a block."""
-    message: Message = _NEW(Message)
-    index_, role_, blocks_, id_, unit_, model_, summary_, synthetic_, path_ = _MESSAGE_SET
-    index_(message, index)
-    role_(message, role)
-    blocks_(message, blocks)
-    id_(message, id)
-    unit_(message, unit)
-    model_(message, model)
-    summary_(message, summary)
-    synthetic_(message, synthetic)
-    path_(message, path)
-    return message
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from compactcli.estimate import (
 from compactcli.estimate_reader import read_lines
 from compactcli.estimate_usage import usage_deltas
 from compactcli.formats.base import BufferingStreamer, light
-from compactcli.formats.claude_code.stream import ClaudeCodeStreamer, trim_line, trim_span
+from compactcli.formats.claude_code.stream import ClaudeCodeStreamer
 from compactcli.jsonl import iter_records
 from compactcli.limits import (
     Limits,
@@ -324,10 +324,7 @@ def _assert_same_views(path: str) -> None:
     fast = ClaudeCodeStreamer()
     taken: list[Any] = []
     fast.feed(
-        ((r.lineno, r.raw, r.line) for r in transcript.records),
-        taken.append,
-        lambda index, line: None,
-        lambda *args: taken.append((args[0], args[1], args[2], (tuple(args[3:]),))),
+        ((r.lineno, r.raw, r.line) for r in transcript.records), taken.append, lambda *_: None
     )
     assert taken == expected_messages
     fed = fast.finish()
@@ -350,18 +347,6 @@ def test_claude_code_streamer_on_generated_sessions(plan: Any, tmp_path: Path) -
     path = tmp_path / "generated.jsonl"
     path.write_bytes(render(plan, "claude-code"))
     _assert_same_views(str(path))
-
-
-def test_trim_line_cuts_only_the_ui_copy() -> None:
-    line = b'{"type":"user","message":{"content":"x"},"toolUseResult":{"a":[1,2]},"sourceToolAssistantUUID":"a2"}'
-    assert (
-        trim_line(line)
-        == b'{"type":"user","message":{"content":"x"},"sourceToolAssistantUUID":"a2"}'
-    )
-    swapped = b'{"sourceToolAssistantUUID":"a2","toolUseResult":{"a":1}}'
-    assert trim_line(swapped) is swapped
-    inside = b'{"message":{"content":"say ,\\"toolUseResult\\": here"}}'
-    assert trim_line(inside) is inside
 
 
 @pytest.mark.parametrize(
@@ -405,31 +390,6 @@ def test_fast_reader_reads_like_the_reader_across_blocks(
     assert list(read_lines(str(path), on_bad_line=policy)) == expected
     assert [lineno for lineno, _, _ in expected] == (
         [1, 2, 3, 4, 5, 6, 7] if policy == "keep" else [1, 2, 3, 4, 7]
-    )
-
-
-@pytest.mark.parametrize("path", CLAUDE_FILES, ids=lambda p: p.name)
-def test_streaming_with_every_line_trimmed_matches_the_whole_transcript(
-    path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("compactcli.formats.claude_code.stream._WORTH_TRIMMING", 0)
-    options = EstimateOptions(method="auto")
-    streamed = estimate_file(str(path), options).to_dict()
-    assert streamed == estimate(read_transcript(str(path)), options).to_dict()
-
-
-def test_trim_span_cuts_the_ui_copy_of_long_lines_only() -> None:
-    copy = b'"' + b"y" * 5000 + b'"'
-    line = b'{"type":"user","message":{"content":"x"},"toolUseResult":%s,"sourceToolAssistantUUID":"a2"}\n'
-    data = b"{}\n" + line % copy + b"{}\n"
-    start, end = 3, len(data) - 3
-    assert trim_span(data, start, end) == (
-        b'{"type":"user","message":{"content":"x"},"sourceToolAssistantUUID":"a2"}\n'
-    )
-    short = b"{}\n" + line % b"1" + b"{}\n"
-    assert trim_span(short, 3, len(short) - 3) is None
-    assert trim_line(line % b"1") == (
-        b'{"type":"user","message":{"content":"x"},"sourceToolAssistantUUID":"a2"}\n'
     )
 
 

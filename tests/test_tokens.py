@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from compactcli.errors import BackendError, UsageError
 from compactcli.tokens import (
@@ -15,7 +13,6 @@ from compactcli.tokens import (
     HeuristicCounter,
     TiktokenCounter,
     TokenCounter,
-    _Costing,
     bundled_encoding_dir,
     cjk_chars,
     density_for,
@@ -85,27 +82,6 @@ def test_message_framing() -> None:
     result = Message(index=0, role="user", blocks=(Block(kind="tool_result", text="hi"),))
     assert with_turn.message_tokens(typed) == 4 + 100 + 1
     assert with_turn.message_tokens(result) == 4 + 8 + 1
-
-
-texts = st.text(alphabet=st.sampled_from("ab {}\n\t1→語é"), max_size=60)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    kind=st.sampled_from(["text", "thinking", "tool_call", "tool_result", "other", "image"]),
-    text=texts | st.sampled_from(["     1\u2192x\n     2\u2192y", "     7\tx\n"]),
-    is_json=st.booleans(),
-    name=st.sampled_from([None, "Read", "読む"]),
-    images=st.integers(0, 2),
-)
-def test_fast_path_matches_the_general_rules(
-    kind: str, text: str, is_json: bool, name: str | None, images: int
-) -> None:
-    for density in (CLAUDE, OPENAI):
-        counter = HeuristicCounter(density)
-        general = _Costing.parts(counter, kind, text, is_json, name, images)
-        assert counter.parts(kind, text, is_json, name, images) == general
-        assert counter.fast_parts()(kind, text, is_json, name, images) == general
 
 
 def test_density_follows_the_model_then_the_format() -> None:

@@ -9,8 +9,6 @@ with those of the same records read from scratch.
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -26,14 +24,9 @@ from compactcli.formats.claude_code import chain as claude_code_chain
 from compactcli.formats.claude_code import dialect as claude_code
 from compactcli.formats.claude_code import state as claude_code_state
 from compactcli.transcript import (
-    Block,
-    Message,
     Record,
     Transcript,
     get_in,
-    new_block,
-    new_message,
-    new_record,
     set_in,
 )
 from tests.conftest import FIXTURES
@@ -262,8 +255,9 @@ def test_records_appended_after_every_record_reuse_the_state(
 def test_records_replaced_in_place_reuse_the_state_of_the_others(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Prune's edit: tool results cleared in place. Only the replaced records are parsed, and
-    their results keep the names of the calls they answer."""
+    """Prune's edit: tool results cleared in place. Only the replaced records are parsed (the
+    others' messages are replayed), and their results keep the names of the calls they
+    answer."""
     before = _fixture("claude-code-session")
     dialect = get_dialect("claude-code")
     dialect.context(before)
@@ -283,7 +277,7 @@ def test_records_replaced_in_place_reuse_the_state_of_the_others(
         != [None, None]
     )
     assert parsed == [m.index for m in cleared]
-    assert replayed == []
+    assert replayed and not set(replayed) & set(parsed)
     assert views(after) == views(fresh(after))
 
 
@@ -487,51 +481,3 @@ def chain_edit(transcript: Transcript, rng: random.Random) -> Transcript:
 @given(seed=st.integers(0, 2**32 - 1))
 def test_claude_code_chain_edits_have_the_views_of_a_fresh_read(name: str, seed: int) -> None:
     _edits_match_fresh_reads(_fixture(name), chain_edit, random.Random(seed), rounds=6)
-
-
-def test_fast_constructors_make_the_same_blocks_and_messages() -> None:
-    """`new_record`, `new_block` and `new_message` set every field the dataclasses have, as they
-    set them."""
-    assert [f.name for f in dataclasses.fields(Block)] == list(
-        inspect.signature(new_block).parameters
-    )
-    assert [f.name for f in dataclasses.fields(Message)] == list(
-        inspect.signature(new_message).parameters
-    )
-    values: dict[str, Any] = {
-        "kind": "tool_call",
-        "text": "{}",
-        "json": True,
-        "call_id": "c1",
-        "name": "Read",
-        "arguments": {"a": 1},
-        "is_error": True,
-        "type": "tool_use",
-        "path": ("message", "content", 0),
-        "images": 2,
-    }
-    block = new_block(**values)
-    assert block == Block(**values) and new_block("text") == Block(kind="text")
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        block.text = "changed"  # type: ignore[misc]
-    fields = {
-        "index": 3,
-        "role": "assistant",
-        "blocks": (block,),
-        "id": "u1",
-        "unit": "m1",
-        "model": "claude",
-        "summary": True,
-        "synthetic": True,
-        "path": ("message",),
-    }
-    assert new_message(**fields) == Message(**fields)
-    assert new_message(0, "user", ()) == Message(index=0, role="user", blocks=())
-    assert [f.name for f in dataclasses.fields(Record)] == list(
-        inspect.signature(new_record).parameters
-    )
-    record = new_record({"a": 1}, b'{"a":1}', 7, b"\r\n")
-    assert record == Record(raw={"a": 1}, line=b'{"a":1}', lineno=7, eol=b"\r\n")
-    assert new_record(None) == Record(raw=None)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        record.lineno = 8  # type: ignore[misc]

@@ -108,7 +108,8 @@ def finish_stage(
     from compactcli import atomic, interrupts
     from compactcli import in_place as replacing
     from compactcli.diff import diff
-    from compactcli.loading import to_chunks, write_transcript
+    from compactcli.jsonl import render
+    from compactcli.loading import write_transcript
     from compactcli.stats import report
 
     mode = atomic.permission_bits(before.source) if before.source != "<stdin>" else None
@@ -116,7 +117,7 @@ def finish_stage(
         print_diff(diff(before, after, counter=counter))
     elif in_place:
         if any(s.changed for s in after.stats):  # else nothing to replace: no write, no backup
-            replacing.replace(before.source, to_chunks(after), seen, final=True)
+            replacing.replace(before.source, list(render(after.records)), seen, final=True)
         interrupts.settle()
     else:
         target = "-" if output is None else output

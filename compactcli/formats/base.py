@@ -255,12 +255,6 @@ class Streamer(ABC):
     light: ClassVar[bool] = False
     """True when `add_light` is implemented (a faster path that builds no views)."""
 
-    @staticmethod
-    def trim(line: bytes) -> bytes:
-        """A record's bytes without parts the views never read (parsing less is faster); the
-        reader falls back to the whole line when the trimmed one does not parse."""
-        return line
-
     @abstractmethod
     def add(self, index: int, record: Record) -> Sequence[Message]:
         """Take record `index`; return the messages of it that are known now, in order."""

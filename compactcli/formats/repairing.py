@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from compactcli.formats.base import Finding
-from compactcli.transcript import Record, Transcript, new_record
+from compactcli.transcript import Record, Transcript
 
 
 class RepairDict(TypedDict):
@@ -116,13 +116,13 @@ class Edits:
         if not (self._raw or self._dropped or self._first or self._after):
             return self.transcript
         records = self.transcript.records
-        out: list[Record] = [new_record(raw, None, 0) for raw in self._after.get(-1, ())]
+        out: list[Record] = [Record(raw, None, 0) for raw in self._after.get(-1, ())]
         moved = set(self._first)
         out += [self._record(i) for i in self._first if i not in self._dropped]
         for i, record in enumerate(records):
             if i not in self._dropped and i not in moved:
                 out.append(self._record(i) if i in self._raw else record)
-            out += [new_record(raw, None, 0) for raw in self._after.get(i, ())]
+            out += [Record(raw, None, 0) for raw in self._after.get(i, ())]
         return self.transcript.evolve(records=tuple(out))
 
     def _record(self, index: int) -> Record:

@@ -34,7 +34,7 @@ from compactcli.stages.summarize import (
 from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter
-from compactcli.transcript import Line, Record, Transcript, new_record
+from compactcli.transcript import Line, Record, Transcript
 from compactcli.validation import validate
 
 __all__ = [
@@ -231,7 +231,7 @@ def settle(transcript: Transcript) -> Transcript:
         if record.line is not None and record.lineno == i + 1 and eol == record.eol:
             settled.append(record)  # already as read back
         else:
-            settled.append(new_record(raw, line, i + 1, eol))
+            settled.append(Record(raw, line, i + 1, eol))
     return transcript.evolve(records=tuple(settled), sha256=digest.hexdigest())
 
 

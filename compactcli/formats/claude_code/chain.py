@@ -7,8 +7,7 @@ bridged over); `_build_chain` (`buildConversationChain`) splices in the newest p
 newest terminal user/assistant record that is not a sidechain (of any record, in a subagent's
 transcript), walks from it to the root, stopping at a compact boundary, and puts back after their
 group the siblings and tool results the walk missed. The `_Chain` it returns holds the record
-indexes in context order, the records whose usage the loader zeroes, and the leaf.
-`_appended_quietly` says when records appended to a file leave its chain as it is.
+indexes in context order and the records whose usage the loader zeroes.
 """
 
 from __future__ import annotations
@@ -166,46 +165,6 @@ def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
 class _Chain:
     records: tuple[int, ...]  # record indexes from the root to the leaf, in context order
     zeroed: frozenset[int]  # records whose usage Claude Code zeroes on load
-    leaf: str | None  # the uuid the walk started from
-
-
-def _appended_quietly(old: Skeletons, chain: _Chain, new: Skeletons) -> bool:
-    """Whether `new` is `old` with records appended that leave `old`'s chain as it is.
-
-    Quiet records are those the chain rules skip (not objects, without a uuid, of a type the
-    loader does not map), and system or attachment records that are not a boundary and hang off
-    the chain's leaf, under uuids no record of `old` names (as its own or as a parent) and that
-    the leaf is no preserved segment's end or anchor. Such a record is a new terminal whose walk
-    reaches the leaf at once: the leaf stays the newest candidate, the walk from it and the
-    records it recovers are the same. (Compaction's prune marker is one.)
-    """
-    count = len(old)
-    leaf = chain.leaf
-    if leaf is None or len(new) <= count or new[:count] != tuple(old):
-        return False
-    added: set[str] = set()
-    for skeleton in new[count:]:
-        if skeleton is None or skeleton[_SK_UUID] is None:
-            continue
-        kind = skeleton[_SK_KIND]
-        if not isinstance(kind, str) or kind in LEGACY_TYPES:
-            return False
-        if kind not in CHAIN_TYPES:
-            continue
-        if kind in ("user", "assistant") or skeleton[_SK_BOUNDARY] or skeleton[_SK_PARENT] != leaf:
-            return False
-        if skeleton[_SK_UUID] in added:
-            return False
-        added.add(skeleton[_SK_UUID])
-    for skeleton in old:
-        if skeleton is None:
-            continue
-        if skeleton[_SK_UUID] in added or skeleton[_SK_PARENT] in added:
-            return False
-        segment = skeleton[_SK_SEGMENT]
-        if segment is not None and leaf in segment:
-            return False
-    return True
 
 
 def _relink_preserved(
@@ -377,7 +336,7 @@ def _build_chain(skeletons: Skeletons, graph: _Graph | None = None) -> _Chain:
     if leaf is None:  # a subagent's transcript: every record is a sidechain
         leaf = _leaf(skeletons, index, parent, sidechains=True)
     if leaf is None:
-        return _Chain(records=(), zeroed=frozenset(), leaf=None)
+        return _Chain(records=(), zeroed=frozenset())
     walk: list[str] = []
     seen: set[str] = set()
     current: str | None = leaf
@@ -388,4 +347,4 @@ def _build_chain(skeletons: Skeletons, graph: _Graph | None = None) -> _Chain:
     walk.reverse()
     chain = _recover_orphans(skeletons, index, parent, walk)
     zeroed = frozenset(index[u] for u in preserved if _kind_at(skeletons, index[u]) == "assistant")
-    return _Chain(records=tuple(index[u] for u in chain), zeroed=zeroed, leaf=leaf)
+    return _Chain(records=tuple(index[u] for u in chain), zeroed=zeroed)

@@ -14,7 +14,6 @@ asked. `_light_block` gives the common block shapes as plain values (`LightBlock
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -22,7 +21,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from compactcli.formats.base import LightBlock
-from compactcli.transcript import Block, BlockKind, JsonPath, Message, new_block, new_message
+from compactcli.transcript import Block, BlockKind, JsonPath, Message
 
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment"})
 """Record types Claude Code loads into its uuid map (`isTranscriptMessage`)."""
@@ -227,7 +226,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
         is_json = _looks_json(text)
     else:
         raise _ShapeError(f"tool_result content at {_where(path)} is {_kind_of(content)}")
-    return new_block(
+    return Block(
         kind="tool_result",
         text=text,
         json=is_json,
@@ -242,7 +241,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
 
 def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
     if isinstance(item, str):
-        return new_block(kind="text", text=item, type="text", path=path)
+        return Block(kind="text", text=item, type="text", path=path)
     if not isinstance(item, dict):
         raise _ShapeError(f"content block {_where(path)} is {_kind_of(item)}")
     kind = item.get("type")
@@ -250,10 +249,10 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         text = item.get("text", "")
         if not isinstance(text, str):
             raise _ShapeError(f"text block {_where(path)} has text that is {_kind_of(text)}")
-        return new_block(kind="text", text=text, type="text", path=path)
+        return Block(kind="text", text=text, type="text", path=path)
     if kind == "thinking":
         thinking = item.get("thinking", "")
-        return new_block(
+        return Block(
             kind="thinking",
             text=thinking if isinstance(thinking, str) else "",
             type="thinking",
@@ -261,7 +260,7 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         )
     if kind == "redacted_thinking":
         data = item.get("data", "")
-        return new_block(
+        return Block(
             kind="thinking",
             text=data if isinstance(data, str) else "",
             type="redacted_thinking",
@@ -274,7 +273,7 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
             raise _ShapeError(f"tool_use {_where(path)} needs a string id and name")
         arguments = item.get("input")
         names[call_id] = name
-        return new_block(
+        return Block(
             kind="tool_call",
             text=_dump(arguments if arguments is not None else {}),
             json=True,
@@ -288,9 +287,9 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         return _tool_result_block(item, path, names)
     if kind in ("image", "document"):
         block_kind: BlockKind = "image" if kind == "image" else "document"
-        return new_block(kind=block_kind, type=kind, path=path)
+        return Block(kind=block_kind, type=kind, path=path)
     # server_tool_use, web_search_tool_result, tool_reference, unknown: opaque, counted as JSON
-    return new_block(
+    return Block(
         kind="other",
         text=_dump(item),
         json=True,
@@ -305,7 +304,7 @@ def _where(path: JsonPath) -> str:
 
 def _blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[Block, ...]:
     if isinstance(content, str):
-        return (new_block(kind="text", text=content, type="text", path=base),)
+        return (Block(kind="text", text=content, type="text", path=base),)
     if isinstance(content, list):
         if len(content) == 1:  # the common case, made without a loop
             return (_block(content[0], (*base, 0), names),)
@@ -325,7 +324,7 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
             raise _ShapeError(f"{kind} record: message has no content")
         blocks = _blocks(message["content"], ("message", "content"), names)
         if kind == "user":
-            return new_message(
+            return Message(
                 index=index,
                 role="user",
                 blocks=blocks,
@@ -335,7 +334,7 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
             )
         model = message.get("model")
         unit = message.get("id") or raw.get("requestId") or uuid
-        return new_message(
+        return Message(
             index=index,
             role="assistant",
             blocks=blocks,
@@ -351,18 +350,18 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
         if not _attachment_reaches_model(attachment):
             return None
         subtype = attachment.get("type")
-        block = new_block(
+        block = Block(
             kind="other",
             text="\n".join(_strings(attachment)),
             type="attachment",
             name=subtype if isinstance(subtype, str) else None,
             path=("attachment",),
         )
-        return new_message(index=index, role="user", blocks=(block,), id=uuid, path=())
+        return Message(index=index, role="user", blocks=(block,), id=uuid, path=())
     if kind == "system" and raw.get("subtype") == "local_command":
         content = raw.get("content", "")
         blocks = _blocks(content, ("content",), names)
-        return new_message(index=index, role="user", blocks=blocks, id=uuid, path=())
+        return Message(index=index, role="user", blocks=blocks, id=uuid, path=())
     return None
 
 
@@ -502,24 +501,6 @@ def _reaches_model(raw: Mapping[str, Any]) -> bool:
 # The common blocks as plain values
 
 
-_LEADING_SPACE = re.compile(r"\s*")  # `\s` is what `str.strip()` strips
-
-
-def _maybe_json(text: str) -> bool:
-    """`_looks_json` without copying the text when its first non-space character already says
-    no (a line-numbered file listing starts with spaces and a digit)."""
-    if not text:
-        return False
-    if text[0] not in "{[":
-        if not text[0].isspace():
-            return False
-        found = _LEADING_SPACE.match(text)  # always matches, maybe empty
-        first = found.end() if found else 0
-        if first == len(text) or text[first] not in "{[":
-            return False
-    return _looks_json(text)
-
-
 def _light_block(item: Mapping[str, Any], names: dict[str, str]) -> LightBlock | None:
     """`_block` as plain values for the common block shapes; None for anything else."""
     kind = item.get("type")
@@ -531,7 +512,7 @@ def _light_block(item: Mapping[str, Any], names: dict[str, str]) -> LightBlock |
         content = item.get("content")
         if not isinstance(call_id, str) or not isinstance(content, str):
             return None
-        return ("tool_result", content, _maybe_json(content), names.get(call_id), 0)
+        return ("tool_result", content, _looks_json(content), names.get(call_id), 0)
     if kind == "tool_use":
         call_id = item.get("id")
         name = item.get("name")

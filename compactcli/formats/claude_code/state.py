@@ -4,24 +4,20 @@
 message by record index (those before the last compact boundary held unmade, as a `_Lite`, until
 asked for), the records with an impossible shape and their problem, the skeletons, the uuid map
 and the context chain. A state made from that of the transcript an edit started from (records
-read back in the same places, records appended, records replaced in place) equals the one made
-from scratch. `_chain_of` gives the context chain, reused from a transcript of the same lineage
-when the chain rules would give the same one; `chain_parents` gives each chain uuid's parent as
-the loader sees it.
+read back in the same places, or records reused in other places) equals the one made from
+scratch. `_chain_of` gives the context chain, made once per state; `chain_parents` gives each
+chain uuid's parent as the loader sees it.
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from compactcli.errors import InputError
 from compactcli.formats.claude_code.chain import (
     Skeleton,
-    _appended_quietly,
     _build_chain,
     _Chain,
     _Graph,
@@ -39,9 +35,6 @@ from compactcli.formats.claude_code.records import (
 from compactcli.transcript import Block, Message, Record, Transcript
 
 _STATE = "claude-code.state"
-_RECENT_CHAINS = 4
-"""How many chains (with their skeletons and uuid maps) a lineage of edited transcripts
-remembers."""
 
 
 @dataclass(slots=True)
@@ -49,7 +42,7 @@ class _State:
     """One transcript's parsed records: messages by record index, records with an impossible
     shape (index -> problem, in file order), the skeletons of the chain, and the chain once
     it is asked for. `where` finds a record by the identity of its JSON (`records` keeps
-    those objects alive); `recent` is shared with the transcripts of the same lineage.
+    those objects alive).
 
     A message may be held unmade (a `_Lite`) until `message` is asked for it: those of the
     records before the last compact boundary, which the context rarely reaches and the checks
@@ -62,7 +55,6 @@ class _State:
     errors: dict[int, str]
     skeletons: tuple[Skeleton | None, ...]
     names: dict[str, str]  # tool name by call id, after every record
-    recent: list[tuple[tuple[tuple[Any, ...] | None, ...], _Chain, _Graph]]
     chain: _Chain | None = None
     graph: _Graph | None = None  # the uuid map of `skeletons`, once made
     base: _Graph | None = None  # the uuid map of the skeletons these start with, if known
@@ -93,20 +85,6 @@ class _State:
         """Every record's message, in record order (the unmade ones made now)."""
         message = self.message
         return [made for i in self.messages if (made := message(i)) is not None]
-
-
-def _calls_and_results(
-    entry: Message | _Lite | None,
-) -> tuple[list[tuple[str | None, str | None]], dict[str, str | None]]:
-    """A message's tool calls as (id, name), in order, and its results' tool names by id."""
-    if entry is None:
-        return [], {}
-    if type(entry) is _Lite:
-        return [(i, n) for i, n in entry.calls], dict(entry.results)  # (as below: the last)
-    assert isinstance(entry, Message)
-    return _calls(entry), {
-        b.call_id: b.name for b in entry.blocks if b.kind == "tool_result" and b.call_id is not None
-    }
 
 
 def _replay_lite(lite: _Lite, names: dict[str, str]) -> _Lite:
@@ -147,69 +125,6 @@ def _replay(message: Message, index: int, names: dict[str, str]) -> Message:
 _RAW = operator.attrgetter("raw")
 
 
-def _calls(message: Message | None) -> list[tuple[str | None, str | None]]:
-    """The tool calls of `message`, as (id, name), in order."""
-    if message is None:
-        return []
-    return [(b.call_id, b.name) for b in message.blocks if b.kind == "tool_call"]
-
-
-def _patched(parent: _State, records: tuple[Record, ...]) -> _State | None:
-    """The state of `records` when they are the parent's records with some replaced in place
-    (what prune makes), made from the parent's by parsing only the replaced ones; None when that
-    does not hold, and the records are parsed as usual.
-
-    It holds when every replaced record is an object under a JSON object of its own (found
-    nowhere else), parses, calls the same tools as the one it replaces, and answers only calls
-    that one answered: then every other record's message, skeleton and tool names stay as they
-    were, and the tool names a replaced record's results read are those the old one's read.
-    """
-    before = parent.records
-    if parent.errors or len(records) != len(before):
-        return None
-    changed = list(
-        itertools.compress(
-            range(len(records)), map(operator.is_not, map(_RAW, records), map(_RAW, before))
-        )
-    )
-    where = dict(parent.where)
-    messages = dict(parent.messages)
-    skeletons = list(parent.skeletons)
-    same_skeletons = True
-    for i in changed:
-        old, new = before[i].raw, records[i].raw
-        if not isinstance(old, dict) or not isinstance(new, dict):
-            return None
-        if where.get(id(old)) != i or id(new) in where:
-            return None
-        old_message = parent.messages.get(i)
-        old_calls, answered = _calls_and_results(old_message)
-        try:
-            message = _record_message(i, new, {k: v for k, v in answered.items() if v})
-        except _ShapeError:
-            return None
-        if _calls(message) != old_calls or (message is None) != (old_message is None):
-            return None  # (a message where there was none would upset the order of `messages`)
-        if message is not None and any(
-            b.call_id not in answered for b in message.blocks if b.kind == "tool_result"
-        ):
-            return None
-        del where[id(old)]
-        where[id(new)] = i
-        if message is None:
-            messages.pop(i, None)
-        else:
-            messages[i] = message
-        skeletons[i] = _skeleton(new)
-        same_skeletons = same_skeletons and skeletons[i] == parent.skeletons[i]
-    state = _State(
-        records, where, messages, {}, tuple(skeletons), dict(parent.names), parent.recent
-    )
-    if same_skeletons:  # the uuid map is made of the skeletons alone: it is the parent's
-        state.graph, state.base = parent.graph, parent.base
-    return state
-
-
 def _last_boundary(records: Sequence[Record], start: int) -> int:
     """The index of the last compact boundary among `records[start:]` (`start` when there is
     none). The context chain starts there, but for a preserved segment or a later record
@@ -230,8 +145,9 @@ def _build_state(transcript: Transcript) -> _State:
     same JSON objects (their messages and skeletons depend on nothing else but their place and
     the tool names before them, which `_replay` settles). When this transcript holds that one's
     JSON objects in the same places, its state is that one's; when it only adds records after
-    all of them, its state is carried over whole and only the new records are parsed; when it
-    replaces some of that one's records in place, only those are (`_patched`)."""
+    all of them, its state is carried over whole and only the new records are parsed; else
+    every record is read in order, those it shares with that one replayed, the others
+    parsed."""
     parent: _State | None = transcript.inherited(_STATE)
     records = transcript.records
     if parent is not None:
@@ -246,15 +162,11 @@ def _build_state(transcript: Transcript) -> _State:
                 parent.errors,
                 parent.skeletons,
                 parent.names,
-                parent.recent,
                 parent.chain,
                 parent.graph,
                 parent.base,
             )
-        patched = _patched(parent, records)
-        if patched is not None:
-            return patched
-    earlier = parent or _State((), {}, {}, {}, (), {}, [])
+    earlier = parent or _State((), {}, {}, {}, (), {})
     before, before_where, before_errors = earlier.records, earlier.where, earlier.errors
     before_messages, before_skeletons = earlier.messages, earlier.skeletons
     start = 0
@@ -300,7 +212,7 @@ def _build_state(transcript: Transcript) -> _State:
         if message is not None:
             messages[i] = message
         skeletons.append(skeleton)
-    state = _State(records, where, messages, errors, tuple(skeletons), names, earlier.recent)
+    state = _State(records, where, messages, errors, tuple(skeletons), names)
     if start and parent is not None:  # these skeletons start with the parent's
         state.base = parent.known_graph()
     return state
@@ -312,22 +224,9 @@ def _state_of(transcript: Transcript) -> _State:
 
 
 def _chain_of(transcript: Transcript, state: _State) -> _Chain:
-    """The context chain, reused from a transcript of the same lineage with equal skeletons, or
-    with skeletons that this one's extend quietly (`_appended_quietly`)."""
+    """The context chain of the state's skeletons, made once."""
     if state.chain is None:
-        for skeletons, chain, graph in reversed(state.recent):
-            if skeletons == state.skeletons:
-                state.chain = chain
-                state.graph = state.graph or graph  # the same skeletons: the same uuid map
-                break
-            if _appended_quietly(skeletons, chain, state.skeletons):
-                state.chain = chain
-                break
-        else:
-            graph = state.uuid_graph()
-            state.chain = _build_chain(state.skeletons, graph)
-            state.recent.append((state.skeletons, state.chain, graph))
-            del state.recent[:-_RECENT_CHAINS]
+        state.chain = _build_chain(state.skeletons, state.uuid_graph())
     return state.chain
 
 

@@ -5,9 +5,7 @@ from `add_light` and `feed`, equal to `light` of that message), and each chain r
 compact entry (record index, parent node, kind, flags and usage in arrays, its timestamp, its
 uuid in one map); `finish` rebuilds the context chain over those entries by the rules of
 `claude_code_chain`, and gives the same context, usage and model as `ClaudeCodeDialect`'s views
-of the whole transcript. `trim_line` and `trim_span` cut a user record's `toolUseResult` (the
-UI's copy of a tool's output, never sent to the model) out of its bytes before parsing, only
-where the bytes show that cut leaves the rest of the record as it was.
+of the whole transcript.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from compactcli.formats.claude_code.records import (
     LEGACY_TYPES,
     SYNTHETIC_MODEL,
     _light_block,
-    _maybe_json,
+    _looks_json,
     _record_message,
     _ShapeError,
     _timestamp,
@@ -36,53 +34,7 @@ _SIDECHAIN, _REACHES, _RESULTS, _SYNTHETIC, _USAGE = 1, 2, 4, 8, 16
 _ZERO4 = (0, 0, 0, 0)
 _ROOT = -1  # no parent
 _MISSING = -2  # a parent uuid that is not (or not yet) a chain record
-
-
 _ABSENT = object()
-
-
-_UI_COPY = b',"toolUseResult":'
-_AFTER_UI_COPY = b',"sourceToolAssistantUUID":'
-
-
-def trim_line(line: bytes) -> bytes:
-    """`line` without its `toolUseResult` value, when that can be cut out safely by bytes.
-
-    `toolUseResult` is the UI's copy of a tool's output (never sent to the model) and often
-    the largest part of a tool-result record, so skipping it saves parsing. Claude Code writes
-    it just before `sourceToolAssistantUUID`; the cut is made only when both keys are there in
-    that order (inside a JSON string the quotes would be escaped, so these byte patterns are
-    keys), and only in lines that say `"type":"user"` near their start (the envelope comes
-    first), so other lines are not scanned. The caller parses the whole line when the trimmed
-    one does not parse.
-    """
-    cut = _cut_ui_copy(line, 0, len(line))
-    return line if cut is None else cut
-
-
-_WORTH_TRIMMING = 4096
-"""Shorter lines are parsed whole: looking for a copy to cut costs more than it saves."""
-
-
-def trim_span(data: bytes, start: int, end: int) -> bytes | None:
-    """`trim_line` for the line `data[start:end]` (read in a larger block) without copying it:
-    the trimmed bytes, or None when there is nothing to cut (or the line is short)."""
-    if end - start < _WORTH_TRIMMING:
-        return None
-    return _cut_ui_copy(data, start, end)
-
-
-def _cut_ui_copy(data: bytes, start: int, end: int) -> bytes | None:
-    if data.find(b'"type":"user"', start, min(end, start + 512)) < 0:
-        return None  # only user records carry the copy
-    cut = data.find(_UI_COPY, start, end)
-    if cut < 0:
-        return None
-    resume = data.rfind(_AFTER_UI_COPY, cut, end)
-    if resume <= cut:
-        return None
-    view = memoryview(data)
-    return b"".join((view[start:cut], view[resume:end]))
 
 
 class _Stamps:
@@ -134,8 +86,6 @@ class ClaudeCodeStreamer(Streamer):
     """
 
     light = True
-    trim = staticmethod(trim_line)
-    trim_span = staticmethod(trim_span)
 
     def __init__(self, source: str = "-") -> None:
         self.source = source
@@ -329,12 +279,9 @@ class ClaudeCodeStreamer(Streamer):
         lines: Iterable[tuple[int, Any, Any]],
         take: Callable[[LightMessage], None],
         note: Callable[[int, int], None],
-        take_one: Callable[..., None] | None = None,
     ) -> int:
         """`add_light` over every (line number, parsed record, bytes) of a file, each message
         handed to `take` and each record's line to `note`; returns the number of records.
-        `take_one(index, role, unit, *block)`, when given, takes the messages of one block
-        instead of `take` (no tuple of blocks to build).
 
         The same work as calling `add_light` per record, in one loop: the common records (user
         and assistant records whose content blocks are text, thinking, tool calls and string
@@ -377,7 +324,7 @@ class ClaudeCodeStreamer(Streamer):
                     result = item.get("content")
                     if type(call_id) is str and type(result) is str:
                         name = names.pop(call_id, None)
-                        block = ("tool_result", result, _maybe_json(result), name, 0)
+                        block = ("tool_result", result, _looks_json(result), name, 0)
                     else:
                         block = None
                 else:
@@ -418,10 +365,7 @@ class ClaudeCodeStreamer(Streamer):
                 kinds.append(_USER)
                 flag_of.append(flags | _RESULTS if results else flags)
                 units.append(None)
-                if take_one is not None:
-                    take_one(index, "user", None, block[0], block[1], block[2], block[3], 0)
-                else:
-                    take((index, "user", None, (block,)))
+                take((index, "user", None, (block,)))
                 continue
             kinds.append(_ASSISTANT)
             assert type(message) is dict
@@ -460,10 +404,7 @@ class ClaudeCodeStreamer(Streamer):
             unit = message_id or raw.get("requestId") or uuid
             if type(unit) is not str:
                 unit = None
-            if take_one is not None:
-                take_one(index, "assistant", unit, block[0], block[1], block[2], block[3], 0)
-            else:
-                take((index, "assistant", unit, (block,)))
+            take((index, "assistant", unit, (block,)))
         return index + 1
 
     def _stamp(self, node: int) -> float:
