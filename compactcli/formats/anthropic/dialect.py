@@ -36,6 +36,10 @@ class AnthropicDialect(PlainDialect):
     name = "anthropic"
     summary = "Anthropic Messages API messages, one per line"
 
+    @staticmethod
+    def parse(transcript: Transcript, index: int, raw: Mapping[str, Any]) -> list[Message]:
+        return _parse(transcript, index, raw)
+
     side = 1
 
     @remembered
@@ -364,6 +368,3 @@ def _flatten(content: Any, path: JsonPath, fail: _Fail) -> tuple[str, int]:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-AnthropicDialect.parse = staticmethod(_parse)

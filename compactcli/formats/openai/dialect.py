@@ -45,6 +45,10 @@ class OpenAIDialect(PlainDialect):
     name = "openai"
     summary = "OpenAI chat messages, one per line (also hermes-agent and Kimi CLI)"
 
+    @staticmethod
+    def parse(transcript: Transcript, index: int, raw: Mapping[str, Any]) -> list[Message]:
+        return _parse(transcript, index, raw)
+
     side = 0
 
     @remembered
@@ -435,6 +439,3 @@ def _text(value: Any) -> str:
 
 def _name(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-OpenAIDialect.parse = staticmethod(_parse)

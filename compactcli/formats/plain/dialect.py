@@ -8,6 +8,7 @@ takes a look at every record (FORMATS.md §3): `plain_scores` does that once for
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -121,7 +122,12 @@ class PlainDialect(Dialect):
     `plain_scores` (0: OpenAI, 1: Anthropic)."""
 
     side: ClassVar[int]
-    parse: ClassVar[MessageParser]
+
+    @staticmethod
+    @abstractmethod
+    def parse(transcript: Transcript, index: int, raw: Mapping[str, Any]) -> list[Message]:
+        """The messages of record `index` ([] for a line that is not a message); raises
+        `InputError` for a malformed record."""
 
     @classmethod
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
