@@ -642,6 +642,17 @@ def test_usage_errors(args: list[str], message: str) -> None:
     assert sorted(os.listdir()) == ["a", "b"]
 
 
+@pytest.mark.parametrize("command", ["compact", "prune", "summarize", "diff"])
+def test_every_stage_command_takes_the_same_counting_methods(command: str) -> None:
+    """`--method` is one option with one check in every command that counts for a stage."""
+    path = str(FIXTURES / "transcripts" / "pi-session.jsonl")
+    inputs = [path, path] if command == "diff" else [path]
+    result = run(command, *inputs, "--method", "usage")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "error: --method must be heuristic or exact, not 'usage'\n"
+    assert run(command, *inputs, "--method", "exact").exit_code in (0, 1)
+
+
 def test_in_place_keeps_a_backup_and_never_overwrites_one() -> None:
     shutil.copy(PI, "s.jsonl")
     original = PI.read_bytes()

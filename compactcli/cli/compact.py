@@ -157,8 +157,6 @@ def compact_command(
     from compactcli.compact_file import DEFAULTS, FilePlan, compact_file, file_settings
     from compactcli.policy import load_policy
 
-    if method not in ("heuristic", "exact"):
-        raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     if summarizer not in ("extractive", "llm"):
         raise UsageError(f"--summarizer must be extractive or llm, not {summarizer!r}")
     files = expand_inputs(paths or [])

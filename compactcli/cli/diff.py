@@ -31,8 +31,6 @@ def diff_command(
     from compactcli.formats import get_dialect
     from compactcli.tokens import get_counter
 
-    if method not in ("heuristic", "exact"):
-        raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     if before == "-" and after == "-":
         raise UsageError("standard input ('-') can be read only once")
     old = read_one(before, format, BadLinePolicy.error)

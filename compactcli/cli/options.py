@@ -21,6 +21,15 @@ if TYPE_CHECKING:
     from compactcli.transcript import Transcript
 
 
+def _counting_method(value: str) -> str:
+    """`value` when it names a method the stages count with (`estimate` takes more)."""
+    if value not in ("heuristic", "exact"):
+        from compactcli.cli.runner import usage_error
+
+        usage_error(f"--method must be heuristic or exact, not {value!r}")
+    return value
+
+
 def _known_format(value: str | None) -> str | None:
     """`value` when it names a registered format (`compactcli.formats`)."""
     if value is not None and value not in FORMATS:
@@ -165,6 +174,7 @@ TokenMethod = Annotated[
         "--method",
         help="How tokens are counted: heuristic or exact (tiktoken).",
         metavar="heuristic|exact",
+        callback=_counting_method,
     ),
 ]
 Jobs = Annotated[

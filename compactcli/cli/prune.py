@@ -26,7 +26,6 @@ from compactcli.cli.options import (
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import finish_stage, stage_destination
-from compactcli.errors import UsageError
 
 
 @guarded
@@ -60,8 +59,6 @@ def prune_command(
     from compactcli.stages.prune import PruneOptions, prune
     from compactcli.tokens import get_counter
 
-    if method not in ("heuristic", "exact"):
-        raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     seen = stage_destination(
         source,
         output,

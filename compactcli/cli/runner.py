@@ -89,6 +89,13 @@ def _findings(lines: tuple[str, ...]) -> None:
         console.say(line)
 
 
+def usage_error(message: str) -> NoReturn:
+    """End the command as a `UsageError` would inside `guarded`: one line, exit 2 (for the
+    checks that run while the options are parsed, before the command does)."""
+    _error(message)
+    raise typer.Exit(int(ExitCode.USAGE))
+
+
 def _error(message: str) -> None:
     from compactcli import console  # rich, only once there is something to say
 

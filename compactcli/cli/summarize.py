@@ -72,8 +72,6 @@ def summarize_command(
     from compactcli.summarizers import SUMMARIZERS, get_summarizer
     from compactcli.tokens import get_counter
 
-    if method not in ("heuristic", "exact"):
-        raise UsageError(f"--method must be heuristic or exact, not {method!r}")
     if summarizer not in SUMMARIZERS:
         raise UsageError(
             f"--summarizer must be one of {', '.join(SUMMARIZERS)}, not {summarizer!r}"
