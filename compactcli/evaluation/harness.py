@@ -25,7 +25,7 @@ from compactcli.evaluation.probes import Probe, check_probes
 from compactcli.evaluation.render import render_more
 from compactcli.evaluation.replay import ReplayMiss
 from compactcli.evaluation.scenario import continue_session
-from compactcli.evaluation.scorer import ProbeScore, score
+from compactcli.evaluation.scorer import ProbeScore, ProbeScoreDict, score
 from compactcli.evaluation.session_model import Fact, Session
 from compactcli.evaluation.sources import FixtureError, load_fixtures
 from compactcli.evaluation.strategies import STRATEGIES, Backends
@@ -56,6 +56,22 @@ class BadProbe(TypedDict):
     fact: str
 
 
+class ProbeRecord(ProbeScoreDict):
+    """One probe's score in one run (`Evaluation.records`, a line of `eval --records FILE`):
+    the fixture, the strategy, the budget and the round."""
+
+    fixture: str
+    strategy: str
+    budget: Budget
+    cycle: int
+
+
+class PartsProbeRecord(ProbeRecord):
+    """A `ProbeRecord` of a run that compacted a real session part by part."""
+
+    parts: bool
+
+
 @dataclass(frozen=True, slots=True)
 class EvalSettings:
     budgets: tuple[Budget, ...] = BUDGETS
@@ -73,7 +89,7 @@ class Evaluation:
     runs: list[RunMetrics] = field(default_factory=list)
     inputs: list[RunMetrics] = field(default_factory=list)
     bad_probes: list[BadProbe] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[ProbeRecord | PartsProbeRecord] = field(default_factory=list)
     parts: list[RunMetrics] = field(default_factory=list)  # the drift rounds of real sessions
     notes: list[str] = field(default_factory=list)  # rounds that could not run, and why
 
@@ -347,16 +363,17 @@ class _Fixture:
         )
         if self.settings.records:
             for s in scores:
-                self.evaluation.records.append(
-                    {
-                        "fixture": self.fixture.name,
-                        "strategy": name,
-                        "budget": budget,
-                        "cycle": cycle,
-                        **({"parts": True} if in_parts else {}),
-                        **s.to_dict(),
-                    }
-                )
+                record: ProbeRecord = {
+                    "fixture": self.fixture.name,
+                    "strategy": name,
+                    "budget": budget,
+                    "cycle": cycle,
+                    **s.to_dict(),
+                }
+                if in_parts:
+                    self.evaluation.records.append({**record, "parts": True})
+                else:
+                    self.evaluation.records.append(record)
         return output, metrics
 
     def _check_llm(self, output: Transcript, budget: Budget, cycle: int) -> None:

@@ -10,11 +10,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from compactcli.evaluation.matching import Haystack, Hit, find, key_terms, occurrences, passes
 from compactcli.evaluation.probes import Probe
 from compactcli.evaluation.view import View, WhereDict
+
+
+class OutcomeDict(TypedDict):
+    """`Outcome.to_dict()`: a probe's result in one scope."""
+
+    passed: bool
+    level: str | None
+    where: WhereDict | None
+    near: bool
+
+
+class ProbeScoreDict(TypedDict):
+    """`ProbeScore.to_dict()`: a probe's result in the whole output, and in the summary alone
+    (None when the output has no summary)."""
+
+    id: str
+    category: str
+    passed: bool
+    level: str | None
+    where: WhereDict | None
+    near: bool
+    summary: OutcomeDict | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +48,7 @@ class Outcome:
     where: WhereDict | None = None
     near: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OutcomeDict:
         return {"passed": self.passed, "level": self.level, "where": self.where, "near": self.near}
 
 
@@ -46,7 +68,7 @@ class ProbeScore:
     def violated(self) -> bool:
         return self.probe.negative and not self.whole.passed
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ProbeScoreDict:
         return {
             "id": self.probe.id,
             "category": self.probe.category,
