@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
+    from compactcli.redact_transcript import RedactionDict
     from compactcli.stages.compact import CompactCheck, CompactDetails
     from compactcli.stages.prune import PruneDetails, PruneResult
     from compactcli.stages.summarize import SummarizeDetails, SummarizeResult
@@ -57,7 +58,7 @@ class StatsReport(TypedDict):
     method: str | None
     changed: bool
     stages: list[StageReport]
-    redact: NotRequired[Mapping[str, Any]]  # `compact --redact`: what was redacted
+    redact: NotRequired[RedactionDict]  # `compact --redact`: what was redacted
 
 
 @dataclass(frozen=True, slots=True)
