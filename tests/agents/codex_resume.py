@@ -26,16 +26,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tests.agents.fake_server import Received, RecordingServer
 from tests.agents.responses_server import RESPONSES, ResponsesServer, is_compaction
-from tests.agents.resume import describe_run
+from tests.agents.resume import describe_run, run_agent
 
-TIMEOUT = 120
 """Seconds one run may take before the test fails."""
 
 API_KEY = "sk-compactcli-test-not-a-key"
@@ -175,22 +173,8 @@ def resume_codex(
         config = _config(server.origin, last_model(rollout), auto_compact_limit)
         (codex_home / "config.toml").write_text(config)
         argv = [*command, "exec", "--skip-git-repo-check", "resume", session_id, prompt]
-        with stdin.open("rb") as empty:
-            try:
-                done = subprocess.run(
-                    argv,
-                    cwd=work.resolve(),
-                    env=_env(home, codex_home, trap),
-                    stdin=empty,
-                    capture_output=True,
-                    text=True,
-                    timeout=TIMEOUT,
-                )
-            except subprocess.TimeoutExpired as timeout:
-                raise AssertionError(
-                    f"codex did not finish within {TIMEOUT}s; requests so far: "
-                    f"{[r.route for r in server.received()]}; stderr: {timeout.stderr!r}"
-                ) from None
+        env = _env(home, codex_home, trap)
+        done = run_agent("codex", argv, env, work.resolve(), stdin, server.received)
         return CodexResumed(
             rollout=placed,
             before=before,

@@ -36,7 +36,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,20 +140,20 @@ def _layout(folder: Path) -> tuple[Path, Path, Path]:
     return home, work.resolve(), stdin
 
 
-def _run(
+def run_agent(
     agent: str,
     argv: list[str],
     env: dict[str, str],
     cwd: Path,
     stdin: Path,
-    session: Path,
-    server: AnthropicServer,
-    trap: RecordingServer,
-) -> Resumed:
-    before = session.read_bytes()
+    received: Callable[[], Sequence[Received]],
+) -> subprocess.CompletedProcess[str]:
+    """Run an agent's command line with file `stdin` as standard input, its output captured; one
+    that does not finish within `TIMEOUT` seconds fails the test, naming the requests the fake
+    server `received` so far and what the agent wrote to standard error."""
     with stdin.open("rb") as empty:
         try:
-            done = subprocess.run(
+            return subprocess.run(
                 argv,
                 cwd=cwd,
                 env=env,
@@ -165,8 +165,22 @@ def _run(
         except subprocess.TimeoutExpired as timeout:
             raise AssertionError(
                 f"{agent} did not finish within {TIMEOUT}s; requests so far: "
-                f"{[r.route for r in server.received()]}; stderr: {timeout.stderr!r}"
+                f"{[r.route for r in received()]}; stderr: {timeout.stderr!r}"
             ) from None
+
+
+def _run(
+    agent: str,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    stdin: Path,
+    session: Path,
+    server: AnthropicServer,
+    trap: RecordingServer,
+) -> Resumed:
+    before = session.read_bytes()
+    done = run_agent(agent, argv, env, cwd, stdin, server.received)
     return Resumed(
         agent=agent,
         session=session,
