@@ -172,9 +172,7 @@ def compact_file(
     bad = BadLines()
     destination = plan.destinations.get(path, Destination("stdout"))
     seen = file_identity(path) if destination.mode == "in_place" else None
-    transcript = read_transcript(
-        path, plan.format, on_bad_line=plan.on_bad_line, bad=bad, mapped=True
-    )
+    transcript = read_transcript(path, plan.format, on_bad_line=plan.on_bad_line, bad=bad)
     verb = "skipped" if plan.on_bad_line == "skip" else "kept unparsed"
     warnings = [f"{transcript.source}:{line}: {verb}: {reason}" for line, reason in bad.lines]
     admitted = admit(transcript, repair=plan.repair)  # an invalid input goes no further

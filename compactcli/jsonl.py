@@ -7,12 +7,8 @@ truncated last line, a line that is JSON but not an object, an empty file; and w
 line is bad because the file is one JSON document, or pretty-printed records (`not_json_lines`),
 that is what it says.
 `on_bad_line="skip"` leaves such lines out and counts them in a `BadLines` tally instead;
-`"keep"` carries them through unparsed, to be written back verbatim. With `mapped=True` a
-regular file is mapped into memory (`map_file`) and each line is a read-only view of the map
-(`map_lines`) rather than a copy.
-
-`HashMarks` keep where the sha256 of the bytes read stood at some line ends, so that the bytes
-of a transcript that starts with the same records need to be hashed only from there on.
+`"keep"` carries them through unparsed, to be written back verbatim. A `SourceInfo` gathers
+the sha256 and size of the bytes read.
 
 Writing: `render` turns records back into bytes (original bytes where unchanged, orjson where
 edited); `write_bytes` writes them to standard output, or to a file through
@@ -23,14 +19,10 @@ the target), so a reader never sees a partial file.
 from __future__ import annotations
 
 import contextlib
-import io
-import itertools
-import operator
 import os
 import re
-import stat
 import sys
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
@@ -42,7 +34,6 @@ from compactcli.transcript import Line, Record
 
 if TYPE_CHECKING:
     import hashlib
-    import mmap
 
 OnBadLine = Literal["error", "skip", "keep"]
 STDIN = "-"
@@ -68,62 +59,16 @@ def _sha256() -> hashlib._Hash:
 
 @dataclass(slots=True)
 class SourceInfo:
-    """Facts about the bytes read: their sha256 and size, filled in as the stream is read.
-
-    `marks` are (lines, sha256 state after those first lines), taken at the last line end of
-    each block read; `skipped` is the first line left out (`on_bad_line="skip"`), 0 for none.
-    """
+    """Facts about the bytes read: their sha256 and size, filled in as the stream is read."""
 
     path: str
     size: int = 0
     records: int = 0
     _hash: hashlib._Hash = field(default_factory=_sha256)
-    marks: list[tuple[int, hashlib._Hash]] = field(default_factory=list)
-    skipped: int = 0
 
     @property
     def sha256(self) -> str:
         return self._hash.hexdigest()
-
-    def hash_marks(self, records: tuple[Record, ...]) -> HashMarks:
-        """The marks of these bytes for `records` (what was read from them), as far as lines
-        and records still match one to one (up to the first line left out)."""
-        limit = self.skipped - 1 if self.skipped else len(records)
-        return HashMarks(records, tuple(m for m in self.marks if m[0] <= limit))
-
-
-class HashMarks:
-    """Where the sha256 of a file's bytes stood after some of its first records were read.
-
-    `resume(records)` lets a transcript whose first records are those same record objects, as
-    read, be hashed from the last mark inside that shared start instead of from the beginning:
-    the bytes up to there are the file's own. Only a speed-up: a copy made by pickling holds no
-    marks (a hash state cannot be pickled).
-    """
-
-    __slots__ = ("_marks", "_records")
-
-    def __init__(
-        self, records: tuple[Record, ...], marks: Sequence[tuple[int, hashlib._Hash]]
-    ) -> None:
-        self._records = records
-        self._marks = tuple(marks)
-
-    def __reduce__(self) -> tuple[type[HashMarks], tuple[tuple[Record, ...], tuple[()]]]:
-        return (HashMarks, ((), ()))
-
-    def resume(self, records: Sequence[Record]) -> tuple[int, hashlib._Hash | None]:
-        """(n, the sha256 state after the bytes of `records[:n]`) for the largest mark whose
-        records `records` starts with (the same objects); (0, None) when there is none."""
-        # how many records `records` starts with that are those read (the same objects)
-        shared = next(
-            itertools.compress(itertools.count(), map(operator.is_not, records, self._records)),
-            min(len(records), len(self._records)),
-        )
-        for count, state in reversed(self._marks):
-            if count <= shared:
-                return count, state.copy()
-        return 0, None
 
 
 def display_name(path: str) -> str:
@@ -257,15 +202,11 @@ def iter_records(
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
     info: SourceInfo | None = None,
-    mapped: bool = False,
 ) -> Iterator[Record]:
     """Stream the records of `path`, one per line, keeping each line's exact bytes.
 
     Blank lines are carried through as unparsed records. Raises `InputError` for bad lines
     (unless `on_bad_line` says otherwise) and for a file with no record at all.
-    With `mapped`, a regular file is mapped into memory (read only) and each record's `line` is
-    a read-only `memoryview` of its bytes there instead of a copy (`map_lines`); standard input,
-    other files and systems where that fails are read as usual.
     """
     name = display_name(path)
     info = info if info is not None else SourceInfo(path)
@@ -273,29 +214,26 @@ def iter_records(
     seen_object = False
     lineno = 0
     with open_input(path) as handle:
-        mapping = map_file(handle) if mapped else None
-        lines = _lines(handle, info) if mapping is None else map_lines(mapping, info)
-        for line, eol in lines:
+        for line, eol in _lines(handle, info):
             lineno += 1
             body = line[3:] if lineno == 1 and line[:3] == _BOM else line
-            if (not body or body[0] in _SPACE) and not bytes(body).strip():
+            if (not body or body[0] in _SPACE) and not body.strip():
                 yield Record(raw=None, line=line, lineno=lineno, eol=eol)
                 continue
             try:
                 raw = orjson.loads(body)
             except orjson.JSONDecodeError as error:
                 # only the last line can lack its line ending
-                text, body = bytes(line), bytes(body)
                 reason = first_line_reason(
-                    path, lineno, _describe_bad(text, body, error, last=eol == b"")
+                    path, lineno, _describe_bad(line, body, error, last=eol == b"")
                 )
-                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad, info)
+                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             if not isinstance(raw, dict):
                 reason = first_line_reason(
                     path, lineno, f"expected a JSON object, found {_kind(raw)}"
                 )
-                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad, info)
+                yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             seen_object = True
             info.records += 1
@@ -315,103 +253,40 @@ _SPACE = frozenset(b" \t\n\r\x0b\x0c")
 """What `bytes.isspace` counts as white space, as byte values."""
 
 
-def map_file(handle: BinaryIO) -> mmap.mmap | None:
-    """A read-only memory map of the regular, non-empty file open as `handle`; None for
-    standard input, pipes, devices, an empty file, a system without `mmap`, or any failure
-    to map (the caller then reads the file as usual).
-
-    The map keeps its own handle on the file and lives as long as a view of it does. The
-    pages are the system's cache of the file, not copies: reading costs no copy and holding
-    the lines no memory of the process's own. A file cut shorter while it is mapped would
-    end the process (SIGBUS), as with any program that maps its input; a file replaced by
-    renaming (as compactcli writes) is not affected: the map holds the old one.
-    """
-    if os.name != "posix":
-        return None
-    try:
-        import mmap
-
-        fd = handle.fileno()
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
-            return None
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return None
-
-
-def map_lines(mapping: mmap.mmap, info: SourceInfo) -> Iterator[tuple[Line, bytes]]:
-    """`_lines` over a mapped file: the same lines and endings, counted and hashed into
-    `info` with a mark at the last line end of each `_BLOCK` bytes, each line a read-only
-    view of the map."""
-    view = memoryview(mapping)
-    size = len(mapping)
-    info.size = size
-    digest = info._hash
-    marks = info.marks
-    find = mapping.find
-    lines = start = 0
-    while start < size:
-        stop = mapping.rfind(b"\n", start, start + _BLOCK) + 1 or find(b"\n", start) + 1
-        if not stop:  # no line end left: the last line lacks one
-            break
-        digest.update(view[start:stop])
-        lines += yield from _cut(mapping, view, start, stop)
-        start = stop
-        marks.append((lines, digest.copy()))
-    if start < size:
-        digest.update(view[start:])
-        yield view[start:], b""
-
-
-def _cut(
-    data: bytes | mmap.mmap, source: Line, start: int, stop: int
-) -> Generator[tuple[Line, bytes], None, int]:
-    """The lines of `data[start:stop]`, which ends with a line end, as slices of `source`
-    (`data` itself, or a view of it), each with its ending; returns how many."""
+def _cut(data: bytes, start: int, stop: int) -> Iterator[tuple[Line, bytes]]:
+    """The lines of `data[start:stop]`, which ends with a line end, each with its ending."""
     find = data.find
-    count = 0
     end = find(b"\n", start, stop)
     while end >= 0:
         if end > start and data[end - 1] == 13:  # \r
-            yield source[start : end - 1], b"\r\n"
+            yield data[start : end - 1], b"\r\n"
         else:
-            yield source[start:end], b"\n"
-        count += 1
+            yield data[start:end], b"\n"
         start = end + 1
         end = find(b"\n", start, stop)
-    return count
 
 
 def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[Line, bytes]]:
-    """(line, line ending) for every line read from `handle`, counted and hashed into `info`,
-    with a mark (`SourceInfo.marks`) at the last line end of each block.
+    """(line, line ending) for every line read from `handle`, counted and hashed into `info`.
 
     The ending is `\r\n`, `\n`, or empty for a last line without one. Lines are cut out of
     large blocks (one copy each); a line that runs across blocks is joined first.
     """
     read = handle.read
     digest = info._hash
-    marks = info.marks
-    lines = 0
     pending: list[bytes] = []  # the start of a line that runs on into the next block
     while True:
         block = read(_BLOCK)
         if not block:
             break
         info.size += len(block)
+        digest.update(block)
         start = 0
         end = block.find(b"\n")
         if end < 0:
-            digest.update(block)
             pending.append(block)
             continue
         last = block.rfind(b"\n") + 1
-        view = memoryview(block)
-        digest.update(view[:last])
-        state = digest.copy()  # after every line that ends in this block
-        digest.update(view[last:])
-        view.release()
         if pending:
             pending.append(block[: end + 1])
             joined = b"".join(pending)
@@ -420,10 +295,8 @@ def _lines(handle: BinaryIO, info: SourceInfo) -> Iterator[tuple[Line, bytes]]:
                 yield joined[:-2], b"\r\n"
             else:
                 yield joined[:-1], b"\n"
-            lines += 1
             start = end + 1
-        lines += yield from _cut(block, block, start, last)
-        marks.append((lines, state))
+        yield from _cut(block, start, last)
         if last < len(block):
             pending.append(block[last:])
     if pending:
@@ -438,13 +311,10 @@ def _bad(
     reason: str,
     on_bad_line: OnBadLine,
     bad: BadLines,
-    info: SourceInfo,
 ) -> Iterator[Record]:
     if on_bad_line == "error":
         raise InputError(name, lineno, reason)
     bad.lines.append((lineno, reason))
-    if on_bad_line == "skip" and not info.skipped:
-        info.skipped = lineno
     if on_bad_line == "keep":
         yield Record(raw=None, line=line, lineno=lineno, eol=eol)
 

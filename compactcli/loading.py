@@ -39,32 +39,22 @@ def read_transcript(
     *,
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
-    mapped: bool = False,
 ) -> Transcript:
     """Read `path` (`-` for standard input) into a Transcript.
 
     Raises `InputError` (file and line in the message) for unreadable input, an unknown
     format or, when the format is detected, a file that mixes formats; and `UsageError` for an
     unknown `format` name.
-    With `mapped`, a regular file is mapped into memory and the records' lines are views of
-    it, not copies: less memory and time for a large file, which must then not be cut shorter
-    while the transcript is in use (see `compactcli.jsonl.map_file`).
     """
     if format is not None and format not in FORMATS:
         get_dialect(format)  # raises UsageError naming the known formats
     info = SourceInfo(path)
-    records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info, mapped=mapped))
+    records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info))
     if format is None:
         objects = list(islice((r.raw for r in records if isinstance(r.raw, dict)), SNIFF_RECORDS))
         format = detect_format(objects, display_name(path))
         check_records(records, display_name(path))
-    return Transcript(
-        records=records,
-        format=format,
-        source=display_name(path),
-        sha256=info.sha256,
-        hash_marks=info.hash_marks(records),
-    )
+    return Transcript(records=records, format=format, source=display_name(path), sha256=info.sha256)
 
 
 def write_transcript(

@@ -224,7 +224,7 @@ def redact_file(
 
     seen = file_identity(path) if destination.mode == "in_place" else None
     bad = BadLines()
-    transcript = read_transcript(path, format, on_bad_line=on_bad_line, bad=bad, mapped=True)
+    transcript = read_transcript(path, format, on_bad_line=on_bad_line, bad=bad)
     admitted = admit(transcript, repair=repair)
     transcript = admitted.transcript
     verb = "skipped" if on_bad_line == "skip" else "kept unparsed"

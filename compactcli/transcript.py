@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from compactcli.jsonl import HashMarks
     from compactcli.stats import StageStats
 
 BlockKind = Literal["text", "thinking", "tool_call", "tool_result", "image", "document", "other"]
@@ -29,8 +28,8 @@ JsonPath = tuple[str | int, ...]
 
 V = TypeVar("V")
 
-Line = bytes | memoryview
-"""A record's bytes as read: `bytes`, or a read-only view of a mapped file (`Record.line`)."""
+Line = bytes
+"""A record's bytes as read, or a piece of the bytes written (`Record.line`)."""
 
 _PARENT = "\0parent"
 """The key, in a transcript's views, of the views of the transcript it was made from."""
@@ -41,10 +40,8 @@ class Record:
     """One JSONL line: its parsed JSON and, while unchanged, its original bytes.
 
     `raw` is `None` for a line carried through without being parsed (a blank line, or a bad line
-    kept with `--on-bad-line keep`); such a line is written back as it was. `line` is `bytes`, or
-    a read-only `memoryview` of them for a file read with `mapped=True` (see
-    `compactcli.read_transcript`); a pickled record holds `bytes`; `eol` is its line ending.
-    `with_raw` drops the original bytes, and the writer re-serialises that record alone.
+    kept with `--on-bad-line keep`); such a line is written back as it was. `eol` is its line
+    ending. `with_raw` drops the original bytes, and the writer re-serialises that record alone.
     """
 
     raw: Any
@@ -53,10 +50,7 @@ class Record:
     eol: bytes = b"\n"
 
     def __reduce__(self) -> tuple[Callable[..., Record], tuple[Any, ...]]:
-        line = self.line
-        if isinstance(line, memoryview):
-            line = line.tobytes()
-        return (Record, (self.raw, line, self.lineno, self.eol))
+        return (Record, (self.raw, self.line, self.lineno, self.eol))
 
     @property
     def changed(self) -> bool:
@@ -162,18 +156,13 @@ class Compaction:
 
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """A transcript: its records in file order, its format, and the stats of stages run on it.
-
-    `hash_marks`, from reading, lets the sha256 of a transcript that starts with the records read
-    be computed from the last mark inside that start (`compactcli.jsonl.HashMarks`).
-    """
+    """A transcript: its records in file order, its format, and the stats of stages run on it."""
 
     records: tuple[Record, ...]
     format: str
     source: str = "-"
     sha256: str = ""
     stats: tuple[StageStats, ...] = field(default=())
-    hash_marks: HashMarks | None = field(default=None, compare=False, repr=False)
     _views: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def evolve(self, **changes: Any) -> Transcript:

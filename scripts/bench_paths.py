@@ -463,6 +463,7 @@ VARIANTS = [
         "compact",
         CLAUDE_SHAPES,
         late="import compactcli.jsonl as j\n_redirect(j.map_file, lambda handle: None)",
+        requires="compactcli.jsonl:map_file",
     ),
     Variant(
         "lite",
@@ -510,6 +511,7 @@ VARIANTS = [
         "compact",
         CLAUDE_SHAPES,
         late="import compactcli.jsonl as j\nj.SourceInfo.hash_marks = lambda self, records: None",
+        requires="compactcli.jsonl:HashMarks",
     ),
     Variant(
         "context_count",
@@ -529,6 +531,7 @@ VARIANTS = [
         "_redirect(t.new_record, lambda *a, **k: t.Record(*a, **k))\n"
         "_redirect(t.new_block, lambda *a, **k: t.Block(*a, **k))\n"
         "_redirect(t.new_message, lambda *a, **k: t.Message(*a, **k))",
+        requires="compactcli.transcript:new_record",
     ),
     Variant(
         "to_chunks",
@@ -537,6 +540,7 @@ VARIANTS = [
         CLAUDE_SHAPES,
         late="import compactcli.loading as l\nfrom compactcli.jsonl import render\n"
         "_redirect(l.to_chunks, lambda transcript: list(render(transcript.records)))",
+        requires="compactcli.loading:to_chunks",
     ),
     Variant(
         "lifetime",

@@ -78,14 +78,13 @@ BROKEN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("mapped", [False, True], ids=["read", "mapped"])
 @pytest.mark.parametrize(("name", "message"), BROKEN_CASES)
 def test_broken_input_raises_one_line(
-    name: str, message: str, mapped: bool, monkeypatch: pytest.MonkeyPatch
+    name: str, message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(BROKEN)
     with pytest.raises(InputError) as caught:
-        read_transcript(name, mapped=mapped)
+        read_transcript(name)
     assert str(caught.value) == message
     assert caught.value.exit_code == 3
 
@@ -176,12 +175,9 @@ def test_missing_file() -> None:
     assert result.stderr == "error: no/such/file.jsonl: no such file or folder\n"
 
 
-@pytest.mark.parametrize("mapped", [False, True], ids=["read", "mapped"])
-def test_skip_reports_each_skipped_line(mapped: bool) -> None:
+def test_skip_reports_each_skipped_line() -> None:
     bad = BadLines()
-    transcript = read_transcript(
-        str(BROKEN / "invalid-json.jsonl"), on_bad_line="skip", bad=bad, mapped=mapped
-    )
+    transcript = read_transcript(str(BROKEN / "invalid-json.jsonl"), on_bad_line="skip", bad=bad)
     assert [r.lineno for r in transcript.records] == [1, 3]
     assert bad.lines == [(2, "invalid JSON: unexpected end of data at column 51")]
     result = run("validate", "--on-bad-line", "skip", str(BROKEN / "invalid-json.jsonl"))
@@ -192,10 +188,9 @@ def test_skip_reports_each_skipped_line(mapped: bool) -> None:
     )
 
 
-@pytest.mark.parametrize("mapped", [False, True], ids=["read", "mapped"])
-def test_keep_carries_a_bad_line_through_verbatim(mapped: bool) -> None:
+def test_keep_carries_a_bad_line_through_verbatim() -> None:
     path = BROKEN / "invalid-json.jsonl"
-    transcript = read_transcript(str(path), on_bad_line="keep", mapped=mapped)
+    transcript = read_transcript(str(path), on_bad_line="keep")
     assert transcript.records[1].raw is None
     assert to_bytes(transcript) == path.read_bytes()
 
@@ -208,10 +203,7 @@ def test_skip_with_nothing_left_is_an_error() -> None:
     )
 
 
-@pytest.mark.parametrize("mapped", [False, True], ids=["read", "mapped"])
-def test_round_trip_keeps_crlf_bom_blank_lines_and_missing_final_newline(
-    tmp_path: Path, mapped: bool
-) -> None:
+def test_round_trip_keeps_crlf_bom_blank_lines_and_missing_final_newline(tmp_path: Path) -> None:
     data = (
         b'\xef\xbb\xbf{"role":"user","content":"caf\\u00e9"}\r\n'
         b"\n"
@@ -220,8 +212,8 @@ def test_round_trip_keeps_crlf_bom_blank_lines_and_missing_final_newline(
     )
     path = tmp_path / "t.jsonl"
     path.write_bytes(data)
-    transcript = read_transcript(str(path), mapped=mapped)
-    assert all(isinstance(r.line, memoryview if mapped else bytes) for r in transcript.records)
+    transcript = read_transcript(str(path))
+    assert all(isinstance(r.line, bytes) for r in transcript.records)
     assert transcript.format == "openai"
     assert to_bytes(transcript) == data
     out = tmp_path / "out.jsonl"
@@ -346,10 +338,6 @@ def test_any_jsonl_round_trips_byte_for_byte(
     path.write_bytes(data)
     records = list(iter_records(str(path)))
     assert b"".join(render(records)) == data
-    mapped = list(iter_records(str(path), mapped=True))
-    assert [
-        (r.raw, None if r.line is None else bytes(r.line), r.lineno, r.eol) for r in mapped
-    ] == [(r.raw, r.line, r.lineno, r.eol) for r in records]
 
 
 def _large_file(path: Path) -> bytes:
@@ -367,38 +355,31 @@ def _large_file(path: Path) -> bytes:
     return data
 
 
-def test_a_mapped_file_reads_as_a_read_one_does(tmp_path: Path) -> None:
-    """Every record, the hash, and each hash mark (the sha256 of the lines before it)."""
+def test_a_large_file_reads_byte_for_byte(tmp_path: Path) -> None:
+    """Lines across read blocks, one longer than a block: every record, the hash and the size."""
     import hashlib
+
+    from compactcli.jsonl import SourceInfo
 
     path = tmp_path / "large.jsonl"
     data = _large_file(path)
-    read = read_transcript(str(path))
-    mapped = read_transcript(str(path), mapped=True)
-    assert all(isinstance(r.line, memoryview) for r in mapped.records)
-    assert [
-        (r.raw, None if r.line is None else bytes(r.line), r.lineno, r.eol) for r in mapped.records
-    ] == [(r.raw, r.line, r.lineno, r.eol) for r in read.records]
-    assert mapped.sha256 == read.sha256 == hashlib.sha256(data).hexdigest()
-    assert to_bytes(mapped) == data
-    starts = [0]
-    for record in read.records:
-        starts.append(starts[-1] + len(record.line or b"") + len(record.eol))
-    for transcript in (read, mapped):
-        marks = transcript.hash_marks._marks if transcript.hash_marks else ()
-        assert len(marks) >= 3
-        for lines, state in marks:
-            assert state.hexdigest() == hashlib.sha256(data[: starts[lines]]).hexdigest()
+    info = SourceInfo(str(path))
+    records = list(iter_records(str(path), info=info))
+    assert b"".join(render(records)) == data
+    assert [r.lineno for r in records] == list(range(1, len(records) + 1))
+    assert info.size == len(data)
+    transcript = read_transcript(str(path))
+    assert transcript.sha256 == info.sha256 == hashlib.sha256(data).hexdigest()
+    assert to_bytes(transcript) == data
 
 
-def test_a_mapped_record_pickles_with_its_bytes(tmp_path: Path) -> None:
+def test_a_record_pickles_with_its_bytes(tmp_path: Path) -> None:
     import pickle
 
     path = tmp_path / "t.jsonl"
     path.write_bytes(b'{"role":"user","content":"hi"}\n')
-    record = read_transcript(str(path), mapped=True).records[0]
+    record = read_transcript(str(path)).records[0]
     copy = pickle.loads(pickle.dumps(record))
-    assert isinstance(record.line, memoryview)
     assert (copy.raw, copy.line, copy.lineno, copy.eol) == (
         {"role": "user", "content": "hi"},
         b'{"role":"user","content":"hi"}',
@@ -407,18 +388,12 @@ def test_a_mapped_record_pickles_with_its_bytes(tmp_path: Path) -> None:
     )
 
 
-def test_standard_input_and_empty_files_are_read_when_mapping_is_asked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_standard_input_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import sys
 
     data = b'{"role":"user","content":"hi"}\n'
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    transcript = read_transcript("-", mapped=True)
+    transcript = read_transcript("-")
     assert [type(r.line) for r in transcript.records] == [bytes]
     assert to_bytes(transcript) == data
-    empty = tmp_path / "empty.jsonl"
-    empty.write_bytes(b"")
-    with pytest.raises(InputError, match="empty file: no records"):
-        read_transcript(str(empty), mapped=True)

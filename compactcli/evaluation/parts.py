@@ -58,7 +58,7 @@ def prefix(transcript: Transcript, end: int) -> Transcript:
     for record in records:
         digest.update(record.line if record.line is not None else dumps(record.raw))
         digest.update(record.eol or b"\n")
-    return settle(transcript.evolve(records=records, sha256=digest.hexdigest(), hash_marks=None))
+    return settle(transcript.evolve(records=records, sha256=digest.hexdigest()))
 
 
 def _candidates(transcript: Transcript) -> list[tuple[int, int]]:
@@ -133,7 +133,7 @@ def plan_parts(transcript: Transcript, parts: int) -> Parts | str:
 
 def _append(previous: Transcript, added: Sequence[Record]) -> Transcript:
     records = (*previous.records, *added)
-    return settle(previous.evolve(records=records, stats=(), hash_marks=None))
+    return settle(previous.evolve(records=records, stats=()))
 
 
 def extend(

@@ -210,12 +210,9 @@ def settle(transcript: Transcript) -> Transcript:
         for i, r in enumerate(records)
     ):
         return transcript
-    # the records it starts with as they were read are the bytes read: hash from the last mark
-    start, resumed = transcript.hash_marks.resume(records) if transcript.hash_marks else (0, None)
-    digest = resumed or hashlib.sha256()
-    settled: list[Record] = list(records[:start])
-    for i in range(start, len(records)):
-        record = records[i]
+    digest = hashlib.sha256()
+    settled: list[Record] = []
+    for i, record in enumerate(records):
         line: Line
         if record.line is None:
             line = orjson.dumps(record.raw)
