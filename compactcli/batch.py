@@ -1,9 +1,11 @@
 """Many files at once: parallel runs, failures kept to their file, and the results table's data.
 
 `run_batch(paths, work, jobs=..., mode=...)` calls `work(path)` for every path, in worker
-processes or threads when `jobs > 1`, and returns one `FileResult` per path in input order: a
-file that fails is a failed result and the others go on (unless `fail_fast`), and on Ctrl-C the
-writes in progress finish (`WRITES`) before the interrupt is raised again. `SharedBackend` shares
+processes or threads when `jobs` (0: one per core) allows several, the largest files handed out
+first, and returns one `FileResult` per path in input order,
+reporting each in that order as soon as it and those before it are done: a file that fails is a
+failed result and the others go on (unless `fail_fast`), and on Ctrl-C the writes in progress
+finish (`WRITES`) before the interrupt is raised again. `SharedBackend` shares
 one summarizer among a batch of threads; `totals(results)` is the data of the final table, and
 `FileResult.details` what a `--json` row adds. Nothing here prints.
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from compactcli.errors import CompactError, ExitCode, InvalidFinding, InvalidTranscript
+from compactcli.inputs import largest_first, workers_for
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
 
 if TYPE_CHECKING:
@@ -208,11 +211,12 @@ def run_batch(
 ) -> list[FileResult]:
     """Run `work` on every path: one `FileResult` per path, in input order.
 
-    `on_result` is called (in the calling thread) as each result arrives. With `jobs > 1` files
-    run in parallel: in worker processes (`mode="process"`, for the CPU-bound offline path;
-    `work` must then be picklable, such as a `functools.partial` of a module-level function, and
-    is handed to each worker once, then only paths, at most two per worker at a time) or in
-    threads (`mode="thread"`, for LLM calls, which wait on the network).
+    `on_result` is called (in the calling thread) with each result in input order, as soon as it
+    and every result before it have arrived. With `jobs` other than 1 (0: one per core) files
+    run in parallel, the largest handed out first: in worker processes (`mode="process"`, for
+    the CPU-bound offline path; `work` must then be picklable, such as a `functools.partial` of a
+    module-level function, and is handed to each worker once, then only paths, at most two per
+    worker at a time) or in threads (`mode="thread"`, for LLM calls, which wait on the network).
 
     - A file that fails is a `FileResult` with `status="failed"`, its exit code and one-line
       message; the others go on, unless `fail_fast`: then no new file starts after the first
@@ -229,17 +233,20 @@ def run_batch(
     """
     results: dict[int, FileResult] = {}
     stop = False
+    reported = 0  # results before this index have gone to `on_result`
 
     def record(index: int, result: FileResult) -> None:
-        nonlocal stop
+        nonlocal stop, reported
         results[index] = result
-        if on_result is not None:
-            on_result(result)
         if fail_fast and result.failed:
             stop = True
+        while reported in results:
+            if on_result is not None:
+                on_result(results[reported])
+            reported += 1
 
     WRITES.reset()
-    workers = max(1, min(jobs, len(paths)))
+    workers = workers_for(jobs, len(paths))
     try:
         if workers == 1:
             for index, path in enumerate(paths):
@@ -253,6 +260,9 @@ def run_batch(
     except KeyboardInterrupt:
         WRITES.stop()
         raise
+    if on_result is not None:  # those that came after a file --fail-fast left unstarted
+        for index in sorted(i for i in results if i >= reported):
+            on_result(results[index])
     return [
         results.get(index) or FileResult(path, "skipped", message="not run: --fail-fast")
         for index, path in enumerate(paths)
@@ -282,8 +292,8 @@ def _threads(
 ) -> None:
     """Daemon threads: an interrupt never waits for a thread stuck in a network call."""
     todo: queue.Queue[tuple[int, str]] = queue.Queue()
-    for item in enumerate(paths):
-        todo.put(item)
+    for index in largest_first(paths):
+        todo.put((index, paths[index]))
     done: queue.Queue[tuple[int, FileResult | BaseException]] = queue.Queue()
     halt = threading.Event()
 
@@ -366,7 +376,7 @@ def _processes(
 
     pools = [new_pool()]  # a new one replaces a pool whose worker died
     pending: dict[Future[FileResult], int] = {}
-    todo = iter(enumerate(paths))
+    todo = ((index, paths[index]) for index in largest_first(paths))
     window = 2 * workers  # files handed out at a time: enough to keep every worker busy
 
     def died(index: int, error: BaseException) -> None:  # a worker was killed, out of memory

@@ -17,6 +17,7 @@ import pytest
 
 from compactcli.batch import FileResult, SharedBackend, run_batch, totals
 from compactcli.errors import InputError
+from compactcli.inputs import largest_first, workers_for
 from compactcli.summarizers import SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts
 from tests.cli_runner import run
@@ -78,7 +79,7 @@ def test_results_come_back_in_input_order_and_failures_stay_with_their_file(
         on_result=lambda r: seen.append(r.path),
     )
     assert [r.path for r in results] == paths
-    assert sorted(seen) == paths
+    assert seen == paths  # reported in input order too
     assert [r.status for r in results] == ["compacted"] * 3 + ["failed"] + ["compacted"] * 3
     assert (results[3].code, results[3].message) == (
         3,
@@ -92,6 +93,34 @@ def test_results_come_back_in_input_order_and_failures_stay_with_their_file(
         24,
         36,
     )
+
+
+def sized(path: str) -> FileResult:
+    """A job whose time grows with the file's size: larger files finish later."""
+    time.sleep(os.path.getsize(path) / 20_000)
+    return work(path)
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_the_largest_files_start_first_and_results_are_reported_in_input_order(
+    tmp_path: Path, mode: str
+) -> None:
+    sizes = [100, 4000, 300, 8000, 200, 2000]
+    paths = []
+    for i, size in enumerate(sizes):
+        (tmp_path / f"f{i}").write_bytes(b"x" * size)
+        paths.append(str(tmp_path / f"f{i}"))
+    assert largest_first([*paths, "-", str(tmp_path / "missing")]) == [3, 1, 5, 2, 4, 0, 6, 7]
+    seen: list[str] = []
+    results = run_batch(paths, sized, jobs=2, mode=mode, on_result=lambda r: seen.append(r.path))  # type: ignore[arg-type]
+    assert [r.path for r in results] == seen == paths
+
+
+def test_jobs_zero_is_one_worker_per_core() -> None:
+    cores = os.cpu_count() or 1
+    assert workers_for(0, 100) == cores
+    assert workers_for(0, 1) == workers_for(5, 1) == workers_for(1, 100) == 1
+    assert workers_for(3, 2) == 2
 
 
 def test_an_unexpected_error_is_a_failed_file_unless_reraised() -> None:
@@ -238,7 +267,8 @@ def test_json_lines_say_what_happened_to_each_file(folder: Path) -> None:
 
 
 def test_fail_fast_stops_and_says_so(folder: Path) -> None:
-    result = run("compact", "logs", "--out-dir", "out", "--force", *KEEP, "--fail-fast")
+    args = ["logs", "--out-dir", "out", "--force", *KEEP, "--fail-fast", "--jobs", "1"]
+    result = run("compact", *args)
     assert result.exit_code == 3
     assert result.stderr == (
         "error: logs/broken.jsonl:2: invalid JSON: unexpected end of data at column 51\n"

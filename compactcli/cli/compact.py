@@ -122,7 +122,7 @@ def compact_command(
     archive: Archive = None,
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
-    jobs: Jobs = 1,
+    jobs: Jobs = 0,
     llm_jobs: Annotated[
         int,
         typer.Option(min=1, help="LLM requests in flight at once, across all files.", metavar="N"),
@@ -187,7 +187,6 @@ def compact_command(
         option = "--out-dir" if out_dir is not None else "-o"
         _refuse_overwrites(files, destinations, option, settings, stats, boundary)
     online = any(s["summarizer"] == "llm" for s in settings.values())
-    workers = jobs or os.cpu_count() or 1
     backends = _Backends(llm_jobs=llm_jobs, cache=cache) if online else None
     work: Callable[[str], FileResult]
     if backends is not None:
@@ -201,7 +200,7 @@ def compact_command(
         results = run_batch(
             files,
             work,
-            jobs=1 if STDIN in files else workers,
+            jobs=1 if STDIN in files else jobs,
             mode="thread" if online else "process",
             fail_fast=fail_fast,
             on_result=report.add,

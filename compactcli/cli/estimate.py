@@ -6,7 +6,6 @@ it and `compactcli estimate` loads only what counting needs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -31,7 +30,7 @@ from compactcli.cli.options import (
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.errors import ExitCode, InputError
-from compactcli.inputs import STDIN, expand_inputs
+from compactcli.inputs import STDIN, expand_inputs, largest_first, workers_for
 
 if TYPE_CHECKING:
     from compactcli.estimate import EstimateOptions, EstimateReport
@@ -221,19 +220,20 @@ def _count_all(
     """Outcomes in input order; files in parallel processes when there are several."""
     name = format
     policy: BadLineName = on_bad_line.value
-    workers = min(jobs or os.cpu_count() or 1, len(files))
+    workers = workers_for(jobs, len(files))
     if workers <= 1 or STDIN in files:
         for path in files:
             yield _count_one(path, options, name, policy, budgets, given)
         return
-    from concurrent.futures import ProcessPoolExecutor  # only when files run in parallel
+    from concurrent.futures import Future, ProcessPoolExecutor  # only when files run in parallel
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [
-            pool.submit(_count_one, path, options, name, policy, budgets, given) for path in files
-        ]
-        for future in futures:
-            yield future.result()
+        futures: dict[int, Future[_Outcome]] = {
+            index: pool.submit(_count_one, files[index], options, name, policy, budgets, given)
+            for index in largest_first(files)
+        }
+        for index in range(len(files)):
+            yield futures[index].result()
 
 
 # ---------------------------------------------------------------------------------------------
