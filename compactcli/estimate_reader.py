@@ -14,12 +14,12 @@ from typing import Any, BinaryIO
 import orjson
 
 from compactcli.errors import InputError
+from compactcli.formats.values import kind_of
 from compactcli.jsonl import (
     _BOM,
     BadLines,
     OnBadLine,
     _describe_bad,
-    _kind,
     display_name,
     first_line_reason,
     open_input,
@@ -117,7 +117,7 @@ def read_lines(
                         continue
                 if type(raw) is not dict:
                     reason = first_line_reason(
-                        path, lineno, f"expected a JSON object, found {_kind(raw)}"
+                        path, lineno, f"expected a JSON object, found {kind_of(raw)}"
                     )
                     if on_bad_line == "error":
                         raise InputError(name, lineno, reason)

@@ -30,6 +30,7 @@ import orjson
 
 from compactcli import atomic
 from compactcli.errors import STDOUT, InputError, OutputError
+from compactcli.formats.values import kind_of
 from compactcli.transcript import Line, Record
 
 if TYPE_CHECKING:
@@ -105,18 +106,6 @@ def _describe_bad(line: bytes, body: bytes, error: Exception, last: bool) -> str
     if found:
         message = f"{found.group(1)} at column {found.group(2)}"
     return f"invalid JSON: {message}"
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return "a number"
 
 
 _DOCUMENT_LIMIT = 256 << 20
@@ -231,7 +220,7 @@ def iter_records(
                 continue
             if not isinstance(raw, dict):
                 reason = first_line_reason(
-                    path, lineno, f"expected a JSON object, found {_kind(raw)}"
+                    path, lineno, f"expected a JSON object, found {kind_of(raw)}"
                 )
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue

@@ -55,5 +55,5 @@ def kind_of(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
-        return "a list"
+        return "an array"
     return "an object"
