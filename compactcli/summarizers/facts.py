@@ -12,7 +12,7 @@ appended. Thinking is never read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -185,15 +185,42 @@ class _Call:
     notes: tuple[tuple[str, str], ...] = ()  # what an edit changed, per file (`carriers`)
 
 
+class _Unique:
+    """Strings in the order they were first added, each once, empty ones left out: a list
+    whose membership test is a lookup (the facts of a long session hold thousands)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: dict[str, None] = {}
+
+    def add(self, item: str) -> None:
+        if item and item not in self._items:
+            self._items[item] = None
+
+    def extend(self, items: Iterable[str]) -> None:
+        for item in items:
+            self.add(item)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_ErrorKey = tuple[str, str]  # (text, where): one error per line and place
+
+
 @dataclass(slots=True)
 class _State:
     user_messages: list[str] = field(default_factory=list)
-    constraints: list[str] = field(default_factory=list)
-    read: list[str] = field(default_factory=list)
-    modified: list[str] = field(default_factory=list)
+    constraints: _Unique = field(default_factory=_Unique)
+    read: _Unique = field(default_factory=_Unique)
+    modified: _Unique = field(default_factory=_Unique)
     commands: dict[str, Command] = field(default_factory=dict)  # by command, in last-run order
-    errors: list[ErrorFact] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
+    errors: dict[_ErrorKey, ErrorFact] = field(default_factory=dict)  # in the order last seen
+    decisions: _Unique = field(default_factory=_Unique)
     todos: dict[str, tuple[str, str]] = field(default_factory=dict)
     todo_seen: bool = False
     answered: bool = False  # the assistant's last act was text (a turn that completed)
@@ -204,10 +231,10 @@ class _State:
     settings: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
     # commands still running when their result came (Codex), by what a later call names them
     running: dict[tuple[str, str], _Call] = field(default_factory=dict)
-    answers: list[str] = field(default_factory=list)
+    answers: _Unique = field(default_factory=_Unique)
     changes: dict[tuple[str, str], None] = field(default_factory=dict)
     plan: list[str] = field(default_factory=list)
-    reports: list[str] = field(default_factory=list)
+    reports: _Unique = field(default_factory=_Unique)
     turn_text: str = ""  # the assistant's latest text in the current turn
     last_reply: str = ""
 
@@ -221,13 +248,11 @@ class _State:
         for sentence in sentences(text, lists=True):
             self.add_sentence(sentence, as_constraint(sentence))
         for line in pasted_errors(text):
-            error = ErrorFact(text=line, resolved=False, tool=PASTED)
-            if error not in self.errors:
-                self.errors.append(error)
+            self.errors.setdefault((line, ""), ErrorFact(text=line, resolved=False, tool=PASTED))
 
     def add_answer(self, line: str) -> None:
         """The user's words from inside a tool result: a rule or a choice, not a new turn."""
-        _add_unique(self.answers, line)
+        self.answers.add(line)
         self.add_identifiers(line)
 
     def add_sentence(self, sentence: str, constraint: str | None) -> None:
@@ -243,9 +268,9 @@ class _State:
             if new - old and old - new
         ]
         for earlier in replaced:
-            _add_unique(self.constraints, earlier)
+            self.constraints.add(earlier)
         if constraint or replaced:
-            _add_unique(self.constraints, line)
+            self.constraints.add(line)
         for key, new in values.items():
             self.settings.setdefault(key, []).append((line, new))
 
@@ -269,12 +294,12 @@ class _State:
         """The assistant's turn ends here (a user message follows, or the messages end)."""
         if self.answered:
             for sentence in decision_sentences(self.turn_text):
-                _add_unique(self.decisions, sentence)
+                self.decisions.add(sentence)
             self.since_answer = []
             self.completed_turn = True
             found = carriers.report(self.turn_text)
             if found:
-                _add_unique(self.reports, found)
+                self.reports.add(found)
         self.answered = False
 
     def add_command(self, command: str, status: str, detail: str = "") -> None:
@@ -289,7 +314,7 @@ class _State:
         """Mark earlier errors resolved by `call`, which succeeded: same command, or same path
         with a tool of the same kind (a successful edit resolves a failed edit or read)."""
         key = command_key(call.command) if call.command else ""
-        for i, error in enumerate(self.errors):
+        for i, error in self.errors.items():
             if error.resolved or not where:
                 continue
             if key:  # the same command, or a wider run of it (`pytest -q` after `pytest -q x`)
@@ -310,9 +335,11 @@ PASTED = "pasted by the user"
 """The `tool` of an error the user pasted into a message."""
 
 
-def _add_unique(items: list[str], item: str) -> None:
-    if item and item not in items:
-        items.append(item)
+def _add_error(state: _State, error: ErrorFact) -> None:
+    """`error`, after the others: one error per line and place, at its latest."""
+    key = (error.text, error.where)
+    state.errors.pop(key, None)
+    state.errors[key] = error
 
 
 def extract_facts(messages: Sequence[Message], previous: Facts | None = None) -> Facts:
@@ -362,7 +389,7 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
         state.modified.extend(previous.files_modified)
         for command in previous.commands:
             state.commands[command_key(command.command)] = command
-        state.errors.extend(previous.errors)
+        state.errors.update(((e.text, e.where), e) for e in previous.errors)
         state.decisions.extend(previous.decisions)
         state.names.update(dict.fromkeys(previous.identifiers))
         state.answers.extend(previous.answers)
@@ -396,11 +423,11 @@ def _read_user(message: Message, state: _State) -> None:
             typed, shell = typed_text(block.text)
             skill = skill_file(block.text)
             if skill:
-                _add_unique(state.read, skill)
+                state.read.add(skill)
                 rules = carriers.skill_rules(block.text)
                 if rules is not None:
                     for rule in rules[1]:
-                        _add_unique(state.constraints, f"Skill {rules[0]}: {rule}")
+                        state.constraints.add(f"Skill {rules[0]}: {rule}")
             if shell:
                 state.add_command(head_tail(one_line(shell), COMMAND_CHARS), "unknown")
             if typed:
@@ -460,7 +487,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                     state.names.pop(created, None)
                     state.names[created] = None
             for path in read:
-                _add_unique(state.read, path)
+                state.read.add(path)
             if kind == "todo" and todo_items(name, block.arguments, state.todos):
                 state.todo_seen = True
             if block.call_id:
@@ -483,15 +510,15 @@ def _add_statement(state: _State, text: str) -> None:
     decision sentences."""
     line = one_line(FENCE.sub(" ", text))
     if len(line) >= STATEMENT_CHARS:
-        _add_unique(state.reports, WHILE_WORKING + head_tail(line, 2 * SENTENCE_CHARS))
+        state.reports.add(WHILE_WORKING + head_tail(line, 2 * SENTENCE_CHARS))
     else:
         for sentence in decision_sentences(text):
-            _add_unique(state.decisions, sentence)
+            state.decisions.add(sentence)
 
 
 def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
     for path in paths:
-        _add_unique(state.modified, path)
+        state.modified.add(path)
 
 
 _STILL_RUNNING = compile_lazily(
@@ -531,7 +558,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         found = carriers.instruction_rules(path, block.text) if not block.is_error else None
         if found is not None:
             for rule in found[1]:
-                _add_unique(state.constraints, f"{found[0]}: {rule}")
+                state.constraints.add(f"{found[0]}: {rule}")
     result = outcome(block, shell, call.command, soft=call.kind in _SOFT_KINDS)
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
@@ -550,14 +577,13 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             if call.command:
                 state.add_command(call.command, "ok", result.error)
             error = ErrorFact(text=result.error, resolved=False, tool=call.name, where=where)
-            state.errors = [e for e in state.errors if (e.text, e.where) != (error.text, where)]
-            state.errors.append(error)
+            _add_error(state, error)
             return
         state.resolve(call, where)
         message = commit_message(raw_command(call.arguments)) if "commit" in call.command else None
         if message:  # a milestone: with the agent's reports, not the command log
             made = GIT_COMMIT_LINE.search(block.text, 0, 2000)
-            _add_unique(state.reports, f"Committed{f' {made.group(2)}' if made else ''}: {message}")
+            state.reports.add(f"Committed{f' {made.group(2)}' if made else ''}: {message}")
         elif call.command and not read_only_command(call.command):
             state.add_command(call.command, "ok")
         if call.command and "commit" in call.command:  # `git commit` names the commit it made
@@ -569,8 +595,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     if aborted(result.error):  # stopped by the user: not an error of the work
         return
     error = ErrorFact(text=result.error, resolved=False, tool=call.name, where=where)
-    state.errors = [e for e in state.errors if (e.text, e.where) != (error.text, error.where)]
-    state.errors.append(error)
+    _add_error(state, error)
 
 
 _SOFT_KINDS = frozenset({"shell", "other", "web"})
@@ -595,14 +620,14 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
     state.close_turn()
     user_messages = tuple(state.user_messages)
     goal = _goal_of(user_messages)
-    pending: list[str] = []
+    pending = _Unique()
     if previous is not None:
         goal = previous.goal or goal
         user_messages = (*previous.user_messages, *user_messages)
         if not state.completed_turn:
             pending.extend(previous.pending)
     for text in state.since_answer:
-        _add_unique(pending, condense(squeeze(text), MESSAGE_CHARS))
+        pending.add(condense(squeeze(text), MESSAGE_CHARS))
     todos: tuple[str, ...]
     if state.todo_seen:
         todos = open_todos(state.todos)
@@ -615,7 +640,7 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         files_read=tuple(state.read),
         files_modified=tuple(state.modified),
         commands=tuple(state.commands.values()),
-        errors=tuple(state.errors),
+        errors=tuple(state.errors.values()),
         decisions=tuple(state.decisions),
         pending=tuple(pending),
         todos=todos,
