@@ -72,7 +72,7 @@ class CodexDialect(Dialect):
         line at that line's place (`_compacted`); `event_msg` mirrors are not messages.
         """
         out: list[Message] = []
-        for step in self._timeline(transcript, None):
+        for step in self._steps(transcript):
             out.extend(step.messages)
         return out
 
@@ -82,7 +82,7 @@ class CodexDialect(Dialect):
         collected user messages being the original records' views.
         """
         history: list[Message] = []
-        for step in self._timeline(transcript, None):
+        for step in self._steps(transcript):
             history = _apply(history, step)
         return history
 
@@ -206,6 +206,12 @@ class CodexDialect(Dialect):
         return sorted(findings, key=lambda f: f.line)
 
     # --- the timeline ------------------------------------------------------------------------
+
+    @remembered
+    def _steps(self, transcript: Transcript) -> list[Step]:
+        """The timeline of a transcript whose bad shapes raise (`_timeline`), made once for
+        the views that read it."""
+        return self._timeline(transcript, None)
 
     def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[Step]:
         """Replay steps in file order. With `findings`, bad shapes become `bad-shape` findings
