@@ -23,7 +23,8 @@ from compactcli.formats import get_dialect
 from compactcli.in_place import Identity, file_identity
 from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, render, write_bytes
-from compactcli.loading import collector_paused, read_transcript
+from compactcli.lifetime import collector_paused
+from compactcli.loading import read_transcript
 from compactcli.policy import Policy, resolve
 from compactcli.redact_transcript import redact_transcript
 from compactcli.repair import admit

@@ -29,6 +29,7 @@ from compactcli.formats.base import StreamedView, streamed_view
 from compactcli.formats.detect import SNIFF_RECORDS, detect_format
 from compactcli.formats.mixed import checked_lines
 from compactcli.jsonl import BadLines, OnBadLine, display_name
+from compactcli.lifetime import collector_paused
 from compactcli.limits import Limits, default_threshold, model_limits, parse_threshold, threshold
 from compactcli.tokens import (
     METHODS,
@@ -428,7 +429,8 @@ def estimate_file(
     if detected:  # a file that mixes formats is an error (compactcli.formats.mixed)
         lines = checked_lines(lines, name)
     del head, objects  # the chain lets go of the head once it is read
-    return _estimate_lines(lines, format, options, name, counter, hint)
+    with collector_paused():  # a format read whole holds a transcript of many containers
+        return _estimate_lines(lines, format, options, name, counter, hint)
 
 
 def _peek_model(head: Sequence[Record], format: str) -> str | None:

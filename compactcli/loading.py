@@ -6,15 +6,10 @@ naming the line where the other format starts: `compactcli.formats.mixed`). `wri
 writes one back atomically; records that no stage changed come out byte for byte as they went
 in.
 
-`collector_paused()` (a context manager, also a decorator) holds off Python's cyclic garbage
-collector while one transcript is processed: see its docstring.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
 from itertools import islice
 
 from compactcli.errors import UsageError
@@ -65,26 +60,6 @@ def write_transcript(
     if path != "-" and not path:
         raise UsageError("empty output path")
     write_bytes(render(transcript.records), path, mode_from=mode_from, mode=mode)
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold off automatic cyclic garbage collection inside the block, then restore it.
-
-    A transcript in memory is hundreds of thousands of containers (its parsed JSON and views)
-    with no reference cycles among them. Building its views and running the stages allocates
-    enough to trigger several full collections, and each one walks every one of those objects
-    again: on a large file that is a fifth of the run. Objects are still freed as soon as
-    nothing refers to them; only cyclic garbage waits until collection resumes. The collector's
-    state on entry is restored on exit (a collector already disabled stays disabled).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def to_bytes(transcript: Transcript) -> bytes:

@@ -11,7 +11,8 @@ import gc
 import pytest
 
 from compactcli.jsonl import render
-from compactcli.loading import collector_paused, read_transcript, to_bytes
+from compactcli.lifetime import collector_paused
+from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Record, Transcript
 from tests.conftest import FIXTURES
 
