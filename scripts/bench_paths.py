@@ -190,8 +190,9 @@ def concatenate_corpus(
     sources: list[Path], path: Path, target: int, claude: bool
 ) -> tuple[int, int]:
     """The `sources` copied one after the other, with fresh ids, until `target` bytes; in a
-    Claude Code file each copy's root records hang off the last chain record before them, so
-    the whole file is one session. Returns (bytes, records)."""
+    Claude Code file each copy's root records hang off the last chain record before them, and
+    in a Codex file only the first `session_meta` is kept, so the whole file is one session.
+    Returns (bytes, records)."""
     originals = [
         [orjson.loads(line) for line in p.read_bytes().splitlines() if line.strip()]
         for p in sources
@@ -204,6 +205,8 @@ def concatenate_corpus(
                 if written >= target:
                     break
                 for raw in original:
+                    if records and raw.get("type") == "session_meta":
+                        continue  # a Codex rollout has one, first
                     raw = _fresh(raw, copy)
                     if claude and isinstance(raw.get("uuid"), str) and "parentUuid" in raw:
                         boundary = raw.get("subtype") == "compact_boundary"
@@ -403,6 +406,7 @@ VARIANTS = [
         "estimate",
         CLAUDE_SHAPES,
         late=_DROP_FEED + _CHAIN_BY_SKELETONS,
+        requires="compactcli.formats.claude_code.stream:ClaudeCodeStreamer._recover",
     ),
     Variant(
         "light",

@@ -83,6 +83,7 @@ def check_pairs(transcript: Transcript, steps: Sequence[Step]) -> list[Finding]:
     findings: list[Finding] = []
     history: list[Message] = []
     calls: dict[str, _Call] = {}
+    unanswered: dict[str, _Call] = {}  # the calls of `calls` not answered and not reported yet
 
     def report_open(reason: str, open_calls: Mapping[str, _Call]) -> None:
         for call_id, call in open_calls.items():
@@ -117,7 +118,9 @@ def check_pairs(transcript: Transcript, steps: Sequence[Step]) -> list[Finding]:
                         )
                     )
                 else:
-                    calls[block.call_id] = _Call(block.type, block.name, line)
+                    calls[block.call_id] = unanswered[block.call_id] = _Call(
+                        block.type, block.name, line
+                    )
             elif block.kind == "tool_result":
                 call = calls.get(block.call_id)
                 allowed = ANSWERS.get(block.type, frozenset())
@@ -141,17 +144,20 @@ def check_pairs(transcript: Transcript, steps: Sequence[Step]) -> list[Finding]:
                     )
                 else:
                     call.answered = True
+                    unanswered.pop(block.call_id, None)
 
     for step in steps:
         line = transcript.line_of(step.index)
         if step.kind == "item":
             message = step.messages[0]
             if is_user_turn(message):
-                report_open(f"before the next user message on line {line}", calls)
+                report_open(f"before the next user message on line {line}", unanswered)
+                unanswered.clear()
             take(message)
             history.append(message)
         elif step.kind == "aborted":
-            report_open(f"in the turn aborted on line {line}", calls)
+            report_open(f"in the turn aborted on line {line}", unanswered)
+            unanswered.clear()
         elif step.kind == "compacted":
             # a new history: calls it drops are reported here, the ones it keeps start over
             history = _apply(history, step)
@@ -160,14 +166,17 @@ def check_pairs(transcript: Transcript, steps: Sequence[Step]) -> list[Finding]:
             report_open(f"before the compaction on line {line}", dropped)
             reported = {k for k, v in calls.items() if v.reported}
             calls.clear()
+            unanswered.clear()
             for message in history:
                 take(message)
             for call_id in reported & calls.keys():
                 calls[call_id].reported = True
+                unanswered.pop(call_id, None)
         else:  # rollback: the dropped turns' calls leave the history
             history = _apply(history, step)
             kept = {b.call_id for m in history for b in m.tool_calls if b.call_id}
             for call_id in calls.keys() - kept:
                 del calls[call_id]
+                unanswered.pop(call_id, None)
     report_open("by the end of the file", calls)
     return findings

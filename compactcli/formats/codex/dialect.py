@@ -201,7 +201,10 @@ class CodexDialect(Dialect):
     def validate(self, transcript: Transcript) -> list[Finding]:
         findings: list[Finding] = []
         findings.extend(check_envelopes(transcript))
-        steps = self._timeline(transcript, findings)
+        try:  # the views' timeline, when no item has a bad shape
+            steps = self._steps(transcript)
+        except InputError:
+            steps = self._timeline(transcript, findings)
         findings.extend(check_pairs(transcript, steps))
         return sorted(findings, key=lambda f: f.line)
 
