@@ -278,34 +278,25 @@ _READ_ONLY_GIT = frozenset(
 )
 
 
+_SHELL_TOKEN = compile_lazily(
+    r"""'[^']*'?|"(?:\\.|[^"\\])*"?|&&|\|\||;;|[|;&]|[^'"|;&]+""", re.DOTALL
+)
+"""A quoted string (to its closing quote or the end; a backslash escapes in double quotes), an
+operator, or a run of anything else."""
+_SPLITS = frozenset({"&&", "||", ";;", "|", ";"})
+
+
 def _segments(command: str) -> list[str]:
-    """The simple commands of a command line: split at `&&`, `||`, `;` and `|` outside quotes."""
+    """The simple commands of a command line: split at `&&`, `||`, `;` and `|` outside quotes
+    (a lone `&`, as in `2>&1` or a background job, does not split)."""
     parts: list[str] = []
     current: list[str] = []
-    quote = ""
-    at = 0
-    while at < len(command):
-        char = command[at]
-        if quote:
-            if char == "\\" and quote == '"':
-                current.append(command[at : at + 2])
-                at += 2
-                continue
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "|;&":
-            if char == "&" and command[at + 1 : at + 2] != "&":
-                current.append(char)  # `2>&1`, a background `&`
-                at += 1
-                continue
+    for token in _SHELL_TOKEN.findall(command):
+        if token in _SPLITS:
             parts.append("".join(current))
             current = []
-            at += 2 if command[at + 1 : at + 2] == char else 1
-            continue
-        current.append(char)
-        at += 1
+        else:
+            current.append(token)
     parts.append("".join(current))
     return [part.strip() for part in parts if part.strip()]
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compactcli.tools import (
     Touched,
+    _segments,
     call_kind,
     main_argument,
     poll_target,
@@ -137,3 +140,42 @@ def test_a_code_mode_script_is_read_as_the_calls_it_makes() -> None:
     assert shell_command("exec", "text(1 + 1)") == "text(1 + 1)"
     assert shell_command("Bash", {"command": "ls -la"}) == "ls -la"
     assert shell_command("write_stdin", {"session_id": 3, "chars": "y\n"}) == ""
+
+
+def _segments_by_characters(command: str) -> list[str]:
+    """The shell splitting rule stated character by character (quotes, a backslash escaping in
+    double quotes, `&&`, `||`, `;;`, `|`, `;` splitting, a lone `&` not)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    at = 0
+    while at < len(command):
+        char = command[at]
+        if quote:
+            if char == "\\" and quote == '"':
+                current.append(command[at : at + 2])
+                at += 2
+                continue
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "|;&":
+            if char == "&" and command[at + 1 : at + 2] != "&":
+                current.append(char)
+                at += 1
+                continue
+            parts.append("".join(current))
+            current = []
+            at += 2 if command[at + 1 : at + 2] == char else 1
+            continue
+        current.append(char)
+        at += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab \\'\"|;&>12\n", max_size=40))
+def test_command_lines_split_as_the_shell_rule_says(command: str) -> None:
+    assert _segments(command) == _segments_by_characters(command)
