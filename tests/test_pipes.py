@@ -184,3 +184,56 @@ def test_over_the_threshold_without_force_is_the_same_pipe(name: str, tmp_path: 
     )
     result = compact(transcript, options, summarizer=get_summarizer("extractive"), counter=counter)
     assert to_bytes(result) == piped
+
+
+def _on_a_terminal(*args: str) -> tuple[int, bytes, bytes]:
+    """Run `compactcli ARGS` with standard output a terminal (a pseudo-terminal) and standard
+    error a pipe: (exit code, what reached the terminal, standard error)."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTCLI_")}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", NO_COLOR="1", COLUMNS="100")
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "compactcli", *args],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    _, errors = process.communicate(timeout=60)
+    os.close(leader)
+    return process.returncode, seen, errors
+
+
+SESSION = str(FIXTURES / "transcripts" / "claude-code-summarize-session.jsonl")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compact", SESSION, "--force"],
+        ["prune", SESSION],
+        ["summarize", SESSION],
+        ["redact", SESSION],
+    ],
+    ids=["compact", "prune", "summarize", "redact"],
+)
+def test_a_transcript_is_not_written_to_a_terminal_unless_asked(args: list[str]) -> None:
+    code, seen, errors = _on_a_terminal(*args)
+    assert (code, seen) == (2, b"")
+    assert errors.decode() == (
+        "error: standard output is a terminal: write the transcript with -o FILE, --out-dir DIR "
+        "or --in-place (-o - prints it here)\n"
+    )
+    code, seen, _ = _on_a_terminal(*args, "-o", "-")
+    assert code in (0, 1) and seen.count(b'{"') > 10  # the records, since -o - says so

@@ -60,7 +60,12 @@ from compactcli.cli.options import (
     given_settings,
 )
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.cli.stage_output import append_json_lines, print_diff, write_json
+from compactcli.cli.stage_output import (
+    append_json_lines,
+    print_diff,
+    refuse_terminal,
+    write_json,
+)
 from compactcli.errors import OutputError, UsageError
 from compactcli.inputs import STDIN, expand_inputs
 
@@ -264,6 +269,7 @@ def _destinations(
         )
     if output is not None and output != "-":
         return {files[0]: Destination("file", output)}
+    refuse_terminal(output)
     return {files[0]: Destination("stdout")}
 
 

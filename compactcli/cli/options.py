@@ -75,7 +75,8 @@ OutputFile = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Where to write the transcript (one input); - is standard output, the default.",
+        help="Where to write the transcript (one input); - is standard output, the default "
+        "when that is not a terminal.",
         show_default=False,
         metavar="FILE",
     ),

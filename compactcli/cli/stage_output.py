@@ -3,7 +3,8 @@
 `stage_destination` checks, before anything is read, where the results may go; `finish_stage`
 writes the result transcript (or, with `--dry-run`, shows its diff instead), the reports
 `--stats` and `--boundary` ask for, and a short stats table on a terminal's standard error.
-Records only ever go to standard output.
+Records only ever go to standard output, and to a terminal only when `-o -` says so
+(`refuse_terminal`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,17 @@ def write_json(path: Path, data: object, *, mode: int | None) -> None:
         raise OutputError.cannot_write(path, error) from None
 
 
+def refuse_terminal(output: str | None) -> None:
+    """A transcript is not written to a terminal unless asked for: with no `-o` and standard
+    output a terminal, a `UsageError` says what to use instead (`-o -` writes it there all the
+    same, as gzip's `-c` does)."""
+    if output is None and sys.stdout.isatty():
+        raise UsageError(
+            "standard output is a terminal: write the transcript with -o FILE, --out-dir DIR "
+            "or --in-place (-o - prints it here)"
+        )
+
+
 def stage_destination(
     source: str,
     output: str | None,
@@ -70,6 +82,8 @@ def stage_destination(
         raise UsageError("--in-place needs a file: standard input cannot be replaced")
     if dry_run:
         return None
+    if not in_place:
+        refuse_terminal(output)
     outputs: list[tuple[str, str | None]] = []
     if not in_place and to_file:
         outputs.append(("-o", output))
