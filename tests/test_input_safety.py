@@ -163,6 +163,22 @@ def test_dry_run_writes_nothing_so_checks_nothing(in_tmp: Path) -> None:
     assert (in_tmp / "s.jsonl").read_bytes() == SESSION.read_bytes()
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["compact", "--force", "--boundary", "b.json", "--out-dir", "out"],
+        ["prune", "--boundary", "b.json", "--archive", "archive"],
+        ["summarize", "--boundary", "b.json"],
+    ],
+    ids=["compact", "prune", "summarize"],
+)
+def test_a_dry_run_writes_no_file_not_even_a_report(in_tmp: Path, command: list[str]) -> None:
+    done = run(command[0], "s.jsonl", *command[1:], "--stats", "stats.jsonl", "--dry-run")
+    assert done.exit_code in (0, 1), done.stderr
+    assert sorted(os.listdir()) == ["s.jsonl"]
+    assert (in_tmp / "s.jsonl").read_bytes() == SESSION.read_bytes()
+
+
 # ---------------------------------------------------------------------------------------------
 # --in-place for prune and summarize
 
