@@ -179,6 +179,18 @@ def test_a_dry_run_writes_no_file_not_even_a_report(in_tmp: Path, command: list[
     assert (in_tmp / "s.jsonl").read_bytes() == SESSION.read_bytes()
 
 
+@pytest.mark.parametrize("command", ["compact", "prune", "summarize", "redact"])
+def test_o_naming_a_folder_is_a_usage_error_that_names_out_dir(in_tmp: Path, command: str) -> None:
+    os.mkdir("results")
+    done = run(command, "s.jsonl", "-o", "results")
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: -o results is a folder: give a file name, or --out-dir results to write each "
+        "result into it\n"
+    )
+    assert os.listdir("results") == []
+
+
 # ---------------------------------------------------------------------------------------------
 # --in-place for prune and summarize
 

@@ -63,6 +63,7 @@ from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import (
     append_json_lines,
     print_diff,
+    refuse_folder,
     refuse_terminal,
     write_json,
 )
@@ -268,6 +269,7 @@ def _destinations(
             "(or --dry-run)"
         )
     if output is not None and output != "-":
+        refuse_folder(output)
         return {files[0]: Destination("file", output)}
     refuse_terminal(output)
     return {files[0]: Destination("stdout")}

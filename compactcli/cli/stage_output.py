@@ -59,6 +59,17 @@ def refuse_terminal(output: str | None) -> None:
         )
 
 
+def refuse_folder(output: str) -> None:
+    """`-o` names the file to write: a folder there is a `UsageError` that names `--out-dir`."""
+    import os
+
+    if os.path.isdir(output):
+        raise UsageError(
+            f"-o {output} is a folder: give a file name, or --out-dir {output} to write each "
+            "result into it"
+        )
+
+
 def stage_destination(
     source: str,
     output: str | None,
@@ -84,6 +95,8 @@ def stage_destination(
         return None
     if not in_place:
         refuse_terminal(output)
+    if to_file and output is not None:
+        refuse_folder(output)
     outputs: list[tuple[str, str | None]] = []
     if not in_place and to_file:
         outputs.append(("-o", output))
