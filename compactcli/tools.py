@@ -3,8 +3,10 @@
 Agents name the same tools differently (Claude Code `Read`, pi `read`, Codex `exec_command`,
 SWE-agent `str_replace_editor`). `tool_kind(name)` and `call_kind(name, arguments)` put a call in
 one of a few kinds (`COMPACTABLE` ones produce output worth clearing when it is old);
-`main_argument`, `shell_command` and `touched_files` say what it did, and `read_only_command`
-whether a shell command only looks. A Codex code-mode script (`exec`, see `compactcli.code_mode`)
+`main_argument`, `shell_command` and `touched_files` say what it did, `shell_reads` the paths a
+shell command prints (`cat`, `sed -n`, `nl`, `head`, `tail`), `reads_instructions` whether a call
+reads an instruction file (`AGENTS.md`, `SKILL.md`, ...), and `read_only_command` whether a shell
+command only looks. A Codex code-mode script (`exec`, see `compactcli.code_mode`)
 is read as the calls it makes.
 """
 
@@ -336,3 +338,35 @@ def read_only_command(command: str) -> bool:
         if program not in _READ_ONLY_PROGRAMS:
             return False
     return True
+
+
+_READ_COMMAND = compile_lazily(
+    r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
+    r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s+([^\s|;&<>$`]+)"
+)
+
+
+def shell_reads(name: str | None, arguments: Any) -> list[str]:
+    """Paths a shell command reads with cat / sed -n / nl / head / tail."""
+    command = shell_command(name, arguments)
+    found: list[str] = []
+    for match in _READ_COMMAND.finditer(command):
+        path = match.group(1).strip("'\"")
+        if path.startswith("-") or path in found:
+            continue
+        if "/" in path or "." in path:
+            found.append(path)
+    return found
+
+
+INSTRUCTION_FILES = frozenset(
+    {"skill.md", "agents.md", "claude.md", "gemini.md", ".cursorrules", "conventions.md"}
+)
+"""Files whose binding lines an agent follows: read by a tool, they are the session's rules."""
+
+
+def reads_instructions(name: str | None, arguments: Any) -> bool:
+    """Whether a call reads an instruction file (`INSTRUCTION_FILES`), by a read tool or a
+    shell command that prints it (`shell_reads`)."""
+    paths = [*touched_files(name or "", arguments).read, *shell_reads(name, arguments)]
+    return any(p.replace("\\", "/").rsplit("/", 1)[-1].lower() in INSTRUCTION_FILES for p in paths)

@@ -139,3 +139,22 @@ def test_a_report_keeps_its_list_and_change_lines() -> None:
         "Moved ops/ to the repo root; Let me know."
     )
     assert report("Sure, what would you like next?") is None
+
+
+def test_a_skill_names_its_task_and_its_workflow_steps_before_its_rules() -> None:
+    body = (
+        "Base directory for this skill: /home/u/.claude/skills/release-notes\n\n"
+        "---\nname: release-notes\n---\n# Release notes\n\n"
+        "Draft the **release notes** for the version given,\nfrom the merged pull requests.\n\n"
+        "## Workflow\n\n### Phase 1 — Collect the pull requests\n\n1. List merged PRs.\n\n"
+        "```bash\n# Phase 9 in code is not a step\n```\n"
+        "### Phase 2 — Draft\n\n- Never rewrite an existing section.\n"
+    )
+    assert skill_rules(body) == (
+        "release-notes",
+        [
+            "Draft the release notes for the version given, from the merged pull requests.",
+            "Workflow: Phase 1 — Collect the pull requests; Phase 2 — Draft",
+            "Never rewrite an existing section.",
+        ],
+    )

@@ -1031,20 +1031,20 @@ def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
         "path": str(path),
         "status": "compacted",
         "tokens_before": 2440,
-        "tokens_after": 894,
-        "saved": 1546,
+        "tokens_after": 934,
+        "saved": 1506,
         "method": "heuristic",
         "output": str(out),
         "backup": None,
         "summarized": True,
         "llm_calls": 0,
-        "over": {"what": "budget", "limit": 700, "excess": 194},
+        "over": {"what": "budget", "limit": 700, "excess": 234},
         "exit_code": 1,
         "message": None,
         "warnings": [],
         "notes": [
-            f"{path}: still over: the summary takes 424 tokens and the kept tail (3 messages) 470; "
-            "the kept messages leave the summary 230 tokens, less than its smallest (424)"
+            f"{path}: still over: the summary takes 464 tokens and the kept tail (3 messages) 470; "
+            "the kept messages leave the summary 230 tokens, less than its smallest (464)"
         ],
         "keep_recent_tokens": 0,
         "cut_turn": True,

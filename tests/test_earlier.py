@@ -107,3 +107,44 @@ def test_the_fitted_summary_is_within_budget_or_empty(lines: list[str], budget: 
     fitted = fit_earlier(text, budget, count)
     whole = fit_earlier(text, 10**6, count)
     assert fitted == whole or count(fitted) <= budget or fitted.startswith("(Not shown")
+
+
+AGENT_SUMMARY = """Summary:
+1. Primary Request and Intent:
+   The user is building an ops toolkit for a case review service, in several phases.
+   - "Now restore.sh. It should take a backup file as argument and support a --dry-run flag. Should be idempotent." — asked after the backup script.
+   - Verify the run script before moving on.
+2. Key Technical Concepts:
+   - Spring Boot 3.3, Java 17, Gradle wrapper
+   - Git: never commit without an explicit user request (honored)
+3. Files and Code Sections:
+   .git/
+   - **`ops/restore.sh`** (created)
+6. All user messages:
+   - "Now restore.sh. It should take a backup file as argument and support a --dry-run flag. Should be idempotent."
+7. Pending Tasks:
+   - None explicitly stated as still open.
+   - Wire the restore script into the Makefile.
+"""
+
+
+def test_a_tight_budget_keeps_the_users_words_and_rules_from_any_section_first() -> None:
+    fitted = fit_earlier(AGENT_SUMMARY, 140, count)
+    assert count(fitted) <= 140
+    # a rule stated in a section of context, and the user's quoted request, come first
+    assert "never commit without an explicit user request" in fitted
+    assert "Should be idempotent." in fitted
+    assert "Spring Boot 3.3" not in fitted
+
+
+def test_a_tight_budget_drops_bare_words_nothing_lines_and_repeats() -> None:
+    fitted = fit_earlier(AGENT_SUMMARY, 140, count)
+    assert count(fitted) <= 140
+    assert ".git/" not in fitted  # one bare word says nothing
+    assert "None explicitly stated" not in fitted  # a line that says there is nothing
+    assert "Wire the restore script into the Makefile." in fitted
+    assert fitted.count("Now restore.sh.") == 1  # quoted twice, shown once
+    # a quote keeps the user's words, not what the agent wrote after them
+    assert "asked after the backup script" not in fitted
+    whole = fit_earlier(AGENT_SUMMARY, 10_000, count)
+    assert ".git/" in whole and "None explicitly stated" in whole  # all of it, when it fits

@@ -457,3 +457,55 @@ def test_errors_of_the_same_text_from_different_calls_are_said_once_when_squeeze
         "## Current state (the agent's last message)\nBoth fail the same way."
     )
     assert tight.details["extractive"]["summary_tokens"] == COUNTER.text_tokens(tight.text) == 48
+
+
+def test_lines_of_one_instruction_file_are_all_in_force_and_never_replace_each_other() -> None:
+    assert supersedes("build with Node 20 on CI", "build with Node 18 on CI") is True
+    for label in ("Skill release: ", "AGENTS.md: "):
+        new, old = f"{label}build with Node 20 on CI", f"{label}build with Node 18 on CI"
+        assert supersedes(new, old) is False
+    assert supersedes("Note: build with Node 20 on CI", "Note: build with Node 18 on CI") is True
+
+
+def test_a_tight_budget_keeps_a_skills_task_with_its_name() -> None:
+    body = (
+        "Base directory for this skill: /home/u/.claude/skills/grant\n\n---\nname: grant\n---\n"
+        "# Grant\n\nPresent the application organized by the form's 3 steps.\n\n"
+        "### Phase 1 — Collect context\n\n1. Read idea-context.md.\n\n"
+        "### Phase 2 — Draft\n\nWrite it.\n\n## Rules\n- Never fabricate proof of work.\n"
+        "- The grant is fixed at 200 USDG.\n- Always show the link at the start and the end.\n"
+    )
+    messages = conversation(
+        ("user", "/grant"),
+        ("user", body),
+        ("assistant", [text("Collecting the context now.")]),
+        ("user", "go on"),
+    )
+    found = summarize(messages, 200).text
+    assert "Skill grant: Present the application organized by the form's 3 steps." in found
+    assert "Skill grant: Workflow: Phase 1 — Collect context; Phase 2 — Draft" in found
+    assert "Skill grant: Never fabricate proof of work." in found
+    assert "replaces earlier" not in found
+
+
+def test_a_tight_budget_keeps_the_rules_of_an_agents_earlier_summary_beside_new_turns() -> None:
+    earlier = (
+        "Summary:\n1. Primary Request and Intent:\n   The user is building an ops toolkit.\n"
+        '   - "Scaffold the frontend: just the toolchain setup, no actual components yet."\n'
+        "2. Key Technical Concepts:\n   - Spring Boot 3.3, Java 17, Gradle wrapper, Lombok\n"
+        + "".join(
+            f"   - Detail {n}: the case store keeps version {n} in memory.\n" for n in range(6)
+        )
+        + "   - Git: never commit without an explicit user request\n"
+        "3. Files and Code Sections:\n   .git/\n   - **`ops/restore.sh`** (created)\n"
+    )
+    turns = [("user", "Now add swagger to the backend, please.")]
+    for n in range(6):
+        turns.append(("assistant", [text(f"Step {n}: added the springdoc dependency, part {n}.")]))
+        turns.append(("user", f"Next part {n}: wire the OpenAPI config bean and check it."))
+    turns.append(("assistant", [text("Swagger UI is served at /swagger-ui/index.html now.")]))
+    found = summarize(conversation(*turns), 200, previous=earlier).text
+    assert COUNTER.text_tokens(found) <= 200
+    assert "never commit without an explicit user request" in found
+    assert "just the toolchain setup, no actual components yet" in found
+    assert ".git/" not in found

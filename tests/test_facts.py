@@ -28,7 +28,8 @@ from compactcli.summarizers.sentences import (
     setting_values,
     supersedes,
 )
-from compactcli.summarizers.tool_calls import command_key, shell_reads
+from compactcli.summarizers.tool_calls import command_key
+from compactcli.tools import shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
 from tests.conftest import CORPUS, FIXTURES
 

@@ -657,3 +657,38 @@ def test_pi_commands_the_user_ran_follow_the_tools_option(tmp_path: Path) -> Non
     assert only_reads.stats[-1].results_cleared == 1
     _, with_bash = _prune(path, keep_recent=0, tools=frozenset({"read", "bash"}))
     assert with_bash.stats[-1].results_cleared == 2
+
+
+def test_an_instruction_file_read_is_never_cleared_however_old(tmp_path: Path) -> None:
+    rules = "# Rules\n- NEVER run: `npm run dev`\n" + "- keep the changelog tidy\n" * 30
+    other = "y" * 900
+
+    def read(call_id: str, path: str) -> dict[str, object]:
+        arguments = orjson.dumps({"path": path}).decode()
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": arguments},
+                }
+            ],
+        }
+
+    lines = [
+        {"role": "user", "content": "read the rules, then the code"},
+        read("call_1", "repo/AGENTS.md"),
+        {"role": "tool", "tool_call_id": "call_1", "content": rules},
+        read("call_2", "repo/src/app.py"),
+        {"role": "tool", "tool_call_id": "call_2", "content": other},
+        read("call_3", "repo/src/util.py"),
+        {"role": "tool", "tool_call_id": "call_3", "content": "z" * 900},
+        {"role": "assistant", "content": "read both"},
+    ]
+    path = tmp_path / "rules.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    _, after = _prune(path, keep_recent=1)
+    assert after.records[2].raw["content"] == rules  # the rules the agent works by stay whole
+    assert after.records[4].raw["content"] != other  # an ordinary read as old is cleared

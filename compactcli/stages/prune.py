@@ -24,7 +24,14 @@ from compactcli.outcomes import CLEARED_FAILURE, CLEARED_RESULT, CLEARED_SOFT, e
 from compactcli.redact import redact
 from compactcli.stats import StageStats
 from compactcli.tokens import TokenCounter
-from compactcli.tools import COMPACTABLE, ToolKind, call_kind, main_argument, shell_command
+from compactcli.tools import (
+    COMPACTABLE,
+    ToolKind,
+    call_kind,
+    main_argument,
+    reads_instructions,
+    shell_command,
+)
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
 CLEARED_PREFIXES = (
@@ -176,11 +183,12 @@ def prune(
     redacted (`compactcli.redact`). The output of a shell command the user ran, where the format
     sends it to the model (pi's `!cmd`, `Dialect.user_shell`), counts as a result of the tool
     `bash`: its output is cleared by the same rules, its command and exit code stay; the latest
-    user message is never cleared (it is what the user is asking now). A placeholder must be
-    smaller than what it replaces, in characters and tokens, or the result stays whole. Older
-    copies of an identical output are cleared too (the newest stays whole), and old images
-    become a marker. With `archive`, every cleared content is written there under its hash, so
-    nothing is lost.
+    user message is never cleared (it is what the user is asking now), nor is an instruction
+    file a call read (`AGENTS.md`, `SKILL.md`...: the rules the agent works by). A placeholder
+    must be smaller than what it replaces, in characters and tokens, or the result stays whole.
+    Older copies of an identical output are cleared too (the newest stays whole), and old
+    images become a marker. With `archive`, every cleared content is written there under its
+    hash, so nothing is lost.
 
     A call keeps its result record and id; thinking blocks and records outside the context view
     are never touched; results already cleared are left alone, so a second run changes nothing;
@@ -401,7 +409,23 @@ def _tail_start(context: Sequence[Message], results: Sequence[_Result], protecte
 
 
 def _clearable(result: _Result) -> bool:
-    return not result.message.synthetic and not result.text.startswith(CLEARED_PREFIXES)
+    return (
+        not result.message.synthetic
+        and not result.text.startswith(CLEARED_PREFIXES)
+        and not _instructions(result)
+    )
+
+
+def _instructions(result: _Result) -> bool:
+    """Whether the result is an instruction file a call read (`AGENTS.md`, `CLAUDE.md`, a
+    skill's `SKILL.md`: `compactcli.tools.reads_instructions`): the rules the agent works by,
+    kept whole however old."""
+    call = result.call
+    return (
+        call is not None
+        and not result.block.is_error
+        and reads_instructions(call.name, call.arguments)
+    )
 
 
 def _long_enough(result: _Result, options: PruneOptions) -> bool:

@@ -4,8 +4,9 @@ Agents seldom say "we decided": they record decisions, rules and progress in pla
 Each public function here reads one such carrier and returns short, verbatim lines: the user's
 answers and comments inside tool results (`user_answers`), approved and proposed plans
 (`accepted_plan`, `proposed_plans`), what an edit changed and the names it defines (`edit_notes`,
-`created_names`), the binding lines of a loaded skill or instruction file (`skill_rules`,
-`instruction_rules`), and an end-of-turn report (`report`). Everything here is a pure function of
+`created_names`), the binding lines of a loaded skill or instruction file, with a skill's task
+and workflow steps first (`skill_rules`, `instruction_rules`), and an end-of-turn report
+(`report`). Everything here is a pure function of
 its arguments; nothing reads cue words from prose.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 import orjson
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.tools import base_name
+from compactcli.tools import INSTRUCTION_FILES, base_name
 
 ANSWER_CHARS = 400
 ANSWERED = "Answered "
@@ -376,12 +377,6 @@ _RULE = compile_lazily(
 )
 
 
-INSTRUCTION_FILES = frozenset(
-    {"skill.md", "agents.md", "claude.md", "gemini.md", ".cursorrules", "conventions.md"}
-)
-"""Files whose binding lines an agent follows: read by a tool, they are the session's rules."""
-
-
 def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
     """The name and binding lines (must, never, always, do not...) of an instruction file a tool
     read (`INSTRUCTION_FILES`: `SKILL.md`, `AGENTS.md`, `CLAUDE.md`, ...): a skill by its name
@@ -394,7 +389,7 @@ def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
     if base == "skill.md":
         named = _SKILL_NAME.search(text[:2000])
         name = named.group(1).strip() if named else (parts[-2] if len(parts) > 1 else "skill")
-        return f"Skill {name}", _rules(text)
+        return f"Skill {name}", _skill_lines(text)
     return parts[-1], _rules(text)
 
 
@@ -411,7 +406,7 @@ def skill_rules(text: str) -> tuple[str, list[str]] | None:
         if (base)
         else "skill"
     )
-    return name, _rules(text)
+    return name, _skill_lines(text)
 
 
 _RULES_HEADING = compile_lazily(
@@ -420,6 +415,52 @@ _RULES_HEADING = compile_lazily(
     re.IGNORECASE,
 )
 _ANY_HEADING = compile_lazily(r"^#{1,6}\s")
+
+
+_TITLE = compile_lazily(r"^#\s+\S")
+_STEP_HEADING = compile_lazily(r"^#{2,4}\s+((?:phase|step|stage)\s*\d+\b.*)$", re.IGNORECASE)
+SKILL_STEPS = 8
+"""A skill's workflow steps named, at most."""
+
+
+def _skill_task(text: str) -> list[str]:
+    """What a skill is for and the steps of its workflow, which are the work it asks for: the
+    first paragraph under its title (the first `# ` heading), and one line that names its step
+    headings (`Phase 1 — ...`, `Step 2: ...`, at most `SKILL_STEPS`) in order, each line at most
+    240 characters; code left out."""
+    found: list[str] = []
+    steps: list[str] = []
+    fenced = False
+    titled = False
+    lead: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        heading = _ANY_HEADING.match(line)
+        if (heading or not line) and titled and lead and not found:
+            found.append(_cut(" ".join(lead).replace("**", ""), 240))
+        if heading:
+            lead = []
+            titled = titled or bool(_TITLE.match(line))
+            step = _STEP_HEADING.match(line)
+            if step and len(steps) < SKILL_STEPS:
+                steps.append(step.group(1).replace("**", "").strip())
+        elif titled and not found and line:
+            lead.append(line)
+        elif not line:
+            lead = []
+    if steps:
+        found.append(_cut("Workflow: " + "; ".join(steps), 240))
+    return found
+
+
+def _skill_lines(text: str) -> list[str]:
+    """A skill's task (`_skill_task`), then its rules (`_rules`), each said once."""
+    return list(dict.fromkeys([*_skill_task(text), *_rules(text)]))
 
 
 def _rules(text: str) -> list[str]:

@@ -38,8 +38,26 @@ PRIORITY: dict[str, int] = {
     "context": 4,
 }
 CODE_PRIORITY = 6
+LOW_PRIORITY = 5
 LINE_CHARS = 400
 SHORT_CHARS = 160
+RULE_CHARS = 240
+"""The short shape of a line that holds the user's words or a rule keeps this many characters."""
+SAME_WORDS = 0.8
+"""A line whose words are this share of a line already taken says nothing new at a tight budget."""
+
+_RULE = compile_lazily(
+    r"\b(?:never|must|always|do not|don't|required|without (?:an )?explicit)\b",
+    re.IGNORECASE,
+)
+_USER_QUOTE = compile_lazily(r"^(?:[-*] )?(?:\*\*[^*]+\*\*:? )?[\"“]")
+_NOTHING = compile_lazily(
+    r"^(?:[-*] )?(?:none|nothing|no (?:pending|open|further|other)|n/a)\b", re.I
+)
+_BARE = compile_lazily(r"^[^\s`*-][^\s`]*$")
+_ITEM = compile_lazily(r"^(?:[-*]|\d{1,2}\.) ")
+_QUOTE_END = compile_lazily(r"^((?:[-*] )?(?:\*\*[^*]+\*\*:? )?[\"“].*?[\"”])\s*[—–(-]")
+_WORD = compile_lazily(r"[a-z0-9_]{3,}")
 
 _WRAPPER_LINES = (
     "This session is being continued from a previous conversation",
@@ -147,14 +165,39 @@ def parse_earlier(text: str) -> list[Section]:
     return [s for s in sections if s.lines or s.heading]
 
 
+def _ruled(text: str) -> bool:
+    """Whether a line quotes the user or states a rule."""
+    return bool(_USER_QUOTE.match(text) or _RULE.search(text))
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def _repeats(words: frozenset[str], said: Sequence[frozenset[str]]) -> bool:
+    """Whether a line of `words` says again what one of the lines `said` says."""
+    return bool(words) and any(len(words & t) >= SAME_WORDS * len(words) for t in said)
+
+
 def priority(section: Section, line: Line) -> int:
     """Lower is kept first: by the section's kind, a nested line of files, decisions or state
-    after the lines that head them, code last."""
+    after the lines that head them, code last. Whatever its section, a line that quotes the
+    user or states a rule (never, must, always, do not, without explicit ...) is kept first, as
+    the user's rules are; a line that only says there is nothing (none, no pending ...) or is
+    one bare word (a path such as `.git/`, a stray line of code) is `LOW_PRIORITY`, shown only
+    when the whole summary fits; a line of the files that is neither an item nor names a path
+    in backticks comes after the lines that head them."""
     if line.code:
         return CODE_PRIORITY
+    text = line.text
+    if _NOTHING.match(text) or _BARE.match(text):
+        return LOW_PRIORITY
+    if _ruled(text):
+        return 0
     rank = PRIORITY[section.kind]
     if section.kind == "files":
-        return 1 if line.depth == 0 or "`" in line.text[:60] else 4
+        heads = line.depth == 0 and bool(_ITEM.match(text))
+        return 1 if heads or "`" in text[:60] else 4
     if line.depth > 0 and rank >= 2:
         return rank + 1
     return rank
@@ -191,7 +234,13 @@ def _hidden_count(sections: Sequence[Section]) -> str:
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= SHORT_CHARS else text[: SHORT_CHARS - 1].rstrip() + "…"
+    """The line cut to `SHORT_CHARS` (`RULE_CHARS` for the user's words or a rule); a line that
+    quotes the user keeps the quote and drops what the agent wrote after it."""
+    quoted = _QUOTE_END.match(text)
+    if quoted:
+        text = quoted.group(1)
+    cap = RULE_CHARS if _ruled(text) else SHORT_CHARS
+    return text if len(text) <= cap else text[: cap - 1].rstrip() + "…"
 
 
 def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
@@ -199,8 +248,11 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     line at its short shape first, in priority order (`priority`: the user's requests and rules,
     pending work and errors first, then decisions and the current state, files, other context,
     and code last; within a section, in order), then widened in the same order while room is
-    left. A section that lost lines says how many. The result is never larger than the original,
-    and holds every line of it when that fits.
+    left. When not every line fits, lines of `LOW_PRIORITY` are left out, and so is a line whose
+    words are mostly those of a line already taken (`SAME_WORDS`: a request the summary quotes
+    twice). A section that lost lines
+    says how many. The result is never larger than the original, and holds every line of it
+    when that fits.
     """
     sections = parse_earlier(text)
     if not sections:
@@ -216,7 +268,11 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     )
     used = count(_render(sections, chosen))  # the closing line that names every section
     opened: set[int] = set()
-    for _, i, j in order:
+    said: list[frozenset[str]] = []
+    for rank, i, j in order:
+        words = _words(sections[i].lines[j].text)
+        if rank == LOW_PRIORITY or _repeats(words, said):
+            continue
         price = count(_short(sections[i].lines[j].text)) + 1
         if i not in opened:  # the section's heading and its "more lines" line come with it
             price += count(sections[i].heading) + 8
@@ -224,6 +280,7 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
             chosen[i][j] = 1
             used += price
             opened.add(i)
+            said.append(words)
     for _, i, j in order:
         text_ = sections[i].lines[j].text
         if chosen[i][j] == 1 and len(text_) > SHORT_CHARS:

@@ -101,7 +101,7 @@ _FULL_MESSAGE = 2000
 _MESSAGE_CAPS = (6000, 2000, 480)
 _REPORT_CAPS = (3000, 700, 240)
 _FOCUS_SHARE = 0.65
-_EARLIER_SHARE = 0.5
+_EARLIER_SHARE = 0.7
 """The least share of the budget an earlier summary keeps when the budget is tight."""
 _CURRENT_CAPS = (4000, 900, 400, 160, 80)
 _CHANGE_NOTES = 4

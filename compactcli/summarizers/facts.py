@@ -46,10 +46,16 @@ from compactcli.summarizers.tool_calls import (
     commit_message,
     open_todos,
     raw_command,
-    shell_reads,
     todo_items,
 )
-from compactcli.tools import call_kind, poll_target, read_only_command, tool_kind, touched_files
+from compactcli.tools import (
+    call_kind,
+    poll_target,
+    read_only_command,
+    shell_reads,
+    tool_kind,
+    touched_files,
+)
 from compactcli.transcript import Block, Message
 from compactcli.user_text import skill_file, squeeze, typed_text
 

@@ -344,9 +344,17 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(stripped) if w not in STOP_WORDS}
 
 
+_SOURCE = compile_lazily(r"^(?:Skill [\w.@/-]+|[\w.-]+\.md|\.cursorrules): ")
+
+
 def supersedes(new: str, old: str) -> bool:
     """Whether `new` restates `old` with other values: it gives a setting of `old` another
-    value (`setting_values`), or it shares most of its words with other numbers or names."""
+    value (`setting_values`), or it shares most of its words with other numbers or names. Two
+    lines that name the same source (`Skill NAME: ...`, `AGENTS.md: ...`) never do: the lines
+    of one instruction file are all in force at once."""
+    source = _SOURCE.match(new)
+    if source and old.startswith(source.group(0)):
+        return False
     if changes_setting(setting_values(new), setting_values(old)):
         return True
     old_values, new_values = _values(old), _values(new)

@@ -2,11 +2,11 @@
 
 For a shell call: its command on one line (`command_text`, at most `COMMAND_CHARS`, a `bash -lc`
 wrapper taken off) and as written (`raw_command`), what makes two runs of a command the same
-(`command_key`: no leading `cd`, no pipe to `head`/`tail`), the paths it reads with `cat`,
-`sed -n`, `nl`, `head` or `tail` (`shell_reads`), and the first line of a `git commit -m`
-message (`commit_message`). For a todo call (Claude Code `TodoWrite`, Codex `update_plan`,
-`todowrite`-style tools, pi's `todo` tool, task create/update tools): the todo list it leaves
-(`todo_items`, which updates a list kept by id) and that list's open items (`open_todos`).
+(`command_key`: no leading `cd`, no pipe to `head`/`tail`), and the first line of a `git
+commit -m` message (`commit_message`). For a todo call (Claude Code `TodoWrite`, Codex
+`update_plan`, `todowrite`-style tools, pi's `todo` tool, task create/update tools): the todo list
+it leaves (`todo_items`, which updates a list kept by id) and that list's open items
+(`open_todos`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,6 @@ _CD_PREFIX = compile_lazily(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)
 _SHELL_WRAP = compile_lazily(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
 _PIPE_TAIL = compile_lazily(r"\s*(?:2>&1\s*)?(?:\|\s*(?:head|tail|cat|less)\b[^|]*)+$")
 _REDIRECT = compile_lazily(r"\s+2>&1\b")
-_READ_COMMAND = compile_lazily(
-    r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
-    r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s+([^\s|;&<>$`]+)"
-)
 
 
 def command_text(name: str | None, arguments: Any) -> str:
@@ -72,19 +68,6 @@ def command_key(command: str) -> str:
     key = _CD_PREFIX.sub("", command.strip())
     key = _PIPE_TAIL.sub("", key)
     return _REDIRECT.sub("", key).strip()
-
-
-def shell_reads(name: str | None, arguments: Any) -> list[str]:
-    """Paths a shell command reads with cat / sed -n / nl / head / tail."""
-    command = shell_command(name, arguments)
-    found: list[str] = []
-    for match in _READ_COMMAND.finditer(command):
-        path = match.group(1).strip("'\"")
-        if path.startswith("-") or path in found:
-            continue
-        if "/" in path or "." in path:
-            found.append(path)
-    return found
 
 
 # --------------------------------------------------------------------------------------------
