@@ -1181,3 +1181,20 @@ def test_without_cut_turn_a_prompt_after_earlier_turns_stays_in_the_tail() -> No
     summary = next(m for m in context if has_preamble(m.text))
     assert PREAMBLE in summary.text and REQUEST_HEADING not in summary.text
     assert [m.text for m in context if is_prompt(m)][-1] == last.text
+
+
+def test_keep_recent_tokens_is_read_from_its_variable_as_prune_and_compact_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = str(session("claude-code"))
+    monkeypatch.setenv("COMPACTCLI_KEEP_RECENT_TOKENS", "300")
+    from_variable = run("summarize", path)
+    assert from_variable.exit_code == 0
+    assert (
+        from_variable.stdout_bytes
+        == run("summarize", path, "--keep-recent-tokens", "300").stdout_bytes
+    )
+    assert (
+        from_variable.stdout_bytes
+        != run("summarize", path, "--keep-recent-tokens", "20000").stdout_bytes
+    )

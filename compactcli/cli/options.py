@@ -1,8 +1,8 @@
 """Every option that more than one command takes, declared once as an `Annotated` alias, so its
 flag, help text, variable and checks are the same in every command that takes it; and the reading
 of transcripts those commands share. A default that differs between commands is given where the
-alias is used; the one option whose variable differs (`--keep-recent-tokens`, which `summarize`
-alone reads from no variable) has an alias per command, built from one declaration.
+alias is used (`--keep-recent-tokens`, whose absence means more in `compact`, has an alias for
+`compact` and one for the stages, built from one declaration).
 """
 
 from __future__ import annotations
@@ -247,10 +247,8 @@ def _keep_recent_tokens(envvar: str | None) -> Any:
 
 KeepRecentTokens = Annotated[int | None, _keep_recent_tokens(_KEEP_RECENT_TOKENS_VARIABLE)]
 """compact's: None leaves each stage its own default, and the tail free to be fitted."""
-PruneKeepRecentTokens = Annotated[int, _keep_recent_tokens(_KEEP_RECENT_TOKENS_VARIABLE)]
-"""prune's (default given where it is used)."""
-SummarizeKeepRecentTokens = Annotated[int, _keep_recent_tokens(None)]
-"""summarize's, which reads no variable (default given where it is used)."""
+StageKeepRecentTokens = Annotated[int, _keep_recent_tokens(_KEEP_RECENT_TOKENS_VARIABLE)]
+"""prune's and summarize's (each default given where it is used)."""
 
 # ---------------------------------------------------------------------------------------------
 # the summarizer (compact, summarize)
