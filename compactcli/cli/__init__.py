@@ -88,7 +88,7 @@ app = typer.Typer(
     help="Measure and compact LLM coding-agent transcripts (Claude Code, Codex, pi, "
     "OpenAI and Anthropic message lists), offline.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -61,6 +61,7 @@ Format = Annotated[
         "-f",
         metavar="[" + "|".join(FORMATS) + "]",
         callback=_known_format,
+        autocompletion=lambda: list(FORMATS),
         help="Transcript format; detected from the first records when not given.",
         envvar="COMPACTCLI_FORMAT",
         show_default=False,
@@ -176,6 +177,7 @@ TokenMethod = Annotated[
         help="How tokens are counted: heuristic or exact (tiktoken).",
         metavar="heuristic|exact",
         callback=_counting_method,
+        autocompletion=lambda: ["heuristic", "exact"],
     ),
 ]
 Jobs = Annotated[
