@@ -55,7 +55,8 @@ class FileDetails(TypedDict, total=False):
     what `--repair` did; `check`: the `compact` check (`CompactCheck.to_dict()`); `diff`: the
     difference `--dry-run` shows; `stats`: the stats report (`--stats`); `redact`: the figures
     of `redact` and of `compact --redact`; `boundary`: the last boundary's details
-    (`--boundary`; None when no stage made one).
+    (`--boundary`; None when no stage made one); `policy`: the policy file its settings came
+    from, when one did.
     """
 
     findings: list[InvalidFinding]
@@ -65,6 +66,7 @@ class FileDetails(TypedDict, total=False):
     stats: StatsReport
     redact: RedactionDict
     boundary: BoundaryDetails | None
+    policy: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, render, write_bytes
 from compactcli.lifetime import collector_paused
 from compactcli.loading import read_transcript
-from compactcli.policy import Policy, resolve
+from compactcli.policy import Policies, resolve
 from compactcli.redact_transcript import redact_transcript
 from compactcli.repair import admit
 from compactcli.stages.compact import (
@@ -139,7 +139,7 @@ class FilePlan:
     """What `compact_file` needs besides the path; plain values, so it crosses processes."""
 
     given: Mapping[str, Any]  # settings from options and environment (they beat the policy)
-    policy: Policy | None
+    policies: Policies  # the policy file of each input
     destinations: Mapping[str, Destination]
     format: str | None = None
     on_bad_line: OnBadLine = "error"
@@ -151,7 +151,7 @@ class FilePlan:
 
 def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
     """The settings for `path`: options and environment, then the policy, then `DEFAULTS`."""
-    return resolve(plan.given, plan.policy, path, DEFAULTS)
+    return resolve(plan.given, plan.policies.for_path(path), path, DEFAULTS)
 
 
 @collector_paused()
@@ -228,6 +228,9 @@ def compact_file(
     failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
     code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
     details: batch.FileDetails = {"check": check.to_dict()}
+    policy = plan.policies.for_path(path)
+    if policy is not None:
+        details["policy"] = policy.path
     if admitted.repairs:
         details["repairs"] = [r.to_dict() for r in admitted.repairs]
     if plan.dry_run:  # its token line gives the figures of the check, as the table does

@@ -18,7 +18,7 @@ import itertools
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from compactcli.errors import UsageError
 from compactcli.estimate_ledger import Ledger, RecordLines, feed_ledger
@@ -188,6 +188,7 @@ class EstimateDict(TypedDict):
     threshold_rule: str
     max_tokens: int | None
     status: str
+    policy: NotRequired[str]  # the policy file whose settings applied (added by the command)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,10 @@
 """Policy files: defaults and per-glob budgets for `compact` and `estimate`.
 
-A policy lives in the working folder (`compactcli.toml`, else the `[tool.compactcli]` table of
-`pyproject.toml`: `find_policy_file`) and gives settings by option name: top-level keys are
+A policy lives in a folder (`compactcli.toml`, else the `[tool.compactcli]` table of
+`pyproject.toml`: `find_policy_file`); an input's policy is the nearest one walking up from its
+folder to its repository's root (the first folder holding `.git`), else the nearest one walking
+up from the working folder (`Policies`, as ruff and pytest find their configuration). It gives
+settings by option name: top-level keys are
 defaults for every file, and each `[budgets."GLOB"]` table applies to the files whose path
 matches GLOB, later tables overriding earlier ones. `load_policy` reads one into a `Policy`
 (unknown keys and bad values raise `UsageError` naming the file and the key), and `resolve` ranks
@@ -30,6 +33,7 @@ __all__ = [
     "POLICY_METHOD",
     "PYPROJECT",
     "SETTINGS",
+    "Policies",
     "Policy",
     "estimate_options",
     "fail_on_threshold",
@@ -249,6 +253,58 @@ def find_policy_file(folder: str = ".") -> str | None:
         if isinstance(tool, dict) and "compactcli" in tool:
             return pyproject
     return None
+
+
+@dataclass
+class Policies:
+    """The policy of each input (`for_path`), found once per folder.
+
+    Walking up from the input's folder (the working folder for standard input), the first
+    folder with a policy file gives it; the walk stops after a repository's root (a folder
+    holding `.git`) or at the file system's root. An input with none there takes the one found
+    walking up from the working folder in the same way. A folder inside the working folder is
+    named relative to it, so messages and reports name `compactcli.toml` as a user typed it.
+    Raises `UsageError` for a bad policy file when its folder is first asked about.
+    """
+
+    working: str = "."
+    _nearest: dict[str, Policy | None] = field(default_factory=dict)
+
+    def for_path(self, path: str) -> Policy | None:
+        here = os.path.abspath(self.working)
+        stdin = path in ("-", "<stdin>")
+        start = here if stdin else os.path.dirname(os.path.abspath(path))
+        found = self._walk(start)
+        if found is None and start != here:
+            found = self._walk(here)
+        return found
+
+    def _walk(self, folder: str) -> Policy | None:
+        seen: list[str] = []
+        found: Policy | None = None
+        while True:
+            if folder in self._nearest:
+                found = self._nearest[folder]
+                break
+            seen.append(folder)
+            found = load_policy(self._name(folder))
+            parent = os.path.dirname(folder)
+            if (
+                found is not None
+                or os.path.exists(os.path.join(folder, ".git"))
+                or parent == folder
+            ):
+                break
+            folder = parent
+        for each in seen:
+            self._nearest[each] = found
+        return found
+
+    def _name(self, folder: str) -> str:
+        here = os.path.abspath(self.working)
+        if os.path.commonpath([folder, here]) == here:
+            return os.path.relpath(folder, here) if folder != here else self.working
+        return folder
 
 
 def load_policy(folder: str = ".") -> Policy | None:

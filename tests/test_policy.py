@@ -225,6 +225,57 @@ def test_estimate_checks_a_folder_against_the_policy(
     )
 
 
+def test_the_policy_is_found_from_a_subfolder_and_named_in_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from below the policy's folder (a CI step in a subfolder), the check still applies:
+    the nearest policy walking up from each input's folder, as ruff and pytest find theirs."""
+    repo = _folder(tmp_path, POLICY)
+    (repo / ".git").mkdir()
+    monkeypatch.chdir(repo / "logs" / "codex")
+    result = run("estimate", "b.jsonl", "--method", "heuristic", "--json")
+    assert result.exit_code == 1
+    (report,) = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert (report["max_tokens"], report["status"]) == (3000, "over_budget")
+    assert report["policy"] == str(repo / "compactcli.toml")
+    compacted = run("compact", "b.jsonl", "--in-place", "--json")
+    assert orjson.loads(compacted.stdout)["policy"] == str(repo / "compactcli.toml")
+
+
+def test_each_input_takes_its_nearest_policy_and_the_walk_stops_at_a_repository_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outer = tmp_path / "outer"
+    (outer / "repo" / ".git").mkdir(parents=True)
+    (outer / "other").mkdir()
+    (outer / "compactcli.toml").write_text("max_tokens = 100\n")  # above the repository
+    (outer / "other" / "compactcli.toml").write_text("max_tokens = 200\n")
+    shutil.copy(PI, outer / "repo" / "a.jsonl")
+    shutil.copy(PI, outer / "other" / "b.jsonl")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = run("estimate", str(outer / "repo" / "a.jsonl"), str(outer / "other" / "b.jsonl"))
+    rows = [
+        orjson.loads(line)
+        for line in run(
+            "estimate", str(outer / "repo" / "a.jsonl"), str(outer / "other" / "b.jsonl"), "--json"
+        ).stdout.splitlines()
+    ]
+    assert [(r["max_tokens"], r.get("policy")) for r in rows] == [
+        (None, None),
+        (200, str(outer / "other" / "compactcli.toml")),
+    ]
+    assert result.exit_code == 1  # b.jsonl is over its own policy's budget
+    # an input with no policy of its own takes the working folder's
+    (work / "compactcli.toml").write_text("max_tokens = 300\n")
+    (row,) = [
+        orjson.loads(line)
+        for line in run("estimate", str(outer / "repo" / "a.jsonl"), "--json").stdout.splitlines()
+    ]
+    assert (row["max_tokens"], row["policy"]) == (300, "./compactcli.toml")
+
+
 def test_compact_then_estimate_pass_the_same_policy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

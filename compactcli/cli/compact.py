@@ -161,7 +161,7 @@ def compact_command(
     from compactcli import console
     from compactcli.batch import run_batch
     from compactcli.compact_file import DEFAULTS, FilePlan, compact_file, file_settings
-    from compactcli.policy import load_policy
+    from compactcli.policy import Policies
 
     if summarizer not in ("extractive", "llm"):
         raise UsageError(f"--summarizer must be extractive or llm, not {summarizer!r}")
@@ -179,7 +179,7 @@ def compact_command(
         raise UsageError("--redact and --no-redact cannot be used together")
     plan = FilePlan(
         given=given,
-        policy=load_policy("."),
+        policies=Policies(),
         destinations=destinations,
         format=format,
         on_bad_line=on_bad_line.value,
@@ -451,6 +451,7 @@ class CompactRow(TypedDict):
     rounds: NotRequired[int]
     diff: NotRequired[DiffDict]
     redacted: NotRequired[RedactionDict]
+    policy: NotRequired[str]
 
 
 def json_row(result: FileResult) -> CompactRow:
@@ -494,6 +495,8 @@ def json_row(result: FileResult) -> CompactRow:
         data["diff"] = details["diff"].to_dict()
     if "redact" in details:
         data["redacted"] = details["redact"]
+    if "policy" in details:
+        data["policy"] = details["policy"]
     return data
 
 

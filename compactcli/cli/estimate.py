@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from compactcli.jsonl import BadLines
     from compactcli.jsonl import OnBadLine as BadLineName
     from compactcli.plain_table import Table
-    from compactcli.policy import Policy
+    from compactcli.policy import Policies
 
 
 class MethodName(StrEnum):
@@ -114,7 +114,7 @@ def estimate_command(
     cannot be loaded exits 4.
     """
     from compactcli.estimate import EstimateOptions, failures
-    from compactcli.policy import BUDGET_KEYS, load_policy
+    from compactcli.policy import BUDGET_KEYS, Policies
     from compactcli.policy import fail_on_threshold as policy_fail_on_threshold
 
     files = expand_inputs(paths or [])
@@ -126,12 +126,14 @@ def estimate_command(
         threshold=threshold,
         max_tokens=max_tokens,
     )
-    policy = load_policy(".")
+    policies = Policies()
+    for path in files:  # a bad policy file is a usage error before anything is counted
+        policies.for_path(path)
     given = given_settings(ctx, BUDGET_KEYS)
     exit_code = ExitCode.OK
     reports: list[EstimateReport] = []
     failing: list[str] = []
-    for outcome in _count_all(files, options, format, on_bad_line, jobs, policy, given):
+    for outcome in _count_all(files, options, format, on_bad_line, jobs, policies, given):
         for warning in outcome.warnings:
             _console().warning(warning)
         if outcome.report is None:
@@ -140,8 +142,12 @@ def estimate_command(
             continue
         report = outcome.report
         reports.append(report)
+        policy = policies.for_path(outcome.path)
         if json:
-            typer.echo(orjson.dumps(report.to_dict()).decode())
+            row = report.to_dict()
+            if policy is not None:
+                row["policy"] = policy.path
+            typer.echo(orjson.dumps(row).decode())
         fail = policy_fail_on_threshold(fail_on_threshold, outcome.path, policy, given)
         over = failures(report, fail_on_threshold=fail)
         if over:
@@ -186,14 +192,15 @@ def _count_one(
     options: EstimateOptions,
     format: str | None,
     policy: BadLineName,
-    budgets: Policy | None = None,
+    budgets: Policies | None = None,
     given: frozenset[str] = frozenset(),
 ) -> _Outcome:
     from compactcli.estimate import estimate_file
     from compactcli.jsonl import BadLines
     from compactcli.policy import estimate_options
 
-    options = estimate_options(options, path, budgets, given)
+    found = budgets.for_path(path) if budgets is not None else None
+    options = estimate_options(options, path, found, given)
     bad = BadLines()
     try:
         report = estimate_file(path, options, format=format, on_bad_line=policy, bad=bad)
@@ -214,7 +221,7 @@ def _count_all(
     format: str | None,
     on_bad_line: BadLinePolicy,
     jobs: int,
-    budgets: Policy | None = None,
+    budgets: Policies | None = None,
     given: frozenset[str] = frozenset(),
 ) -> Iterator[_Outcome]:
     """Outcomes in input order; files in parallel processes when there are several."""
