@@ -49,7 +49,7 @@ class BadLinePolicy(StrEnum):
 Paths = Annotated[
     list[str] | None,
     typer.Argument(
-        metavar="PATH",
+        metavar="[PATH]...",
         help="Transcript files, folders (every *.jsonl below them), or - for standard input.",
         show_default=False,
     ),
