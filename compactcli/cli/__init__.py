@@ -21,16 +21,17 @@ from typer.models import CommandInfo
 from compactcli import __version__, lifetime
 
 COMMANDS = {
+    "compact": "compactcli.cli.compact:compact_command",
+    "estimate": "compactcli.cli.estimate:estimate_command",
+    "validate": "compactcli.cli.validate:validate_command",
     "prune": "compactcli.cli.prune:prune_command",
     "summarize": "compactcli.cli.summarize:summarize_command",
     "diff": "compactcli.cli.diff:diff_command",
-    "estimate": "compactcli.cli.estimate:estimate_command",
-    "validate": "compactcli.cli.validate:validate_command",
-    "eval": "compactcli.cli.eval:eval_command",
-    "compact": "compactcli.cli.compact:compact_command",
     "redact": "compactcli.cli.redact:redact_command",
+    "eval": "compactcli.cli.eval:eval_command",
 }
-"""Every command, in the order `--help` lists them: where its function is."""
+"""Every command, in the order `--help` lists them (the main job first, then checks, the
+stages it composes, and evaluation): where its function is."""
 
 
 class _Commands(MutableMapping[str, Any]):
