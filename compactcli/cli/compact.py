@@ -156,6 +156,13 @@ def compact_command(
     when it is still over the threshold or --max-tokens the report says by how much (exit 1 over
     --max-tokens, or over the threshold with --fail-on-threshold). Settings not given here come
     from COMPACTCLI_* variables, then compactcli.toml or [tool.compactcli] in pyproject.toml.
+
+    Examples:
+
+    \b
+      compactcli compact session.jsonl -o compacted.jsonl
+      compactcli compact ~/.claude/projects --out-dir compacted --max-tokens 100000
+      compactcli compact session.jsonl --in-place --focus "the failing migration"
     """
     # the pipeline's modules (and rich) load here, so that other commands start without them
     from compactcli import console

@@ -26,6 +26,11 @@ def diff_command(
 
     Records kept, cleared (with sizes), edited, removed and added; context tokens before and
     after; the first changed record, where a provider's prompt cache stops matching.
+
+    Examples:
+
+    \b
+      compactcli diff session.jsonl compacted.jsonl
     """
     from compactcli.diff import diff
     from compactcli.formats import get_dialect

@@ -112,6 +112,13 @@ def estimate_command(
     With --max-tokens or --fail-on-threshold it is a CI check: exit 1 when any file is over,
     with one line per failing file on standard error. Unreadable input exits 3; a tokenizer that
     cannot be loaded exits 4.
+
+    Examples:
+
+    \b
+      compactcli estimate session.jsonl
+      compactcli estimate ~/.codex/sessions --json
+      compactcli estimate logs/ --max-tokens 150000    # CI: exit 1 when over
     """
     from compactcli.estimate import EstimateOptions, failures
     from compactcli.policy import BUDGET_KEYS, Policies

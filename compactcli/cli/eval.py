@@ -162,6 +162,12 @@ def eval_command(
     gate fails (the default compact at 10%: user constraints and pending asks 100%, modified
     files 95%, error strings and decisions 80%, weighted 90%, no negative-probe violation,
     integrity 100%), 4 when an LLM answer has no recording.
+
+    Examples:
+
+    \b
+      compactcli eval
+      compactcli eval --strategies compact --budgets 0.1
     """
     from compactcli import evaluation
     from compactcli.evaluation.baseline import compare, dumps, figures

@@ -54,6 +54,12 @@ def prune_command(
     A cleared result keeps its id and gets a one-line digest: tool, main argument, size and the
     sha256 of the content (kept in --archive when given). When nothing qualifies the output is
     the input, byte for byte.
+
+    Examples:
+
+    \b
+      compactcli prune session.jsonl -o pruned.jsonl
+      compactcli prune session.jsonl --keep-recent 3 --archive archive -o pruned.jsonl
     """
     from compactcli.formats import get_dialect
     from compactcli.stages.prune import PruneOptions, prune

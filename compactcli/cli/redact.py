@@ -62,6 +62,12 @@ def redact_command(
     strings that held it. Thinking signatures, encrypted content and base64 data are left
     as they are. The result must validate as the input did, or nothing is written (exit 1).
     With --dry-run nothing is written and the secrets found are counted by kind.
+
+    Examples:
+
+    \b
+      compactcli redact session.jsonl -o clean.jsonl
+      compactcli redact logs/ --dry-run
     """
     from compactcli import overwrite
     from compactcli.batch import run_batch

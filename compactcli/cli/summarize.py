@@ -65,6 +65,12 @@ def summarize_command(
     summarized (or with --cut-turn), the turn is cut instead and its prompt quoted verbatim at
     the end of the summary, as the task to carry on. When there is nothing worth summarizing,
     or the summary would not make the context smaller, the output is the input, byte for byte.
+
+    Examples:
+
+    \b
+      compactcli summarize session.jsonl -o summarized.jsonl
+      compactcli prune session.jsonl | compactcli summarize -o compacted.jsonl
     """
     from compactcli import console
     from compactcli.formats import get_dialect

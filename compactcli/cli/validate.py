@@ -38,6 +38,12 @@ def validate_command(
     Codex file whose first line is not its only session_meta, a message list that starts with
     the wrong role. Warnings (exit 0) are what agents write and repair on load, such as a call
     left unanswered by an interrupted turn. Unreadable input exits 3.
+
+    Examples:
+
+    \b
+      compactcli validate session.jsonl
+      compactcli validate ~/.claude/projects --json
     """
     from compactcli import console
     from compactcli.validation import validate
