@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from compactcli.errors import InputError
 from compactcli.formats import get_dialect
 from compactcli.formats.claude_code import state as claude_code_state
-from compactcli.formats.claude_code.chain import _build_chain, _recover_orphans, _skeletons
+from compactcli.formats.claude_code.chain import _build_chain, _skeletons
+from compactcli.formats.claude_code.chain_nodes import ASSISTANT, OTHER, RESULTS, USER, ChainNodes
 from compactcli.formats.claude_code.dialect import ClaudeCodeDialect
 from compactcli.formats.claude_code.records import _record_lite, _record_message, _ShapeError
 from compactcli.formats.claude_code.state import _chain_of
@@ -981,9 +982,30 @@ def test_orphan_recovery_follows_the_rule(
     case: tuple[list[Any], dict[str, int], dict[str, Any], list[str]],
 ) -> None:
     skeletons, index, parent, chain = case
-    assert _recover_orphans(skeletons, index, parent, chain) == _reference_recover_orphans(
+    assert _recovered(skeletons, index, parent, chain) == _reference_recover_orphans(
         skeletons, index, parent, chain
     )
+
+
+def _recovered(
+    skeletons: list[Any], index: dict[str, int], parent: dict[str, str | None], chain: list[str]
+) -> list[str]:
+    """`ChainNodes`' recovery over the case: its records mapped in order, every one live."""
+    nodes = ChainNodes()
+    codes = {"user": USER, "assistant": ASSISTANT}
+    for uuid, i in index.items():
+        kind, _, _, _, _, _, stamp, message_id, results = skeletons[i]
+        unit = message_id if kind == "assistant" else None
+        flags = RESULTS if results else 0
+        nodes.add(i, uuid, parent[uuid], codes.get(kind, OTHER), flags, stamp, unit, None)
+    walk = [nodes.node[uuid] for uuid in chain]
+    on_chain = bytearray(len(index))
+    for node in walk:
+        on_chain[node] = 1
+    alive = bytearray(b"\x01") * len(index)
+    recovered = nodes._recover(alive, nodes.resolved_parents(), walk, on_chain)
+    uuids = list(nodes.node)
+    return [uuids[node] for node in recovered]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,13 +1,12 @@
-"""The resume-chain rules of Claude Code's loader: which records it loads, in which order.
+"""The skeletons of Claude Code records, the loader's uuid map of them, and their context chain.
 
-The rules read a few plain values of each record, its skeleton (`_skeleton`). `_graph` builds the
-uuid map (`loadTranscriptFile`: a later duplicate replaces an earlier one, legacy `progress` records
-bridged over); `_build_chain` (`buildConversationChain`) splices in the newest preserved segment
-(dropping the records before the last compact boundary that it does not keep), takes as leaf the
-newest terminal user/assistant record that is not a sidechain (of any record, in a subagent's
-transcript), walks from it to the root, stopping at a compact boundary, and puts back after their
-group the siblings and tool results the walk missed. The `_Chain` it returns holds the record
-indexes in context order and the records whose usage the loader zeroes.
+A record's skeleton (`_skeleton`) holds the plain values of it that the chain rules, the views and
+the checks read. `_graph` builds the uuid map (`loadTranscriptFile`: a later duplicate replaces an
+earlier one, legacy `progress` records bridged over, as `ChainNodes` bridges them) that the checks
+and the writer read. `_build_chain` maps the skeletons into a `ChainNodes` table in file order
+(kept with the uuid map) and builds its chain (`buildConversationChain`, by the rules
+`ChainNodes.build` states): the `_Chain` it returns holds the record indexes in context order and
+the records whose usage the loader zeroes.
 """
 
 from __future__ import annotations
@@ -16,12 +15,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactcli.formats.claude_code.records import (
-    CHAIN_TYPES,
-    LEGACY_TYPES,
-    SYNTHETIC_MODEL,
-    _timestamp,
+from compactcli.formats.claude_code.chain_nodes import (
+    ASSISTANT,
+    BOUNDARY,
+    OTHER,
+    RESULTS,
+    SIDECHAIN,
+    USER,
+    ChainNodes,
+    bridge_over,
+    bridged,
 )
+from compactcli.formats.claude_code.records import CHAIN_TYPES, LEGACY_TYPES, SYNTHETIC_MODEL
 from compactcli.transcript import Transcript
 
 Skeleton = tuple[Any, ...]
@@ -116,13 +121,17 @@ def _skeletons(transcript: Transcript) -> list[Skeleton | None]:
 
 @dataclass(slots=True)
 class _Graph:
-    """The uuid map Claude Code's loader builds, with progress records bridged over."""
+    """The uuid map Claude Code's loader builds, with progress records bridged over; `nodes`
+    is the `ChainNodes` table of the first `mapped` skeletons once a chain is asked for (a map
+    that extends another starts with that one's)."""
 
     index: dict[str, int] = field(default_factory=dict)  # uuid -> record index (last wins)
     parent: dict[str, str | None] = field(default_factory=dict)  # effective parent
     raw_parent: dict[int, Any] = field(default_factory=dict)  # record index -> bridged parent
     bridge: dict[str, str | None] = field(default_factory=dict)  # progress uuid -> its parent
     count: int = 0  # how many skeletons it maps
+    nodes: ChainNodes | None = None  # never changed once set (a longer one replaces it)
+    mapped: int = 0  # how many skeletons `nodes` maps (0 while it is None)
 
 
 def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
@@ -134,6 +143,7 @@ def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
         graph = _Graph(
             dict(base.index), dict(base.parent), dict(base.raw_parent), dict(base.bridge)
         )
+        graph.nodes, graph.mapped = base.nodes, base.mapped
         start = base.count
     bridge = graph.bridge
     index, parents, raw_parent = graph.index, graph.parent, graph.raw_parent
@@ -148,12 +158,10 @@ def _graph(skeletons: Skeletons, base: _Graph | None = None) -> _Graph:
         parent = skeleton[_SK_PARENT]
         if kind not in CHAIN_TYPES:
             if kind in LEGACY_TYPES:
-                bridge[uuid] = (
-                    bridge.get(parent) if parent is not None and parent in bridge else parent
-                )
+                bridge_over(bridge, uuid, parent)
             continue  # a type that is an array or object is no chain type
-        if parent is not None and parent in bridge:
-            parent = bridge[parent]
+        if bridge:
+            parent = bridged(bridge, parent)
         index[uuid] = i
         parents[uuid] = parent
         raw_parent[i] = parent
@@ -167,184 +175,62 @@ class _Chain:
     zeroed: frozenset[int]  # records whose usage Claude Code zeroes on load
 
 
-def _relink_preserved(
-    skeletons: Skeletons, index: dict[str, int], parent: dict[str, str | None]
-) -> set[str]:
-    """`applyPreservedSegmentRelinks`: splice the newest preserved segment, drop the rest.
-
-    Mutates `index` and `parent`; returns the preserved uuids (empty when nothing applies).
-    """
-    last_seg: tuple[Any, ...] | None = None
-    last_seg_pos = -1
-    last_boundary_pos = -1
-    for pos, i in enumerate(index.values()):
+def _fill(nodes: ChainNodes, skeletons: Skeletons, start: int) -> None:
+    """Map `skeletons[start:]` into `nodes`, in file order."""
+    add = nodes.add
+    for i in range(start, len(skeletons)):
         skeleton = skeletons[i]
-        assert skeleton is not None
-        if skeleton[_SK_BOUNDARY]:
-            last_boundary_pos = pos
-            if skeleton[_SK_SEGMENT] is not None:
-                last_seg, last_seg_pos = skeleton[_SK_SEGMENT], pos
-    if last_seg is None:
-        return set()
-    head, anchor, tail = last_seg
-    live = last_seg_pos == last_boundary_pos
-    preserved: set[str] = set()
-    if live:
-        current = tail if isinstance(tail, str) else None
-        reached = False
-        while current is not None and current in index and current not in preserved:
-            preserved.add(current)
-            if current == head:
-                reached = True
-                break
-            current = parent[current]
-        if not reached:
-            return set()
-        assert isinstance(head, str)
-        parent[head] = anchor if isinstance(anchor, str) else None
-        for uuid, value in parent.items():
-            if value == anchor and uuid != head:
-                parent[uuid] = tail if isinstance(tail, str) else None
-    for pos, uuid in enumerate(list(index)):
-        if pos < last_boundary_pos and uuid not in preserved:
-            del index[uuid]
-            del parent[uuid]
-    return preserved
-
-
-def _leaf(
-    skeletons: Skeletons,
-    index: dict[str, int],
-    parent: dict[str, str | None],
-    *,
-    sidechains: bool = False,
-) -> str | None:
-    """The newest terminal user/assistant record that is not a sidechain (any, with
-    `sidechains`: a subagent's transcript holds nothing else)."""
-    has_child = {p for p in parent.values() if p is not None}
-    best: str | None = None
-    best_key: tuple[float, int] = (float("-inf"), -1)
-    for uuid in index:
-        if uuid in has_child:
+        if skeleton is None:
             continue
-        seen: set[str] = set()
-        current: str | None = uuid
-        while current is not None and current in index and current not in seen:
-            seen.add(current)
-            skeleton = skeletons[index[current]]
-            assert skeleton is not None
-            if skeleton[_SK_KIND] in ("user", "assistant"):
-                if sidechains or not skeleton[_SK_SIDECHAIN]:
-                    stamp = _timestamp(skeleton[_SK_STAMP])
-                    key = (stamp if stamp is not None else float("-inf"), index[current])
-                    if best is None or key > best_key:
-                        best, best_key = current, key
-                break
-            current = parent[current]
-    return best
-
-
-def _recover_orphans(
-    skeletons: Skeletons,
-    index: dict[str, int],
-    parent: dict[str, str | None],
-    chain: list[str],
-) -> list[str]:
-    """`recoverOrphanedParallelToolResults`: put back siblings and results the walk missed.
-
-    For each response on the chain (a `message.id`; its anchor is its last record there), the
-    records the walk did not reach that belong to it are inserted after the anchor: its other
-    records (siblings), then the tool results answering any of its records, each list in
-    timestamp order, ties in map order (results by their parent's place, then their own).
-    """
-    seen = set(chain)
-    anchors: dict[str, str] = {}
-    for uuid in chain:
-        skeleton = skeletons[index[uuid]]
-        assert skeleton is not None
-        if skeleton[_SK_KIND] == "assistant" and skeleton[_SK_MESSAGE_ID]:
-            anchors[skeleton[_SK_MESSAGE_ID]] = uuid
-    if not anchors:
-        return chain
-    # only records off the chain can be lost: siblings by message.id, and results by their
-    # parent when that is a record of a response on the chain
-    lost_siblings: dict[str, list[str]] = {}
-    lost_results: dict[str, list[str]] = {}
-    holders: dict[str, str] = {}  # parent -> its message.id
-    for uuid in index:
-        if uuid in seen:
+        uuid = skeleton[_SK_UUID]
+        if uuid is None:
             continue
-        found = skeletons[index[uuid]]
-        assert found is not None
-        kind = found[_SK_KIND]
-        if kind == "assistant":
-            message_id = found[_SK_MESSAGE_ID]
-            if message_id in anchors:
-                lost_siblings.setdefault(message_id, []).append(uuid)
-        elif kind == "user" and found[_SK_RESULTS] and parent[uuid] is not None:
-            holder = str(parent[uuid])
-            position = index.get(holder)
-            skeleton = skeletons[position] if position is not None else None
-            if (
-                skeleton is not None
-                and skeleton[_SK_KIND] == "assistant"
-                and skeleton[_SK_MESSAGE_ID] in anchors
-            ):
-                holders[holder] = skeleton[_SK_MESSAGE_ID]
-                lost_results.setdefault(holder, []).append(uuid)
-    if not lost_siblings and not lost_results:
-        return chain
-    # each response's lost results, by their parents' places in the map
-    answers: dict[str, list[tuple[int, list[str]]]] = {}
-    if lost_results:
-        place = {uuid: n for n, uuid in enumerate(index)}
-        for holder, found_results in lost_results.items():
-            answers.setdefault(holders[holder], []).append((place[holder], found_results))
-
-    def stamp(uuid: str) -> str:
-        skeleton = skeletons[index[uuid]]
-        assert skeleton is not None
-        value = skeleton[_SK_STAMP]
-        return value if isinstance(value, str) else ""
-
-    inserts: dict[str, list[str]] = {}
-    for message_id, anchor in anchors.items():
-        siblings = sorted(lost_siblings.get(message_id, ()), key=stamp)
-        results = [r for _, rs in sorted(answers.get(message_id, ())) for r in rs]
-        results.sort(key=stamp)
-        if siblings or results:
-            inserts[anchor] = siblings + results
-    out: list[str] = []
-    for uuid in chain:
-        out.append(uuid)
-        out.extend(inserts.get(uuid, ()))
-    return out
+        kind = skeleton[_SK_KIND]
+        if kind not in CHAIN_TYPES:
+            if kind in LEGACY_TYPES:
+                nodes.add_progress(uuid, skeleton[_SK_PARENT])
+            continue  # a type that is an array or object is no chain type
+        flags = SIDECHAIN if skeleton[_SK_SIDECHAIN] else 0
+        unit = None
+        if kind == "user":
+            code = USER
+            if skeleton[_SK_RESULTS]:
+                flags |= RESULTS
+        elif kind == "assistant":
+            code, unit = ASSISTANT, skeleton[_SK_MESSAGE_ID]
+        else:
+            code = BOUNDARY if skeleton[_SK_BOUNDARY] else OTHER
+        add(
+            i,
+            uuid,
+            skeleton[_SK_PARENT],
+            code,
+            flags,
+            skeleton[_SK_STAMP],
+            unit,
+            skeleton[_SK_SEGMENT],
+        )
 
 
-def _kind_at(skeletons: Skeletons, i: int) -> Any:
-    skeleton = skeletons[i]
-    return skeleton[_SK_KIND] if skeleton is not None else None
+def _chain_nodes(skeletons: Skeletons, graph: _Graph | None) -> ChainNodes:
+    """The `ChainNodes` table of `skeletons`, kept in `graph` (their `_graph`) when there is
+    one: made once, by extending a copy of the table of the skeletons they start with."""
+    if graph is None:
+        nodes = ChainNodes()
+        _fill(nodes, skeletons, 0)
+        return nodes
+    if graph.nodes is None or graph.mapped != len(skeletons):
+        nodes = graph.nodes.copy() if graph.nodes is not None else ChainNodes()
+        _fill(nodes, skeletons, graph.mapped)
+        graph.nodes, graph.mapped = nodes, len(skeletons)
+    return graph.nodes
 
 
 def _build_chain(skeletons: Skeletons, graph: _Graph | None = None) -> _Chain:
     """The context chain of `skeletons`; `graph` is their `_graph` when already made."""
-    graph = graph if graph is not None else _graph(skeletons)
-    index = dict(graph.index)
-    parent = dict(graph.parent)
-    preserved = _relink_preserved(skeletons, index, parent)
-    leaf = _leaf(skeletons, index, parent)
-    if leaf is None:  # a subagent's transcript: every record is a sidechain
-        leaf = _leaf(skeletons, index, parent, sidechains=True)
-    if leaf is None:
-        return _Chain(records=(), zeroed=frozenset())
-    walk: list[str] = []
-    seen: set[str] = set()
-    current: str | None = leaf
-    while current is not None and current in index and current not in seen:
-        seen.add(current)
-        walk.append(current)
-        current = parent[current]
-    walk.reverse()
-    chain = _recover_orphans(skeletons, index, parent, walk)
-    zeroed = frozenset(index[u] for u in preserved if _kind_at(skeletons, index[u]) == "assistant")
-    return _Chain(records=tuple(index[u] for u in chain), zeroed=zeroed)
+    nodes = _chain_nodes(skeletons, graph)
+    chain, zeroed = nodes.build()
+    record = nodes.record
+    return _Chain(
+        records=tuple([record[n] for n in chain]), zeroed=frozenset([record[n] for n in zeroed])
+    )

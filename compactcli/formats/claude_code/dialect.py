@@ -1,9 +1,10 @@
 """The claude-code dialect: `ClaudeCodeDialect`, for Claude Code session transcripts.
 
 It reads, edits and checks the session files Claude Code writes (FORMATS.md §1 and §6); its
-docstring states what each view means. The parsing of one record, the chain rules, the parsed
-state of a transcript, the checks and the streamed views are those of the `claude_code_records`,
-`claude_code_chain`, `claude_code_state`, `claude_code_checks` and `claude_code_stream` modules.
+docstring states what each view means. The parsing of one record (`records`), the skeletons the
+chain rules read (`chain`), the chain rules themselves, which the loader and the streamer share
+(`chain_nodes`), the parsed state of a transcript (`state`), the checks (`checks`) and the
+streamed views (`stream`) are modules of this package.
 """
 
 from __future__ import annotations
