@@ -170,10 +170,6 @@ def feed_ledger(
     """Feed every line's record to `streamer` and its messages to `ledger`; the record count."""
     note = ledger.lines.note
     index = -1
-    feed = getattr(streamer, "feed", None)
-    if feed is not None:
-        count: int = feed(lines, ledger.add_light, note)
-        return count
     if streamer.light:
         add_light = streamer.add_light
         take = ledger.add_light

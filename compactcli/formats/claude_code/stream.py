@@ -1,7 +1,7 @@
 """`ClaudeCodeStreamer`: the claude-code dialect's views, fed one record at a time.
 
 Each record's message is returned as its record arrives (a `Message` from `add`; plain values
-from `add_light` and `feed`, equal to `light` of that message); each chain record and progress
+from `add_light`, equal to `light` of that message); each chain record and progress
 record is mapped into a `ChainNodes` table as it arrives, and each assistant record's usage kept
 by its node; `finish` builds the context chain of that table (`ChainNodes.build`, the rules the
 dialect's views use) and gives the same context, usage and model as `ClaudeCodeDialect`'s views
@@ -11,7 +11,7 @@ of the whole transcript.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compactcli.errors import InputError
@@ -32,7 +32,6 @@ from compactcli.formats.claude_code.records import (
     LEGACY_TYPES,
     SYNTHETIC_MODEL,
     _light_block,
-    _looks_json,
     _record_message,
     _ShapeError,
 )
@@ -199,110 +198,6 @@ class ClaudeCodeStreamer(Streamer):
             self.request.pop(node, None)
         if isinstance(request, str):
             self.request[node] = request
-
-    def feed(
-        self,
-        lines: Iterable[tuple[int, Any, Any]],
-        take: Callable[[LightMessage], None],
-        note: Callable[[int, int], None],
-    ) -> int:
-        """`add_light` over every (line number, parsed record, bytes) of a file, each message
-        handed to `take` and each record's line to `note`; returns the number of records.
-
-        The same work as calling `add_light` per record, in one loop: the common records (user
-        and assistant records whose content blocks are text, thinking, tool calls and string
-        tool results) are handled inline; everything else goes through `add_light`.
-        """
-        names = self.names
-        nodes = self.nodes.node
-        add = self.nodes.add
-        usages = self.usage
-        interned = self.interned
-        offset = 1
-        index = -1
-        for index, (lineno, raw, _line) in enumerate(lines):
-            if lineno - index != offset:
-                offset = lineno - index
-                note(index, lineno)
-            if raw is None:
-                continue
-            kind = raw.get("type")
-            if kind != "user" and kind != "assistant":
-                if isinstance(kind, str) and kind in _DAG_TYPES:
-                    for message in self.add_light(index, raw, lineno):
-                        take(message)
-                continue
-            uuid = raw.get("uuid")
-            message = raw.get("message")
-            content = message.get("content", _ABSENT) if type(message) is dict else _ABSENT
-            block: LightBlock | None
-            if type(uuid) is not str or uuid in nodes:
-                block = None
-            elif type(content) is str:
-                block = ("text", content, False, None, 0)
-            elif type(content) is list and len(content) == 1 and type(content[0]) is dict:
-                item = content[0]
-                what = item.get("type")
-                if what == "tool_result":
-                    call_id = item.get("tool_use_id")
-                    result = item.get("content")
-                    if type(call_id) is str and type(result) is str:
-                        name = names.pop(call_id, None)
-                        block = ("tool_result", result, _looks_json(result), name, 0)
-                    else:
-                        block = None
-                else:
-                    block = _light_block(item, names)
-            else:
-                block = None
-            if block is None:  # anything unusual: the general path
-                for found in self.add_light(index, raw, lineno):
-                    take(found)
-                continue
-            parent = raw.get("parentUuid")
-            if type(parent) is not str:
-                parent = None
-            flags = _REACHES if raw.get("isVirtual") is not True else 0
-            if raw.get("isSidechain") is True:
-                flags |= SIDECHAIN
-            stamp = raw.get("timestamp")
-            if kind == "user":
-                if block[0] == "tool_result":
-                    flags |= RESULTS
-                add(index, uuid, parent, USER, flags, stamp, None, None)
-                usages.extend(_ZERO4)
-                take((index, "user", None, (block,)))
-                continue
-            assert type(message) is dict
-            message_id = message.get("id")
-            unit = None
-            if type(message_id) is str and message_id:
-                unit = interned.setdefault(message_id, message_id)
-            model = message.get("model")
-            if type(model) is str:
-                if model == SYNTHETIC_MODEL:
-                    flags |= _SYNTHETIC
-                    if raw.get("isApiErrorMessage") is True:
-                        flags &= ~_REACHES
-                elif not model.startswith("<"):
-                    self.model = model
-            usage = message.get("usage")
-            if type(usage) is dict:
-                flags |= _USAGE
-                node = add(index, uuid, parent, ASSISTANT, flags, stamp, unit, None)
-                usages.extend(_usage_values(usage))
-                if unit is None:
-                    key = raw.get("requestId") or uuid
-                    if isinstance(key, str):
-                        self.request[node] = key
-            else:
-                add(index, uuid, parent, ASSISTANT, flags, stamp, unit, None)
-                usages.extend(_ZERO4)
-            key = message_id or raw.get("requestId") or uuid
-            take((index, "assistant", key if type(key) is str else None, (block,)))
-        return index + 1
-
-    # ---- the chain
 
     def finish(self) -> StreamedView:
         nodes = self.nodes
