@@ -1,16 +1,17 @@
 """Context windows, output limits and compaction thresholds.
 
-`model_limits(model)` looks a model's window and output limit up in the model table the installed
-litellm wheel ships, read directly as JSON without importing litellm, and falls back to
-`DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` (saying so in `Limits.source`) for a model it does not
-know. `threshold(spec, limits)` turns `--threshold` into tokens, and `default_threshold(format)`
-is the preset of the agent that writes that format. Nothing here prints or reads the environment.
+`model_limits(model)` looks a model's window and output limit up in the model table shipped with
+compactcli (`compactcli/data/model_windows.json`: litellm's model table trimmed to those two
+figures by scripts/model_windows.py, so the figures are the same whether litellm is installed or
+not), and falls back to `DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` (saying so in `Limits.source`)
+for a model it does not know. `threshold(spec, limits)` turns `--threshold` into tokens, and
+`default_threshold(format)` is the preset of the agent that writes that format. Nothing here
+prints or reads the environment.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import re
@@ -38,7 +39,7 @@ DEFAULT_WINDOW = 200_000
 DEFAULT_MAX_OUTPUT = 32_000
 """Output limit assumed for a model the table does not know (Claude Code's own default)."""
 ANTHROPIC_DEFAULT_WINDOW = 200_000
-TABLE_NAME = "model_prices_and_context_window_backup.json"
+TABLE_NAME = "model_windows.json"
 
 _DATE_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|@\d{8})$")
 _ONE_MILLION = re.compile(r"\[1m\]$", re.IGNORECASE)
@@ -62,19 +63,9 @@ class Limits:
         }
 
 
-def model_table_path() -> str | None:
-    """Where the installed litellm wheel keeps its model table, found without importing it."""
-    try:
-        spec = importlib.util.find_spec("litellm")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        path = os.path.join(location, TABLE_NAME)
-        if os.path.isfile(path):
-            return path
-    return None
+def model_table_path() -> str:
+    """The model table shipped with compactcli (`compactcli/data/model_windows.json`)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", TABLE_NAME)
 
 
 def _table_bytes(path: str | None) -> bytes:
@@ -87,49 +78,32 @@ def _table_bytes(path: str | None) -> bytes:
         return b""
 
 
-_WINDOW = 1 << 16
-"""Bytes decoded around an entry (entries are a few KB; a longer one is decoded whole)."""
+_FIGURES = re.compile(rb"\[(\d+),(\d+|null)\]")
+"""An entry's value: `[window, output]`, output null when the table gives none."""
 
 
-def _lookup(path: str | None, key: str, data: bytes | None = None) -> Any:
-    """The table's entry for `key`, or None.
+def _entry(key: str, data: bytes) -> tuple[int, int] | None:
+    """(window, output) of `key` in the table's bytes `data`, or None.
 
-    The table is 3 MB of JSON (tens of MB as Python objects), so only the one entry is decoded:
-    its key is found at the start of a line (after any indentation) and the object that follows
-    is parsed alone.
+    Only the one entry is decoded: the table is compact JSON whose values are `[int, int|null]`,
+    so a key is a JSON string directly after `{` or `,` and followed by `:[`.
     """
-    data = _table_bytes(path) if data is None else data
-    needle = json.dumps(key).encode() + b": {"
+    needle = json.dumps(key, ensure_ascii=False).encode() + b":["
     at = data.find(needle)
     while at >= 0:
-        line_start = data.rfind(b"\n", 0, at) + 1
-        if not data[line_start:at].strip():
-            start = at + len(needle) - 1
-            for end in (start + _WINDOW, len(data)):
-                try:
-                    value, _ = _DECODER.raw_decode(data[start:end].decode("utf-8", "replace"))
-                except ValueError:
-                    continue
-                return value
-            return None
+        if at > 0 and data[at - 1 : at] in (b"{", b","):
+            match = _FIGURES.match(data, at + len(needle) - 1)
+            if match is None:
+                return None
+            window = int(match.group(1))
+            output = match.group(2)
+            if window <= 0:
+                return None
+            if output == b"null" or int(output) <= 0:
+                return window, DEFAULT_MAX_OUTPUT
+            return window, int(output)
         at = data.find(needle, at + 1)
     return None
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _entry(path: str | None, key: str, data: bytes | None = None) -> tuple[int, int] | None:
-    value = _lookup(path, key, data)
-    if not isinstance(value, dict):
-        return None
-    window = value.get("max_input_tokens")
-    output = value.get("max_output_tokens", value.get("max_tokens"))
-    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
-        return None
-    if not isinstance(output, int) or isinstance(output, bool) or output <= 0:
-        output = DEFAULT_MAX_OUTPUT
-    return window, output
 
 
 def _candidates(model: str) -> list[str]:
@@ -148,10 +122,10 @@ def _candidates(model: str) -> list[str]:
 @functools.lru_cache(maxsize=64)
 def _table_entry(path: str | None, model: str) -> tuple[str, int, int] | None:
     """(key, window, output) of the first of `model`'s names the table knows; the table's
-    bytes are read for the lookup and let go (they are 3 MB)."""
+    bytes are read once for all the names."""
     data = _table_bytes(path)  # read once for all the names
     for key in _candidates(model):
-        entry = _entry(path, key, data)
+        entry = _entry(key, data)
         if entry is not None:
             return (key, *entry)
     return None
@@ -167,10 +141,10 @@ def model_limits(
 ) -> Limits:
     """The window and output limit of `model`; `context_window` overrides the window.
 
-    The model table is litellm's `model_prices_and_context_window_backup.json`, located with
-    `importlib.util.find_spec` (`model_table_path`); `table_path` is the table to read ("" finds
-    litellm's; None means no table). A model name is tried as given, then without a provider
-    prefix (`anthropic/`), then without a date suffix (`-20251101`). Anthropic models are given
+    The model table is the one shipped with compactcli (`model_table_path`); `table_path` is the
+    table to read, in the same format ("" for the shipped one; None means no table). A model name
+    is tried as given, then without a provider prefix (`anthropic/`), then without a date suffix
+    (`-20251101`). Anthropic models are given
     the 200,000-token window the API and Claude Code use unless the name carries Claude Code's
     `[1m]` suffix (the 1M window is a beta the client opts into). An unknown model, or none,
     falls back to `DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` and says so in `Limits.source`.

@@ -17,9 +17,10 @@ per image or document instead of its base64 length.
   picks one.
 - `TiktokenCounter` (`exact`): tiktoken's count of the text, `o200k_base` by default and
   `cl100k_base` for older OpenAI models (`encoding_for_model`). tiktoken is imported only when
-  the first text is counted, and its encoding is loaded once per process, offline, from the copy
-  the pinned litellm wheel ships (found without importing litellm). An encoding that cannot be
-  loaded raises `BackendError` with what to do instead; nothing ever reaches the network.
+  the first text is counted, and its encoding is loaded once per process, offline, from
+  TIKTOKEN_CACHE_DIR or DATA_GYM_CACHE_DIR when the file is there, else from the copy shipped
+  with compactcli (`compactcli/data/tiktoken/`). An encoding that cannot be loaded raises
+  `BackendError` with what to do instead; nothing ever reaches the network.
 
 `get_counter(method, model=..., format=...)` builds the counter a method name asks for.
 """
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -357,7 +357,8 @@ class HeuristicCounter(_Costing):
 # tiktoken, offline
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
-_SHIPPED = ("o200k_base", "cl100k_base", "p50k_base", "r50k_base")
+_SHIPPED = ("o200k_base", "cl100k_base")
+"""The encodings `encoding_for_model` picks, whose files ship in `compactcli/data/tiktoken/`."""
 _CL100K_PREFIXES = (
     "gpt-4-",
     "gpt-3.5",
@@ -380,33 +381,20 @@ def encoding_for_model(model: str | None) -> str:
     return DEFAULT_ENCODING
 
 
-def bundled_encoding_dir() -> str | None:
-    """The folder of tiktoken files the installed litellm wheel ships, without importing it."""
-    try:
-        spec = importlib.util.find_spec("litellm")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        folder = os.path.join(location, "litellm_core_utils", "tokenizers")
-        if os.path.isdir(folder):
-            return folder
-    return None
+def bundled_encoding_dir() -> str:
+    """The folder of tiktoken encoding files shipped with compactcli (`_SHIPPED`), each named as
+    tiktoken's cache names it (the sha1 of the file's download address)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tiktoken")
 
 
 def _cache_dirs() -> Iterator[str]:
-    """Folders tiktoken would read a cached encoding from, the user's own first."""
+    """Folders an encoding file is looked for in: the user's tiktoken cache (TIKTOKEN_CACHE_DIR,
+    DATA_GYM_CACHE_DIR) first, then the copy shipped with compactcli."""
     for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
         value = os.environ.get(variable)
         if value:
             yield value
-    import tempfile  # only the exact counter gets here
-
-    yield os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    bundled = bundled_encoding_dir()
-    if bundled is not None:
-        yield bundled
+    yield bundled_encoding_dir()
 
 
 def _cached_file(name: str) -> str | None:
@@ -448,7 +436,7 @@ def load_encoding(name: str) -> Any:
     if folder is None:
         raise BackendError(
             f"cannot load the tiktoken encoding {name!r} offline: no local copy (looked in "
-            "TIKTOKEN_CACHE_DIR and the litellm package's tokenizers folder); "
+            "TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR and compactcli/data/tiktoken); "
             "use --method heuristic, or put the encoding file in TIKTOKEN_CACHE_DIR"
         )
     try:

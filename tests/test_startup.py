@@ -83,8 +83,7 @@ def test_exact_method_imports_tiktoken_but_not_litellm() -> None:
     line = _run(
         "estimate", "--method", "exact", str(FIXTURES / "transcripts" / "openai-session.jsonl")
     )
-    assert line in ("exit 0 heavy ['tiktoken']", "exit 4 heavy []", "exit 4 heavy ['tiktoken']")
-    assert "litellm" not in line
+    assert line == "exit 0 heavy ['tiktoken']"  # the encoding files ship with the package
 
 
 @pytest.mark.parametrize(

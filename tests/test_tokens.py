@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import pytest
 
 from compactcli.errors import BackendError, UsageError
@@ -141,12 +144,6 @@ def test_exact_counter_uses_the_injected_encoding_and_loads_it_once() -> None:
     assert isinstance(HeuristicCounter(), TokenCounter)
 
 
-needs_encodings = pytest.mark.skipif(
-    bundled_encoding_dir() is None, reason="the litellm wheel's tiktoken files are not installed"
-)
-
-
-@needs_encodings
 def test_exact_counts_match_tiktoken_offline() -> None:
     counter = TiktokenCounter()
     assert counter.text_tokens("hello world") == 2
@@ -162,7 +159,7 @@ def test_unsupported_encoding_is_a_backend_error() -> None:
         load_encoding("o200k_harmony")
     assert str(caught.value) == (
         "tiktoken encoding 'o200k_harmony' is not supported offline; "
-        "use one of o200k_base, cl100k_base, p50k_base, r50k_base"
+        "use one of o200k_base, cl100k_base"
     )
     assert caught.value.exit_code == 4
 
@@ -174,14 +171,61 @@ def test_missing_encoding_file_is_a_backend_error(monkeypatch: pytest.MonkeyPatc
     load_encoding.cache_clear()
     try:
         with pytest.raises(BackendError) as caught:
-            TiktokenCounter("p50k_base").text_tokens("x")
+            TiktokenCounter("cl100k_base").text_tokens("x")
     finally:
         load_encoding.cache_clear()
     assert str(caught.value) == (
-        "cannot load the tiktoken encoding 'p50k_base' offline: no local copy (looked in "
-        "TIKTOKEN_CACHE_DIR and the litellm package's tokenizers folder); use --method "
+        "cannot load the tiktoken encoding 'cl100k_base' offline: no local copy (looked in "
+        "TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR and compactcli/data/tiktoken); use --method "
         "heuristic, or put the encoding file in TIKTOKEN_CACHE_DIR"
     )
+
+
+# the encoding files are tiktoken's own, shipped with the package under their cache names
+
+# encoding -> (tiktoken's cache name: the sha1 of its download address, the sha256 tiktoken
+# checks the file against: tiktoken_ext/openai_public.py)
+SHIPPED = {
+    "o200k_base": (
+        "fb374d419588a4632f3f557e76b4b70aebbca790",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "cl100k_base": (
+        "9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+}
+
+
+def test_the_package_ships_both_encodings() -> None:
+    import compactcli
+    import compactcli.tokens as tokens
+
+    folder = Path(bundled_encoding_dir())
+    assert folder == Path(compactcli.__file__).parent / "data" / "tiktoken"
+    assert tuple(SHIPPED) == tokens._SHIPPED
+    assert sorted(p.name for p in folder.iterdir()) == sorted(k for k, _ in SHIPPED.values())
+    for name, (key, sha256) in SHIPPED.items():
+        blob = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+        assert hashlib.sha1(blob.encode()).hexdigest() == key
+        assert hashlib.sha256((folder / key).read_bytes()).hexdigest() == sha256
+
+
+def test_the_users_tiktoken_cache_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compactcli.tokens as tokens
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", "/nowhere")
+    assert list(tokens._cache_dirs()) == [str(tmp_path), "/nowhere", bundled_encoding_dir()]
+    assert tokens._cached_file("o200k_base") == bundled_encoding_dir()
+    key = SHIPPED["o200k_base"][0]
+    (tmp_path / key).write_bytes((Path(bundled_encoding_dir()) / key).read_bytes())
+    assert tokens._cached_file("o200k_base") == str(tmp_path)
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR")
+    assert list(tokens._cache_dirs()) == [bundled_encoding_dir()]
 
 
 def test_get_counter() -> None:

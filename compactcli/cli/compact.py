@@ -169,9 +169,12 @@ def compact_command(
     from compactcli.batch import run_batch
     from compactcli.compact_file import DEFAULTS, FilePlan, compact_file, file_settings
     from compactcli.policy import Policies
+    from compactcli.summarizers import require_llm
 
     if summarizer not in ("extractive", "llm"):
         raise UsageError(f"--summarizer must be extractive or llm, not {summarizer!r}")
+    if summarizer == "llm":
+        require_llm()
     files = expand_inputs(paths or [])
     destinations = _destinations(paths or [], files, output, out_dir, in_place, dry_run)
     if boundary is not None and len(files) > 1:
@@ -196,10 +199,12 @@ def compact_command(
         repair=repair,
     )
     settings = {path: file_settings(plan, path) for path in files}
+    online = any(s["summarizer"] == "llm" for s in settings.values())
+    if online:  # named by a policy
+        require_llm()
     if not dry_run:
         option = "--out-dir" if out_dir is not None else "-o"
         _refuse_overwrites(files, destinations, option, settings, stats, boundary)
-    online = any(s["summarizer"] == "llm" for s in settings.values())
     backends = _Backends(llm_jobs=llm_jobs, cache=cache) if online else None
     work: Callable[[str], FileResult]
     if backends is not None:

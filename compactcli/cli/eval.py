@@ -110,7 +110,8 @@ def eval_command(
         typer.Option(
             help="Folder of recorded LLM answers for llm-replay (default: recordings/ in the "
             "first fixture folder). Unless named in --strategies, llm-replay runs only when "
-            "that folder exists and no fixture is generated at run time.",
+            "that folder exists, no fixture is generated at run time and litellm is installed "
+            "(compactcli[llm]).",
             show_default=False,
             metavar="DIR",
         ),
@@ -173,6 +174,7 @@ def eval_command(
     from compactcli.evaluation.baseline import compare, dumps, figures
     from compactcli.evaluation.report import render, to_json
     from compactcli.evaluation.strategies import STRATEGIES
+    from compactcli.summarizers import llm_installed, require_llm
 
     if record and not upstream:
         raise UsageError("--record needs --upstream URL (the server that answers)")
@@ -198,11 +200,14 @@ def eval_command(
     if strategies:
         chosen = tuple(s.strip() for s in strategies.split(",") if s.strip())
     else:  # the LLM strategy replays recordings: by default only where there are some
-        replayable = record or (not specs and store is not None and os.path.isdir(store))
+        recorded = not specs and store is not None and os.path.isdir(store)
+        replayable = record or (recorded and llm_installed())
         chosen = tuple(s for s in STRATEGIES if s != "llm-replay" or replayable)
     unknown = [s for s in chosen if s not in STRATEGIES]
     if unknown:
         raise UsageError(f"unknown strategy {unknown[0]!r}; known: {', '.join(STRATEGIES)}")
+    if "llm-replay" in chosen:
+        require_llm("the llm-replay strategy")
     options = evaluation.EvalOptions(
         folders=folders,
         transcripts=transcripts,

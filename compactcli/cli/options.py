@@ -259,7 +259,8 @@ SummarizerName = Annotated[
     str,
     typer.Option(
         "--summarizer",
-        help="extractive (offline, deterministic) or llm (through litellm; needs --model).",
+        help="extractive (offline, deterministic) or llm (through litellm, the compactcli[llm] "
+        "extra; needs --model).",
         envvar="COMPACTCLI_SUMMARIZER",
         metavar="extractive|llm",
     ),

@@ -75,13 +75,15 @@ def summarize_command(
     from compactcli import console
     from compactcli.formats import get_dialect
     from compactcli.stages.summarize import SummarizeOptions, summarize
-    from compactcli.summarizers import SUMMARIZERS, get_summarizer
+    from compactcli.summarizers import SUMMARIZERS, get_summarizer, require_llm
     from compactcli.tokens import get_counter
 
     if summarizer not in SUMMARIZERS:
         raise UsageError(
             f"--summarizer must be one of {', '.join(SUMMARIZERS)}, not {summarizer!r}"
         )
+    if summarizer == "llm":
+        require_llm()
     seen = stage_destination(
         source,
         output,

@@ -5,7 +5,9 @@ earlier summary to update, the focus, a token budget), it returns a `SummaryResu
 body, which summarizer and model made it, LLM calls, tokens and cost, and the facts it is built
 on). The body carries no framing: the summarize stage adds the preamble and writes it in the
 format's native summary record. `get_summarizer(name, **settings)` builds `extractive` (offline,
-deterministic) or `llm` (through litellm, imported only when asked for).
+deterministic) or `llm` (through litellm, imported only when asked for). litellm is an optional
+dependency (`compactcli[llm]`): `require_llm()` raises `UsageError` naming `LLM_INSTALL` when it
+is not installed, and `llm_installed()` says whether it is, neither importing it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from compactcli.tokens import TokenCounter
 from compactcli.transcript import Message
 
 SUMMARIZERS = ("extractive", "llm")
+
+LLM_INSTALL = "pip install 'compactcli[llm]'"
+"""The command that installs what the LLM summarizer needs (litellm)."""
 
 REQUEST_HEADING = "## The user's latest request (verbatim; the kept turns continue it)"
 """The heading under which the summarize stage quotes `SummaryRequest.quoted_request` after
@@ -83,13 +88,32 @@ class Summarizer(Protocol):
     def summarize(self, request: SummaryRequest) -> SummaryResult: ...
 
 
+def llm_installed() -> bool:
+    """Whether litellm can be found (looked up without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("litellm") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require_llm(what: str = "--summarizer llm") -> None:
+    """Raise `UsageError` (one line: `what` needs litellm, and `LLM_INSTALL`) when litellm is not
+    installed; the commands call it before they read any input."""
+    if not llm_installed():
+        raise UsageError(f"{what} needs litellm, which is not installed: {LLM_INSTALL}")
+
+
 def get_summarizer(name: str, **settings: Any) -> Summarizer:
-    """The summarizer called `name`, built with `settings` (the LLM one imports lazily)."""
+    """The summarizer called `name`, built with `settings` (the LLM one imports lazily;
+    `require_llm` first)."""
     if name == "extractive":
         from compactcli.summarizers.extractive import ExtractiveSummarizer
 
         return ExtractiveSummarizer(**settings)
     if name == "llm":
+        require_llm()
         from compactcli.summarizers.llm import LLMSummarizer
 
         return LLMSummarizer(**settings)

@@ -112,7 +112,7 @@ def _import_litellm() -> ModuleType:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         litellm: Any = importlib.import_module("litellm")
-    except ImportError as exc:  # pragma: no cover - litellm is a dependency
+    except ImportError as exc:  # the command line checks first (`require_llm`)
         raise BackendError(
             f"the llm summarizer needs litellm, which cannot be imported: {exc}"
         ) from None
