@@ -141,6 +141,27 @@ def test_a_report_keeps_its_list_and_change_lines() -> None:
     assert report("Sure, what would you like next?") is None
 
 
+def test_a_skill_gives_its_urls_time_zones_and_file_names_after_its_rules() -> None:
+    body = (
+        "Base directory for this skill: /home/u/.claude/skills/ship\n\n"
+        "---\nname: ship\n---\n# Ship\n\nShip the build to the store.\n\n"
+        "## Links\n\n**Upload here**: https://example.org/upload/form\n\n"
+        "## Steps\n\n1. Read `release.toml` and `docs/CHANGES.md`, or run `/export`.\n"
+        "2. Dates are in Europe/Lisbon time.\n"
+        "3. Save it as `./out/build-<version>.zip`, never as a `.txt` file.\n\n"
+        "```bash\ncurl https://example.org/in-code\ncat `in-code.md`\n```\n"
+    )
+    # a slash command, a bare extension, a placeholder and what code names are no names
+    assert skill_rules(body) == (
+        "ship",
+        [
+            "Ship the build to the store.",
+            "3. Save it as `./out/build-<version>.zip`, never as a `.txt` file.",
+            "Names: https://example.org/upload/form, Europe/Lisbon, release.toml, docs/CHANGES.md",
+        ],
+    )
+
+
 def test_a_skill_names_its_task_and_its_workflow_steps_before_its_rules() -> None:
     body = (
         "Base directory for this skill: /home/u/.claude/skills/release-notes\n\n"

@@ -37,6 +37,7 @@ from tests.cli_runner import run
 from tests.conftest import EVAL_FIXTURES, FIXTURES
 from tests.llm_server import serve
 from tests.test_llm_summarizer import ANSWER, MODEL
+from tests.test_single_turn import summary_text
 from tests.transcript_strategies import FORMAT_NAMES, Call, Plan, Step, Turn, plans, render
 
 TRANSCRIPTS = FIXTURES / "transcripts"
@@ -1116,3 +1117,44 @@ def test_a_result_still_over_its_budget_is_compacted_again_until_a_second_run_ch
 @given(plan=plans(), options=compact_options)
 def test_compact_is_safe(tmp_path: Path, fmt: str, plan: Plan, options: CompactOptions) -> None:
     _check_safety("compact", fmt, plan, options, tmp_path)
+
+
+def test_a_budget_no_tail_can_meet_gives_the_summary_twice_its_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the last prompt alone is over the budget: a summary cut to its least saves tokens that
+    # cannot bring the result within it, and loses the rules of the skill it replaces
+    rules = "\n".join(
+        f"- Never skip check {i}: run `tools/check-{i}.sh` before uploading part {i}, and when it "
+        f"fails stop, report the failing line to the user and wait for their answer before part {i}."
+        for i in range(12)
+    )
+    skill = (
+        "Base directory for this skill: /home/u/.claude/skills/ship\n\n---\nname: ship\n---\n"
+        f"# Ship\n\nShip the build to the store.\n\n## Rules\n\n{rules}\n"
+    )
+    work = tuple(
+        Step(text=f"Part {i} read.", calls=(Call(1, f"cat part{i}.txt", "data " * 200),))
+        for i in range(8)
+    )
+    log = "\n".join(f"line {i} of the pasted upload log, status ok" for i in range(150))
+    plan = Plan(
+        turns=(
+            Turn(prompt="Ship the build.", steps=work, skill=skill),
+            Turn(prompt=f"Here is the log:\n{log}", steps=(Step(text="The log looks fine."),)),
+        )
+    )
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(render(plan, "claude-code"))
+    roomy = library(path, max_tokens=300, fit=True)
+    monkeypatch.setattr(compact_module, "SHORTFALL_ROOM", 1)
+    least = library(path, max_tokens=300, fit=True)
+    found, before = compact_check(roomy), compact_check(least)
+    assert found is not None and before is not None
+    assert found.over and before.over  # over the budget either way
+    assert before.summary_tokens is None and found.summary_tokens is not None
+    last_rule = "wait for their answer before part 11."
+    assert last_rule in summary_text(roomy) and last_rule not in summary_text(least)
+    # a budget that can be met is met
+    fits = compact_check(library(path, max_tokens=5000, fit=True))
+    assert fits is not None and not fits.over

@@ -71,7 +71,7 @@ def test_the_gate_figures(full_run: Run) -> None:
         "budget_10x": 0.6667,
         "weighted_4x": 1.0,
         "must_survive_50x": 1.0,
-        "drift": 3.26,
+        "drift": 1.63,
     }
 
 

@@ -25,6 +25,7 @@ from compactcli.formats import get_dialect
 from compactcli.repair import read_back_problem
 from compactcli.stages.prune import PruneOptions, prune
 from compactcli.stages.summarize import (
+    MAX_SUMMARY_TOKENS,
     MIN_SUMMARY_TOKENS,
     SummarizeOptions,
     SummarizeResult,
@@ -56,6 +57,10 @@ FIT_ATTEMPTS = 4
 
 FIT_ROUNDS = 6
 """How many times `fit` compacts a result that is still over its limits again (see `compact`)."""
+
+SHORTFALL_ROOM = 2
+"""A result still over its budget after fitting has its summary made with this many times the
+room (`_shortfall`)."""
 
 REFILL_MIN_ROOM = 200
 REFILL_ATTEMPTS = 2
@@ -132,7 +137,7 @@ class CompactCheck:
     over: tuple[tuple[str, int, int], ...]  # (what, limit, excess) the result is still over
     not_summarized: str | None = None  # why a summary that ran changed nothing
     cut_turn: bool = False  # the summary used was allowed to cut the current turn
-    summary_tokens: int | None = None  # the summary budget, when fitting lowered it
+    summary_tokens: int | None = None  # the summary budget, when fitting lowered or raised it
     rounds: int = 1  # compactions that changed it, each of the one before's result (`fit`)
     smaller_summary_total: int | None = None  # the count with a smaller summary, still over
 
@@ -288,9 +293,12 @@ def compact(
        found so leaves the result well under a `max_tokens` budget (the tail shrinks in steps,
        and a step can drop a message of thousands of tokens), the tail is grown back into that
        room as far as the result stays within it (`_refill`), so the budget holds as much of the
-       session as it can. A session whose context is that one turn (nothing before its prompt to
-       summarize) has it cut so by the summarize stage itself, with `force` and over the
-       threshold alike, unless that does not make the context smaller;
+       session as it can. When no tail and no smaller summary brings it within the budget (what
+       compaction may not remove is over it already), the summary is made again with twice its
+       room (`_shortfall`), as a smaller one would cut facts and buy nothing. A session whose
+       context is that one turn (nothing before its prompt to summarize) has it cut so by the
+       summarize stage itself, with `force` and over the threshold alike, unless that does not
+       make the context smaller;
     3. **check**: the result must validate (no error the input did not have) and be smaller
        than the input; otherwise the input comes back unchanged and the check says why. Whether
        the result is under the threshold and the budget, and by how much it is over, is
@@ -508,7 +516,7 @@ class _Fitted:
     keep: int  # the kept tail it used
     attempts: int  # summaries made
     cut_turn: bool  # whether the current turn could be cut
-    summary_tokens: int | None  # the summary budget, when it was lowered
+    summary_tokens: int | None  # the summary budget, when it was lowered or raised
     smaller_total: int | None  # the count a smaller summary gave, when it was still over
 
 
@@ -535,7 +543,8 @@ def _summarize_to_fit(state: _Round) -> _Fitted:
     it brings the result within its limits or nearer to them; when the result is still over and
     no summary budget was given, once more with the summary's size lowered by the excess (to
     `MIN_SUMMARY_TOKENS` at least), kept only when that brings the result within its limits: a
-    summary is never made poorer for nothing (the count it gave is returned, to say so). When
+    summary is never made poorer for nothing (the count it gave is returned, to say so), and
+    when that leaves it over, once more with twice the room (`_shortfall`). When
     nothing was summarized, the result carries the reason of the last attempt.
     """
     options, pruned = state.options, state.pruned
@@ -571,6 +580,13 @@ def _summarize_to_fit(state: _Round) -> _Fitted:
                     result, report, summary_tokens = candidate, counted, lower
                 else:
                     smaller_total = counted.tokens
+    if options.fit and any(what == "budget" for what, _, _ in _over(report)):
+        result, report, summary_tokens, more = _shortfall(
+            state,
+            dataclasses.replace(options.summarize, keep_recent_tokens=keep, cut_turn=cut_turn),
+            (result, report, summary_tokens),
+        )
+        attempts += more
     if options.fit and not _over(report) and report.max_tokens is not None:
         result, report, keep, more = _refill(
             state,
@@ -611,6 +627,37 @@ def _refill(
             break
         result, report, keep = candidate, counted, larger
     return result, report, keep, attempts
+
+
+def _shortfall(
+    state: _Round,
+    summary_options: SummarizeOptions,
+    fitted: tuple[Transcript, EstimateReport, int | None],
+) -> tuple[Transcript, EstimateReport, int | None, int]:
+    """The fitted summary made again with `SHORTFALL_ROOM` times its size when no kept tail and
+    no smaller summary brought the result within the budget (`max_tokens`; not the threshold
+    alone, which a budget the result meets may be under): what compaction may not remove
+    (instructions, the current turn, the least summary) is over it already, and the tokens a
+    small summary saves buy nothing but the facts it cuts (a skill's rules and names, the
+    user's rules at their shortest). Only for a summary of the default size made without a
+    model (each try would ask it again), and never larger than `MAX_SUMMARY_TOKENS`."""
+    result, report, summary_tokens = fitted
+    used = _summary_size(result) if result.records is not state.pruned.records else None
+    if (
+        not used
+        or summary_options.summary_tokens is not None
+        or summary_tokens is not None
+        or summary_details(result).asked_a_model
+    ):
+        return result, report, summary_tokens, 0
+    roomy = min(MAX_SUMMARY_TOKENS, used * SHORTFALL_ROOM)
+    if roomy <= used:
+        return result, report, summary_tokens, 0
+    candidate = state.summary(dataclasses.replace(summary_options, summary_tokens=roomy))
+    larger = _summary_size(candidate) if candidate.records is not state.pruned.records else None
+    if larger is None or larger <= used:  # the summary held everything already
+        return result, report, summary_tokens, 1
+    return candidate, state.measure(candidate), roomy, 1
 
 
 def _closer(candidate: EstimateReport, current: EstimateReport) -> bool:

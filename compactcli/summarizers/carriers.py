@@ -5,7 +5,8 @@ Each public function here reads one such carrier and returns short, verbatim lin
 answers and comments inside tool results (`user_answers`), approved and proposed plans
 (`accepted_plan`, `proposed_plans`), what an edit changed and the names it defines (`edit_notes`,
 `created_names`), the binding lines of a loaded skill or instruction file, with a skill's task
-and workflow steps first (`skill_rules`, `instruction_rules`), and an end-of-turn report
+and workflow steps first and the names it gives (URLs, time zones, file names) last
+(`skill_rules`, `instruction_rules`), and an end-of-turn report
 (`report`). Everything here is a pure function of
 its arguments; nothing reads cue words from prose.
 """
@@ -459,8 +460,48 @@ def _skill_task(text: str) -> list[str]:
 
 
 def _skill_lines(text: str) -> list[str]:
-    """A skill's task (`_skill_task`), then its rules (`_rules`), each said once."""
-    return list(dict.fromkeys([*_skill_task(text), *_rules(text)]))
+    """A skill's task (`_skill_task`), then its rules (`_rules`), then the names it gives
+    (`_skill_names`), each said once."""
+    names = _skill_names(text)
+    named = [f"Names: {', '.join(names)}"] if names else []
+    return list(dict.fromkeys([*_skill_task(text), *_rules(text), *named]))
+
+
+_SKILL_URL = compile_lazily(r"\bhttps?://[^\s<>()\[\]{}`'\"|\\*]+")
+_TICKED = compile_lazily(r"`([^`\s<>]+)`")
+_FILE_NAME = compile_lazily(r"^(?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*/?$")
+_ZONE = compile_lazily(
+    r"\b(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific)"
+    r"/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?\b"
+)
+SKILL_NAMES = 16
+"""The names a skill gives, at most."""
+
+
+def _skill_names(text: str) -> list[str]:
+    """The names a skill's prose gives the agent to use, outside code: its URLs first, then IANA
+    time zones (`Asia/Tokyo`), then the file and folder names it sets in backticks (a name
+    with a `.` or `/` in it, not a bare extension, no placeholder), in order, each once, at
+    most `SKILL_NAMES`. They are what the agent must get exactly right (where to send the
+    user, which file to read or write) and what a line cut short loses first."""
+    urls: list[str] = []
+    zones: list[str] = []
+    files: list[str] = []
+    fenced = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not line:
+            continue
+        urls.extend(url.rstrip(".,;:!?_") for url in _SKILL_URL.findall(line))
+        zones.extend(_ZONE.findall(line))
+        for name in _TICKED.findall(line):
+            bare = name.lstrip("./~")
+            if _FILE_NAME.match(name) and len(bare) > 2 and ("." in bare or "/" in bare):
+                files.append(name)
+    return list(dict.fromkeys([*urls, *zones, *files]))[:SKILL_NAMES]
 
 
 def _rules(text: str) -> list[str]:
