@@ -209,7 +209,10 @@ def prune(
         Archive(options.archive) if options.archive else None,
     )
     eligible = [
-        i not in protected and _clearable(r) and _long_enough(r, options)
+        i not in protected
+        and _clearable(r)
+        and _long_enough(r, options)
+        and not _instructions(r)  # (last: it reads the call's arguments)
         for i, r in enumerate(results)
     ]
     cleared = {
@@ -409,11 +412,7 @@ def _tail_start(context: Sequence[Message], results: Sequence[_Result], protecte
 
 
 def _clearable(result: _Result) -> bool:
-    return (
-        not result.message.synthetic
-        and not result.text.startswith(CLEARED_PREFIXES)
-        and not _instructions(result)
-    )
+    return not result.message.synthetic and not result.text.startswith(CLEARED_PREFIXES)
 
 
 def _instructions(result: _Result) -> bool:
