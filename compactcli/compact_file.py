@@ -25,7 +25,7 @@ from compactcli.injection import get_writer
 from compactcli.jsonl import BadLines, OnBadLine, render, write_bytes
 from compactcli.lifetime import collector_paused
 from compactcli.loading import read_transcript
-from compactcli.policy import Policies, resolve
+from compactcli.policy import Policies, Policy, resolve
 from compactcli.redact_transcript import redact_transcript
 from compactcli.repair import admit
 from compactcli.stages.compact import (
@@ -139,7 +139,7 @@ class FilePlan:
     """What `compact_file` needs besides the path; plain values, so it crosses processes."""
 
     given: Mapping[str, Any]  # settings from options and environment (they beat the policy)
-    policies: Policies  # the policy file of each input
+    policies: Policies | None  # the policy file of each input; None: no policy file
     destinations: Mapping[str, Destination]
     format: str | None = None
     on_bad_line: OnBadLine = "error"
@@ -151,7 +151,11 @@ class FilePlan:
 
 def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
     """The settings for `path`: options and environment, then the policy, then `DEFAULTS`."""
-    return resolve(plan.given, plan.policies.for_path(path), path, DEFAULTS)
+    return resolve(plan.given, _policy(plan, path), path, DEFAULTS)
+
+
+def _policy(plan: FilePlan, path: str) -> Policy | None:
+    return plan.policies.for_path(path) if plan.policies is not None else None
 
 
 @collector_paused()
@@ -228,7 +232,7 @@ def compact_file(
     failing = [o for o in check.over if o[0] == "budget" or (fail_on and o[0] == "threshold")]
     code = 1 if failing or (check.kept_input and "validate" in check.kept_input) else 0
     details: batch.FileDetails = {"check": check.to_dict()}
-    policy = plan.policies.for_path(path)
+    policy = _policy(plan, path)
     if policy is not None:
         details["policy"] = policy.path
     if admitted.repairs:

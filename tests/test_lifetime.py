@@ -144,7 +144,7 @@ def test_compact_file_keeps_its_transcripts_when_enabled(
     out = tmp_path / "out.jsonl"
     plan = FilePlan(
         given={"force": True, "keep_recent_tokens": 100},
-        policy=None,
+        policies=None,
         destinations={source: Destination("file", str(out))},
     )
     lifetime.enable()

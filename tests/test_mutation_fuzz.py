@@ -85,7 +85,7 @@ def run(command: str, source: Path, output: Path, repair: bool) -> Run:
     if command in ("compact", "redact"):
         destination = Destination("file", str(output))
         plan = FilePlan(
-            given={}, policy=None, destinations={str(source): destination}, repair=repair
+            given={}, policies=None, destinations={str(source): destination}, repair=repair
         )
         try:
             if command == "compact":
