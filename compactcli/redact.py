@@ -12,6 +12,7 @@ marker can name.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -457,8 +458,10 @@ def _gitleaks(text: str, counts: Counts) -> str:
     return "".join(parts)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def redact(text: str) -> str:
-    """`text` with every secret replaced by `[REDACTED:<kind>]`."""
+    """`text` with every secret replaced by `[REDACTED:<kind>]` (remembered for the texts seen
+    last: a summary fitted to its budget renders the same facts several times)."""
     return redact_kinds(text)[0]
 
 
