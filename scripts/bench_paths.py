@@ -246,8 +246,9 @@ def _redirect(function, replacement):
     function.__code__ = space["proxy"].__code__
 '''
 
-DRIVER = """{prelude}
-import os
+DRIVER = """import os, sys
+sys.path.insert(0, {root!r})
+{before}
 
 def _peak(exit=os._exit):
     \"\"\"Write the process's peak resident size (VmHWM, kB) to the file the bench names.\"\"\"
@@ -261,15 +262,21 @@ def _exit(code, exit=os._exit):
     exit(code)
 
 os._exit = _exit
-{early}
 from compactcli.cli import main
-{late}
+{after}
 sys.argv = {argv!r}
 try:
     main()
 finally:
     _peak()
 """
+
+
+def cli_driver(root: Path, argv: list[str], peak: Path, before: str = "", after: str = "") -> str:
+    """Python source that runs `argv` (`compactcli ...`) with the package of source tree `root`
+    and writes the process's peak resident size (kB) to `peak`, as it exits; `before` runs
+    before the package is imported, `after` once the command line is."""
+    return DRIVER.format(root=str(root), before=before, after=after, argv=argv, peak=str(peak))
 
 
 @dataclass(frozen=True)
@@ -617,12 +624,12 @@ def run_once(
     captured = folder / "stdout.txt"
     output.unlink(missing_ok=True)
     (folder / "peak.txt").unlink(missing_ok=True)
-    driver = DRIVER.format(
-        prelude=PRELUDE.format(root=str(ROOT)),
-        early=variant.early if variant else "",
-        late=variant.late if variant else "",
-        argv=_argv(command, source, output),
-        peak=str(folder / "peak.txt"),
+    driver = cli_driver(
+        ROOT,
+        _argv(command, source, output),
+        folder / "peak.txt",
+        before=PRELUDE.format(root=str(ROOT)) + (variant.early if variant else ""),
+        after=variant.late if variant else "",
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTCLI_")}
     env.pop("COLUMNS", None)

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_estimate import compile_package, generate  # noqa: E402
-from bench_paths import concatenate_corpus, generate_small_tools  # noqa: E402
+from bench_paths import cli_driver, concatenate_corpus, generate_small_tools  # noqa: E402
 
 SHAPES = ("synthetic", "small-tools", "corpus-claude", "corpus-codex")
 
@@ -50,26 +50,6 @@ import orjson, sys
 loads = orjson.loads
 for line in open(sys.argv[1], "rb"):
     loads(line)
-"""
-
-PEAK = """
-import os, sys
-sys.path.insert(0, {root!r})
-def _peak(exit=os._exit):
-    with open("/proc/self/status") as status:
-        found = [line.split()[1] for line in status if line.startswith("VmHWM:")]
-    with open({peak!r}, "w") as out:
-        out.write(found[0] if found else "0")
-def _exit(code, exit=os._exit):
-    _peak()
-    exit(code)
-os._exit = _exit
-from compactcli.cli import main
-sys.argv = {argv!r}
-try:
-    main()
-finally:
-    _peak()
 """
 
 
@@ -100,7 +80,7 @@ def run(command: str, source: Path, folder: Path) -> tuple[float, float, float]:
             "usage": ["estimate", "--method", "usage", str(source)],
             "compact": ["compact", str(source), "--force", "-o", str(output)],
         }[command]
-        code = PEAK.format(root=str(ROOT), peak=str(peak), argv=["compactcli", *args])
+        code = cli_driver(ROOT, ["compactcli", *args], peak)
         argv = [sys.executable, "-c", code]
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTCLI_")}
     started = time.perf_counter()

@@ -33,27 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_estimate import generate  # noqa: E402
-from bench_paths import concatenate_corpus, generate_small_tools  # noqa: E402
-
-DRIVER = """
-import os, sys
-sys.path.insert(0, {root!r})
-def _peak(exit=os._exit):
-    with open("/proc/self/status") as status:
-        found = [line.split()[1] for line in status if line.startswith("VmHWM:")]
-    with open({peak!r}, "w") as out:
-        out.write(found[0] if found else "0")
-def _exit(code, exit=os._exit):
-    _peak()
-    exit(code)
-os._exit = _exit
-from compactcli.cli import main
-sys.argv = {argv!r}
-try:
-    main()
-finally:
-    _peak()
-"""
+from bench_paths import cli_driver, concatenate_corpus, generate_small_tools  # noqa: E402
 
 
 def run(tree: Path, argv: list[str], folder: Path) -> tuple[float, float, str]:
@@ -61,7 +41,7 @@ def run(tree: Path, argv: list[str], folder: Path) -> tuple[float, float, str]:
     output, peak, captured = folder / "out.jsonl", folder / "peak.txt", folder / "stdout.txt"
     output.unlink(missing_ok=True)
     argv = [str(output) if a == "OUT" else a for a in argv]
-    code = DRIVER.format(root=str(tree), peak=str(peak), argv=argv)
+    code = cli_driver(tree, argv, peak)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACTCLI_")}
     with open(captured, "wb") as out:
         child = subprocess.Popen([sys.executable, "-c", code], stdout=out, env=env)
