@@ -20,7 +20,7 @@ from compactcli.errors import InputError
 from compactcli.inputs import largest_first, workers_for
 from compactcli.summarizers import SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts
-from tests.cli_runner import run
+from tests.cli_runner import read_terminal, run
 from tests.conftest import FIXTURES
 
 TRANSCRIPTS = FIXTURES / "transcripts"
@@ -298,15 +298,7 @@ def test_progress_bar_on_a_terminal_only(folder: Path) -> None:
     leader, follower = pty.openpty()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, env=env)
     os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen = read_terminal(leader)
     out, _ = process.communicate(timeout=60)
     os.close(leader)
     assert process.returncode == 3

@@ -31,6 +31,7 @@ from compactcli.stages.prune import PruneOptions
 from compactcli.stages.summarize import SummarizeOptions
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
+from tests.cli_runner import read_terminal
 from tests.conftest import FIXTURES
 
 FILES = sorted((FIXTURES / "transcripts").glob("*.jsonl"))
@@ -201,15 +202,7 @@ def _on_a_terminal(*args: str) -> tuple[int, bytes, bytes]:
         env=env,
     )
     os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 1 << 16)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen = read_terminal(leader)
     _, errors = process.communicate(timeout=60)
     os.close(leader)
     return process.returncode, seen, errors
