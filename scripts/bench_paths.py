@@ -186,16 +186,28 @@ def _fresh(value: Any, copy: int) -> Any:
     return value
 
 
+def _ends_answered(path: Path) -> bool:
+    """Whether every tool call of session `path` has its result: a call left open at its end
+    would be followed by the next copy's prompt, which no agent writes (an invalid session)."""
+    sys.path.insert(0, str(ROOT))
+    from compactcli import read_transcript, validate
+
+    report = validate(read_transcript(str(path)))
+    return not any(f.code == "call-unanswered" for f in (*report.errors, *report.warnings))
+
+
 def concatenate_corpus(
     sources: list[Path], path: Path, target: int, claude: bool
 ) -> tuple[int, int]:
     """The `sources` copied one after the other, with fresh ids, until `target` bytes; in a
     Claude Code file each copy's root records hang off the last chain record before them, and
-    in a Codex file only the first `session_meta` is kept, so the whole file is one session.
+    in a Codex file only the first `session_meta` is kept, so the whole file is one session (a
+    source that ends with a call unanswered is left out: the next copy would make it invalid).
     Returns (bytes, records)."""
     originals = [
         [orjson.loads(line) for line in p.read_bytes().splitlines() if line.strip()]
         for p in sources
+        if _ends_answered(p)
     ]
     written = records = copy = 0
     last: str | None = None
