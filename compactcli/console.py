@@ -21,6 +21,19 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 _stderr: Console | None = None
+_quiet = False
+
+
+def set_quiet(quiet: bool = True) -> None:
+    """With `quiet`, standard error carries errors only: no warnings, notes, hints, progress
+    or stats tables (`-q/--quiet`)."""
+    global _quiet
+    _quiet = quiet
+
+
+def quiet() -> bool:
+    """Whether `-q/--quiet` asked for errors only on standard error."""
+    return _quiet
 
 
 def _width(stream: TextIO) -> int | None:
@@ -59,7 +72,9 @@ def error(message: str) -> None:
 
 
 def warning(message: str) -> None:
-    """One line on standard error: `warning: MESSAGE`."""
+    """One line on standard error: `warning: MESSAGE` (none with `-q`)."""
+    if _quiet:
+        return
     if plain_table.write_line(sys.stderr, f"warning: {message}"):
         return
     from rich.text import Text
@@ -67,8 +82,11 @@ def warning(message: str) -> None:
     stderr().print(Text("warning: ", style="yellow") + Text(message))
 
 
-def say(line: str) -> None:
-    """One line on standard error, as `stderr().print(line, markup=False, highlight=False)`."""
+def say(line: str, *, failure: bool = False) -> None:
+    """One line on standard error, as `stderr().print(line, markup=False, highlight=False)`;
+    with `-q` only a `failure` (a line that says why the command exits non-zero)."""
+    if _quiet and not failure:
+        return
     if plain_table.write_line(sys.stderr, line, emoji=True):
         return
     stderr().print(line, markup=False, highlight=False)

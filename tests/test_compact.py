@@ -1158,3 +1158,24 @@ def test_a_budget_no_tail_can_meet_gives_the_summary_twice_its_room(
     # a budget that can be met is met
     fits = compact_check(library(path, max_tokens=5000, fit=True))
     assert fits is not None and not fits.over
+
+
+def test_quiet_leaves_only_what_says_why_the_exit_code_is_not_0() -> None:
+    args = [str(FIXTURES / "transcripts" / "codex-summarize-session.jsonl"), "--max-tokens", "500"]
+    loud = run("compact", *args, "-o", "loud.jsonl")
+    quiet = run("compact", *args, "-o", "quiet.jsonl", "-q")
+    assert loud.exit_code == quiet.exit_code == 1
+    failure = "codex-summarize-session.jsonl: compacted; over --max-tokens (500) by"
+    assert len(loud.stderr.splitlines()) > 1  # the failure, then the note that explains it
+    [line] = quiet.stderr.splitlines()
+    assert failure in line and failure in loud.stderr
+    assert Path("quiet.jsonl").read_bytes() == Path("loud.jsonl").read_bytes()
+    estimated = run(
+        "estimate",
+        str(FIXTURES / "transcripts" / "claude-code-session.jsonl"),
+        "--max-tokens",
+        "15000",
+        "--quiet",
+    )
+    assert (estimated.exit_code, estimated.stderr.count("\n")) == (1, 1)
+    assert "over --max-tokens 15,000" in estimated.stderr

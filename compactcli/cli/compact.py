@@ -49,6 +49,7 @@ from compactcli.cli.options import (
     OutputFile,
     Paths,
     ProtectFirst,
+    Quiet,
     Repair,
     StatsFile,
     SummarizerName,
@@ -89,6 +90,7 @@ def compact_command(
     ctx: typer.Context,
     paths: Paths = None,
     *,
+    quiet: Quiet = False,
     output: OutputFile = None,
     out_dir: OutDir = None,
     in_place: InPlace = False,
@@ -535,7 +537,7 @@ class _Report:
 
         from compactcli import console
 
-        if not sys.stderr.isatty():
+        if not sys.stderr.isatty() or console.quiet():
             return contextlib.nullcontext()
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -560,7 +562,7 @@ class _Report:
         if result.status == "failed":
             console.error(result.message)
         elif result.code and result.over:
-            console.say(f"{result.path}: {status_text(result)}")
+            console.say(f"{result.path}: {status_text(result)}", failure=True)
         if not self.json:  # after the line they explain
             for note in result.notes:
                 console.say(note)
@@ -583,7 +585,7 @@ class _Report:
             if self.json:
                 for result in results:
                     console.stderr().print(json_line(result), markup=False, highlight=False)
-            elif sys.stderr.isatty():
+            elif sys.stderr.isatty() and not console.quiet():
                 console.stderr().print(console.rich_totals_table(render_results(results)))
             return
         if self.json:

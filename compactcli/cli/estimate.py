@@ -25,6 +25,7 @@ from compactcli.cli.options import (
     MaxTokens,
     OnBadLine,
     Paths,
+    Quiet,
     Threshold,
     given_settings,
 )
@@ -94,6 +95,7 @@ def estimate_command(
     ctx: typer.Context,
     paths: Paths = None,
     *,
+    quiet: Quiet = False,
     format: Format = None,
     method: Method = MethodName.auto,
     model: Model = None,
@@ -164,7 +166,7 @@ def estimate_command(
         if by is not None:
             _console().print_totals_table(render_breakdown(reports, by.value))
     for line in failing:
-        _console().say(line)
+        _console().say(line, failure=True)
     if failing:
         exit_code = max(exit_code, ExitCode.CHECK_FAILED)
     if exit_code:

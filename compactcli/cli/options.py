@@ -30,6 +30,15 @@ def _counting_method(value: str) -> str:
     return value
 
 
+def _quiet(value: bool) -> bool:
+    """`-q`: errors only on standard error, for the whole command (`compactcli.console`); set
+    for every run, so a command run in-process after a quiet one is not quiet."""
+    from compactcli import console
+
+    console.set_quiet(value)
+    return value
+
+
 def _known_format(value: str | None) -> str | None:
     """`value` when it names a registered format (`compactcli.formats`)."""
     if value is not None and value not in FORMATS:
@@ -46,6 +55,16 @@ class BadLinePolicy(StrEnum):
     keep = "keep"
 
 
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        callback=_quiet,
+        is_eager=True,
+        help="Errors only on standard error: no warnings, notes, progress or stats tables.",
+    ),
+]
 Paths = Annotated[
     list[str] | None,
     typer.Argument(

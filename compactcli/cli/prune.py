@@ -16,6 +16,7 @@ from compactcli.cli.options import (
     MinChars,
     OnBadLine,
     OutputFile,
+    Quiet,
     Repair,
     Source,
     StageKeepRecentTokens,
@@ -32,6 +33,7 @@ from compactcli.cli.stage_output import finish_stage, stage_destination
 def prune_command(
     source: Source = "-",
     *,
+    quiet: Quiet = False,
     output: OutputFile = None,
     in_place: InPlace = False,
     keep_recent_tokens: StageKeepRecentTokens = 40_000,

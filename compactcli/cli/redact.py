@@ -30,6 +30,7 @@ from compactcli.cli.options import (
     OutDir,
     OutputFile,
     Paths,
+    Quiet,
     Repair,
 )
 from compactcli.cli.runner import guarded, stdin_hint
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 def redact_command(
     paths: Paths = None,
     *,
+    quiet: Quiet = False,
     output: OutputFile = None,
     out_dir: OutDir = None,
     in_place: InPlace = False,
@@ -224,7 +226,7 @@ def _report(results: Sequence[FileResult], *, json: bool, to_stdout: bool) -> No
         if json:
             for result in results:
                 console.stderr().print(json_line(result), markup=False, highlight=False)
-        elif sys.stderr.isatty():
+        elif sys.stderr.isatty() and not console.quiet():
             console.stderr().print(console.rich_totals_table(render_results(results)))
         return
     if json:

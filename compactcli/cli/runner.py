@@ -62,6 +62,9 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
         finally:
             if not lifetime.enabled():  # run inside another program: its Ctrl-C back
                 interrupts.reset()
+                quieted = sys.modules.get("compactcli.console")
+                if quieted is not None:  # and its next command as loud as it asks
+                    quieted.set_quiet(False)
 
     return run
 
@@ -107,4 +110,4 @@ def stdin_hint(paths: list[str]) -> None:
     if "-" in paths and sys.stdin.isatty():
         from compactcli import console
 
-        console.stderr().print("Reading a transcript from standard input (Ctrl-D to end)...")
+        console.say("Reading a transcript from standard input (Ctrl-D to end)...")

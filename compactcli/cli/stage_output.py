@@ -158,7 +158,10 @@ def finish_stage(
         details = [s.details["boundary"] for s in after.stats if "boundary" in s.details]
         write_json(boundary, details[-1] if details else None, mode=mode)
     if sys.stderr.isatty():
-        print_stats(data)
+        from compactcli import console
+
+        if not console.quiet():
+            print_stats(data)
 
 
 _STYLES = {"cleared": "yellow", "edited": "magenta", "removed": "red", "added": "green"}

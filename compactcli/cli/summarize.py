@@ -17,6 +17,7 @@ from compactcli.cli.options import (
     OnBadLine,
     OutputFile,
     ProtectFirst,
+    Quiet,
     Repair,
     Source,
     StageKeepRecentTokens,
@@ -36,6 +37,7 @@ from compactcli.errors import UsageError
 def summarize_command(
     source: Source = "-",
     *,
+    quiet: Quiet = False,
     output: OutputFile = None,
     in_place: InPlace = False,
     keep_recent_tokens: StageKeepRecentTokens = 20_000,
@@ -118,7 +120,7 @@ def summarize_command(
     for warning in info.get("warnings", ()):
         console.warning(f"{transcript.source}: {warning}")
     if "reason" in details:
-        console.stderr().print(f"{transcript.source}: unchanged: {details['reason']}")
+        console.say(f"{transcript.source}: unchanged: {details['reason']}")
     refuse_invalid_result(transcript, result)
     finish_stage(
         transcript,
