@@ -90,7 +90,6 @@ def compact_command(
     ctx: typer.Context,
     paths: Paths = None,
     *,
-    quiet: Quiet = False,
     output: OutputFile = None,
     out_dir: OutDir = None,
     in_place: InPlace = False,
@@ -150,6 +149,7 @@ def compact_command(
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
     repair: Repair = False,
+    quiet: Quiet = False,
 ) -> None:
     """Compact transcripts: prune old tool output, then summarize the old turns while the context
     is over its threshold (or always with --force), then check the result.

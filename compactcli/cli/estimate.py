@@ -95,7 +95,6 @@ def estimate_command(
     ctx: typer.Context,
     paths: Paths = None,
     *,
-    quiet: Quiet = False,
     format: Format = None,
     method: Method = MethodName.auto,
     model: Model = None,
@@ -107,6 +106,7 @@ def estimate_command(
     json: Json = False,
     jobs: Jobs = 0,
     on_bad_line: OnBadLine = BadLinePolicy.error,
+    quiet: Quiet = False,
 ) -> None:
     """Count the tokens of transcripts: the context the model would see now, and the whole file.
 

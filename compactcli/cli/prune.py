@@ -33,7 +33,6 @@ from compactcli.cli.stage_output import finish_stage, stage_destination
 def prune_command(
     source: Source = "-",
     *,
-    quiet: Quiet = False,
     output: OutputFile = None,
     in_place: InPlace = False,
     keep_recent_tokens: StageKeepRecentTokens = 40_000,
@@ -50,6 +49,7 @@ def prune_command(
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
     repair: Repair = False,
+    quiet: Quiet = False,
 ) -> None:
     """Clear the content of old tool results, keeping each call paired with its result.
 

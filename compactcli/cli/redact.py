@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 def redact_command(
     paths: Paths = None,
     *,
-    quiet: Quiet = False,
     output: OutputFile = None,
     out_dir: OutDir = None,
     in_place: InPlace = False,
@@ -57,6 +56,7 @@ def redact_command(
     on_bad_line: OnBadLine = BadLinePolicy.error,
     json: Json = False,
     repair: Repair = False,
+    quiet: Quiet = False,
 ) -> None:
     """Replace every secret in every record with [REDACTED:<kind>], changing nothing else.
 

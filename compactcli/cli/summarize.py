@@ -37,7 +37,6 @@ from compactcli.errors import UsageError
 def summarize_command(
     source: Source = "-",
     *,
-    quiet: Quiet = False,
     output: OutputFile = None,
     in_place: InPlace = False,
     keep_recent_tokens: StageKeepRecentTokens = 20_000,
@@ -57,6 +56,7 @@ def summarize_command(
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
     repair: Repair = False,
+    quiet: Quiet = False,
 ) -> None:
     """Replace the old middle of the conversation with one structured summary.
 
