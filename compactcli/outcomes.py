@@ -184,6 +184,16 @@ _SOFT_ERROR = compile_lazily(
     r"^(?:npm ERR!|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
     r"\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b"
 )
+# What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,
+# `~/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: ...`, `bash: line 3: x: command not found`),
+# and a compiler's or linter's diagnostic at a file position (`src/a.ts:26:10
+# lint/correctness/noUnusedImports`, `a.c:3:8: warning: ...`).
+_DIAGNOSTIC = compile_lazily(
+    r"^[\w./~@-]*(?:sh|rc|\.zsh|\.bash)(?::\s*(?:line )?\d+)?: .*?\b(?:operation not permitted|"
+    r"permission denied|command not found|no such file or directory|not found|failed)\b|"
+    r"^[\w./@-]+\.\w+[:(]\d+(?:[:,]\d+)?\)?:?\s+(?:lint/\w|(?:fatal )?error\b|warning\b)",
+    re.IGNORECASE,
+)
 SOFT_LINES = 5
 """How many first lines of a tool result that is not a shell's are read for an error."""
 _NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"})
@@ -192,8 +202,9 @@ _NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "di
 def content_error(text: str, *, shell: bool) -> str:
     """The error line an output carries although its call did not fail ('' when none): an
     exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
-    error, a code-mode `Script error:`; in a shell's output anywhere, in another tool's output
-    only in its first lines (`SOFT_LINES`)."""
+    error, a code-mode `Script error:`, a shell's complaint (`zsh:11: operation not permitted`),
+    a compiler's or linter's diagnostic at a file position; in a shell's output anywhere, in
+    another tool's output only in its first lines (`SOFT_LINES`)."""
     text = _TAG.sub("", text)
     if shell and _TRACEBACK in text:
         return error_line(text)
@@ -203,7 +214,12 @@ def content_error(text: str, *, shell: bool) -> str:
     for at, line in enumerate(lines):
         if not line or len(line) > 4 * ERROR_CHARS or _PASS_LINE.search(line):
             continue
-        if _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _SOFT_ERROR.search(line):
+        if (
+            _ERROR_HEAD.search(line)
+            or _FAIL_HEAD.search(line)
+            or _SOFT_ERROR.search(line)
+            or _DIAGNOSTIC.search(line)
+        ):
             following = [rest for rest in lines[at + 1 : at + 3] if rest]
             return head_tail(_unwrapped(line, following), ERROR_CHARS)
     return ""

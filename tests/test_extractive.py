@@ -509,3 +509,18 @@ def test_a_tight_budget_keeps_the_rules_of_an_agents_earlier_summary_beside_new_
     assert "never commit without an explicit user request" in found
     assert "just the toolchain setup, no actual components yet" in found
     assert ".git/" not in found
+
+
+def test_what_the_agent_said_mid_turn_and_last_is_said_once_as_the_current_state() -> None:
+    said = (  # long enough to be a statement of the turn (`STATEMENT_CHARS`)
+        "I am using the grant skill now: I will load its workflow first, then gather the "
+        "project docs and the repository context that it requires."
+    )
+    messages = conversation(
+        ("user", "Fill in the grant form."),
+        ("assistant", [text(said), call("c1", "Bash", command="cat SKILL.md")]),
+        ("user", [result("c1", "# Grant skill")]),
+    )
+    summary = summarize(messages, 2000).text
+    assert summary.count(said) == 1
+    assert f"## Current state (the agent's last message)\n{said}\n" in summary

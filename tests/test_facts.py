@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
-from compactcli.outcomes import cleared_error, error_line, exit_code, outcome
+from compactcli.outcomes import cleared_error, content_error, error_line, exit_code, outcome
 from compactcli.summarizers.facts import IDENTIFIERS, Command, ErrorFact, Facts, extract_facts
 from compactcli.summarizers.identifiers import identifiers
 from compactcli.summarizers.sentences import (
@@ -1195,3 +1195,34 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
         for start in range(len(secret) - 7):
             assert secret[start : start + 8] not in cut
     assert head_tail("short GITHUB_TOKEN=" + secret, 200).endswith(secret)  # fits: untouched
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (  # a shell's complaint inside a command that exited 0
+            "Process exited with code 0\nOutput:\nTELEMETRY: anonymous\n"
+            "zsh:11: operation not permitted: /home/u/.tool/telemetry.jsonl\n",
+            "zsh:11: operation not permitted: /home/u/.tool/telemetry.jsonl",
+        ),
+        (  # a file the shell sources at start-up
+            "/home/u/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: operation not permitted\nok\n",
+            "/home/u/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: operation not permitted",
+        ),
+        ("bash: line 3: deploy: command not found\n", "bash: line 3: deploy: command not found"),
+        (  # a linter's diagnostic in a check that passed
+            "Checked 40 files\nsrc/mode.ts:26:10 lint/correctness/noUnusedImports  FIXABLE\n",
+            "src/mode.ts:26:10 lint/correctness/noUnusedImports FIXABLE",
+        ),
+        (
+            "src/a.c:3:8: warning: unused variable 'n'\n",
+            "src/a.c:3:8: warning: unused variable 'n'",
+        ),
+        ("docs/notes.md:3: the failed builds are listed\n", ""),  # a line of a file, not an error
+        ("tests/test_a.py:12: in test_x\n", ""),
+    ],
+)
+def test_an_output_that_exited_0_carries_the_shells_and_linters_diagnostics(
+    output: str, expected: str
+) -> None:
+    assert content_error(output, shell=True) == expected

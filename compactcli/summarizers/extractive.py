@@ -310,6 +310,14 @@ def _items(
     reports = list(facts.reports)
     if reports and facts.last_reply and report(facts.last_reply) == reports[-1]:
         reports.pop()  # the last one is shown whole below
+    # what the agent said mid-turn and then said last is shown once, as the current state
+    reports = [
+        line
+        for line in reports
+        if not (
+            line.startswith(WHILE_WORKING) and one_line(line.removeprefix(WHILE_WORKING)) in reply
+        )
+    ]
     for position, line in enumerate(reports):
         if line.startswith(WHILE_WORKING):  # said mid-turn: after the reports and decisions
             add(PROGRESS, _shapes(line, (800, 240), "- "), rank=25_000 + (len(reports) - position))
