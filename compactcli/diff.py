@@ -16,7 +16,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from compactcli.formats import get_dialect
+from compactcli.estimate import context_tokens
 from compactcli.jsonl import dumps
 from compactcli.stages.prune import CLEARED_PREFIXES
 from compactcli.tokens import TokenCounter
@@ -234,8 +234,7 @@ def _order(change: Change) -> tuple[int, int]:
 
 
 def _tokens(transcript: Transcript, counter: TokenCounter) -> int:
-    context = get_dialect(transcript.format).context(transcript)
-    return sum(counter.message_tokens(m) for m in context)
+    return context_tokens(transcript, counter)
 
 
 def summary_lines(report: DiffReport) -> Sequence[str]:

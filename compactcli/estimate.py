@@ -18,7 +18,7 @@ import itertools
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from compactcli.errors import UsageError
 from compactcli.estimate_ledger import Ledger, RecordLines, feed_ledger
@@ -35,6 +35,7 @@ from compactcli.tokens import (
     METHODS,
     HeuristicCounter,
     TiktokenCounter,
+    TokenCounter,
     density_for,
     get_counter,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "EstimateReport",
     "RecordedUsage",
     "UsageDict",
+    "context_tokens",
     "estimate",
     "estimate_file",
     "estimate_records",
@@ -352,6 +354,17 @@ def estimate(
         records=len(records),
         breakdown=breakdown,
     )
+
+
+def context_tokens(transcript: Transcript, counter: TokenCounter) -> int:
+    """The tokens of `transcript`'s context view under `counter`, as `estimate` counts them
+    (`--method heuristic` or `exact`): every message's cost, and each response at least the
+    output its usage anchor recorded. The one count every command and report gives for a
+    context (prune, summarize, diff, the stats report, boundary records)."""
+    method = "exact" if counter.method == "exact" else "heuristic"
+    content = cast(HeuristicCounter | TiktokenCounter, counter)
+    options = EstimateOptions(method=method)
+    return estimate(transcript, options, counter=content, whole_file=False, breakdown=False).tokens
 
 
 def estimate_records(

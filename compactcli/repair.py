@@ -70,8 +70,10 @@ class Admitted:
         if not self.repairs:
             return self.transcript
         transcript = self.transcript
+        from compactcli.estimate import context_tokens  # only when there were repairs
+
+        tokens = context_tokens(transcript, counter)
         context = get_dialect(transcript.format).context(transcript)
-        tokens = sum(counter.message_tokens(m) for m in context)
         stats = StageStats(
             stage="repair",
             method=counter.method,

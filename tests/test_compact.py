@@ -291,7 +291,10 @@ def test_a_result_that_is_not_smaller_is_discarded() -> None:
     result = library(path, **keep(300, force=True))
     check = compact_check(result)
     assert check is not None
-    assert check.kept_input == "the result would not be smaller (705 tokens, 690 before)"
+    # summarize counts as compact does: its summary is not used, and the input comes back
+    assert check.not_summarized == (
+        "the summary would not make the context smaller (705 tokens, 690 before)"
+    )
     assert to_bytes(result) == path.read_bytes()
     assert (check.tokens_before, check.tokens_after, check.summarized) == (690, 690, False)
 
@@ -717,7 +720,12 @@ def test_stats_and_boundary_files() -> None:
     assert [s["stage"] for s in report["stages"]] == ["prune", "summarize", "compact"]
     assert report["stages"][-1]["details"]["compact"]["summarized"] is True
     boundary = orjson.loads(Path("boundary.json").read_bytes())
-    assert (boundary["stage"], boundary["tokens_before"]) == ("summarize", 3219)
+    pruned = report["stages"][0]["tokens_after"]  # the summary starts where pruning ended
+    assert (boundary["stage"], boundary["tokens_before"]) == ("summarize", pruned)
+    assert (report["tokens_before"], report["tokens_after"]) == (
+        report["stages"][0]["tokens_before"],
+        boundary["tokens_after"],
+    )
 
 
 def test_fail_on_threshold_and_max_tokens_set_the_exit_code() -> None:
@@ -755,7 +763,7 @@ def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
     assert result.stderr == (
         f"{codex}: unchanged; over --max-tokens (50) by 232\n"
         f"{codex}: not summarized: the summary would not make the context smaller (433 tokens, "
-        "313 before)\n"
+        "282 before)\n"
         f"{codex}: the standing context (the first 2 messages: system and developer prompts, "
         "injected instructions) alone takes 92 tokens, over 50\n"
     )

@@ -159,7 +159,8 @@ def test_the_comparison_is_not_trivial(outputs: dict[str, tuple[bytes, bytes]]) 
     assert len(changed) >= 10, changed
     assert {n.split("-")[0] for n in summarized} == {"anthropic", "claude", "codex", "openai", "pi"}
     kept = [name for name in outputs if _library(FIXTURES / "transcripts" / name, force=True)[1]]
-    assert kept == ["pi-branched.jsonl"]
+    # each stage counts the context as compact does, so none leaves a result that is larger
+    assert kept == []
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
+from compactcli.estimate import EstimateOptions, estimate
 from compactcli.formats.base import atomic_units
 from compactcli.formats.codex.writer import SUMMARY_PREFIX
 from compactcli.injection import (
@@ -701,8 +702,9 @@ def test_stats_say_what_was_summarized() -> None:
     before, after = compact(session("pi"), keep_recent_tokens=300, focus="delimiter")
     stats = after.stats[-1]
     assert (stats.stage, stats.method, stats.changed) == ("summarize", "heuristic", True)
-    assert stats.tokens_after == sum(COUNTER.message_tokens(m) for m in context(after))
-    assert stats.tokens_before == sum(COUNTER.message_tokens(m) for m in context(before))
+    heuristic = EstimateOptions(method="heuristic")  # as `estimate` counts each context
+    assert stats.tokens_after == estimate(after, heuristic, counter=COUNTER).tokens
+    assert stats.tokens_before == estimate(before, heuristic, counter=COUNTER).tokens
     assert (stats.messages_before, stats.messages_after) == (19, 8)
     assert (stats.records_before, stats.records_after) == (21, 22)
     info = stats.details["summarize"]

@@ -18,6 +18,7 @@ from typing import Any, NotRequired, TypedDict
 
 from compactcli import boundary
 from compactcli.archive import Archive, content_bytes, sha256
+from compactcli.estimate import context_tokens
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Dialect, UserShell
 from compactcli.outcomes import CLEARED_FAILURE, CLEARED_RESULT, CLEARED_SOFT, error_line, outcome
@@ -244,7 +245,7 @@ def prune(
                     _clear_image(edits, message, block)
 
     changed = bool(edits.results or edits.duplicates or edits.images)
-    tokens_before = sum(counter.message_tokens(m) for m in context)
+    tokens_before = context_tokens(transcript, counter)
     if not changed:
         return transcript.evolve(
             stats=(
@@ -266,7 +267,7 @@ def prune(
         )
     pruned = transcript.evolve(records=tuple(edits.records))
     after_context = dialect.context(pruned)
-    tokens_after = sum(counter.message_tokens(m) for m in after_context)
+    tokens_after = context_tokens(pruned, counter)
     info: PruneBoundary = {
         **boundary.details(
             stage="prune",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
 from compactcli import boundary
+from compactcli.estimate import context_tokens
 from compactcli.formats import get_dialect, summary_wrappers
 from compactcli.formats.base import Dialect, atomic_units
 from compactcli.injection import (
@@ -319,7 +320,7 @@ def summarize(
     writer = get_writer(transcript.format)
     context = dialect.context(transcript)
     tokens = [counter.message_tokens(m) for m in context]
-    before = sum(tokens)
+    before = context_tokens(transcript, counter)
     stage = _Stage(transcript, options, dialect, counter, context, before, started)
     initial = writer.initial(context)
     accept = writer.acceptor(transcript, context)
@@ -442,11 +443,19 @@ def _summarize_at(
     rewritten = _rewritten(transcript.records, measured.records)
     if rewritten:
         info = dataclasses.replace(info, rewritten=tuple(rewritten))
-    after_context = dialect.context(measured)
-    after = sum(counter.message_tokens(m) for m in after_context)
+    after = context_tokens(measured, counter)
     if after >= before:
         reason = (
             f"the summary would not make the context smaller ({after:,} tokens, {before:,} before)"
+        )
+        return _Unused(reason, info)
+    # what the summary and its framing add, against the turns they replace, by their text: a
+    # summary no smaller than those turns is not used, whatever their recorded output saves
+    written = sum(map(counter.message_tokens, dialect.context(measured))) - (sum(tokens) - replaced)
+    if written >= replaced:
+        reason = (
+            f"the summary would not be smaller than the turns it replaces ({written:,} tokens, "
+            f"{replaced:,} replaced)"
         )
         return _Unused(reason, info)
     details: SummaryBoundary = {
