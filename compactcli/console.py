@@ -93,7 +93,14 @@ def say(line: str, *, failure: bool = False) -> None:
 
 
 def print_totals_table(table: plain_table.Table) -> None:
-    """`totals_table` of `table`'s parts printed on standard output."""
+    """`totals_table` of `table`'s parts printed on standard output, made to fit the console's
+    width (`compactcli.table_fit`: the folder its files share on a line above it, columns left
+    out, file names cut at their start)."""
+    from compactcli import table_fit
+
+    folder, table = table_fit.fit(table, plain_table.console_width() or 80)
+    if folder is not None and not plain_table.write_line(sys.stdout, f"in {folder}"):
+        stdout().print(f"in {folder}", markup=False, highlight=False)
     if plain_table.write_table(sys.stdout, table):
         return
     stdout().print(rich_totals_table(table))

@@ -45,6 +45,7 @@ class Table:
     total: tuple[str, ...] | None = None
     right: frozenset[int] = frozenset()
     fold: frozenset[int] = frozenset()
+    drop: tuple[int, ...] = ()  # columns that may be left out when it is too wide, first first
 
     @classmethod
     def of(
@@ -55,6 +56,7 @@ class Table:
         *,
         right: Sequence[int] = (),
         fold: Sequence[int] = (),
+        drop: Sequence[int] = (),
     ) -> Table:
         return cls(
             tuple(columns),
@@ -62,6 +64,7 @@ class Table:
             None if total is None else tuple(total),
             frozenset(right),
             frozenset(fold),
+            tuple(drop),
         )
 
 

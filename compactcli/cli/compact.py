@@ -395,6 +395,8 @@ def status_text(result: FileResult) -> str:
 
 
 COLUMNS = ("file", "before", "after", "saved", "status")
+DROP = (3,)
+"""The columns left out, in this order, when the table is wider than the console: saved."""
 
 
 def render_results(results: Sequence[FileResult]) -> plain_table.Table:
@@ -428,7 +430,7 @@ def render_results(results: Sequence[FileResult]) -> plain_table.Table:
             _saved(t.tokens_before, t.tokens_after),
             f"{sum(1 for r in results if r.status == 'compacted')} compacted{failed}{skipped}",
         )
-    return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
+    return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,), drop=DROP)
 
 
 class OverRow(TypedDict):

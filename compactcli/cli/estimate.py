@@ -265,6 +265,9 @@ def _share(part: int, whole: int) -> str:
 
 
 COLUMNS = ("file", "tokens", "method", "window", "used", "threshold", "status", "file tokens")
+DROP = (7, 5, 3, 2)
+"""The columns left out, in this order, when the table is wider than the console: file
+tokens, threshold, window, method."""
 
 
 def render_table(reports: Sequence[EstimateReport]) -> Table:
@@ -297,7 +300,7 @@ def render_table(reports: Sequence[EstimateReport]) -> Table:
             f"{not_ok} not ok" if not_ok else "ok",
             _n(sum(r.file_tokens for r in reports)),
         )
-    return Table.of(COLUMNS, rows, total, right=(1, 3, 4, 5, 7), fold=(0,))
+    return Table.of(COLUMNS, rows, total, right=(1, 3, 4, 5, 7), fold=(0,), drop=DROP)
 
 
 def breakdown_of(report: EstimateReport, by: str) -> Mapping[str, int]:

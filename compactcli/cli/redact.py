@@ -118,6 +118,9 @@ def _problems(result: FileResult) -> None:
 
 
 COLUMNS = ("file", "records", "changed", "secrets", "kinds")
+DROP = (1, 2)
+"""The columns left out, in this order, when the table is wider than the console: records,
+changed."""
 
 
 def _figures(result: FileResult) -> RedactionDict:
@@ -166,7 +169,7 @@ def render_results(results: Sequence[FileResult]) -> plain_table.Table:
             f"{sum(f['secrets'] for f in done):,}",
             kinds_text(kinds),
         )
-    return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,))
+    return plain_table.Table.of(COLUMNS, rows, total, right=(1, 2, 3), fold=(0,), drop=DROP)
 
 
 class RedactRow(TypedDict):
