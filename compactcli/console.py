@@ -106,6 +106,24 @@ def print_totals_table(table: plain_table.Table) -> None:
     stdout().print(rich_totals_table(table))
 
 
+def print_rows(table: plain_table.Table, separator: str, stream: TextIO | None = None) -> None:
+    """`table`'s header and rows (not its total) on `stream` (standard output) as CSV
+    (`separator` ",") or TSV ("\t"): every cell whole, numbers such as `19,491` as `19491`."""
+    import csv
+
+    stream = stream or sys.stdout
+    writer = csv.writer(stream, delimiter=separator, lineterminator="\n")
+    writer.writerow(table.columns)
+    for row in table.rows:
+        writer.writerow([_bare_number(cell) for cell in row])
+    stream.flush()
+
+
+def _bare_number(cell: str) -> str:
+    digits = cell.replace(",", "")
+    return digits if digits.isdigit() and cell[:1].isdigit() else cell
+
+
 def rich_totals_table(table: plain_table.Table) -> Table:
     """`totals_table` of `table`'s parts."""
     return totals_table(

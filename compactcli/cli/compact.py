@@ -25,6 +25,7 @@ from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
     ApiBase,
     Archive,
+    As,
     BadLinePolicy,
     BoundaryFile,
     ContextWindow,
@@ -51,6 +52,7 @@ from compactcli.cli.options import (
     ProtectFirst,
     Quiet,
     Repair,
+    ReportAs,
     StatsFile,
     SummarizerName,
     SummaryTokens,
@@ -59,6 +61,7 @@ from compactcli.cli.options import (
     TokenMethod,
     Tools,
     given_settings,
+    report_kind,
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import (
@@ -146,6 +149,7 @@ def compact_command(
         ),
     ] = True,
     json: Json = False,
+    as_: As = ReportAs.table,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
     repair: Repair = False,
@@ -215,7 +219,8 @@ def compact_command(
         work = functools.partial(compact_file, plan=plan, summarizer_for=offline_summarizer)
 
     to_stdout = any(d.mode == "stdout" for d in destinations.values())
-    report = _Report(files, json=json, to_stdout=to_stdout, dry_run=dry_run)
+    kind = report_kind(json, as_)
+    report = _Report(files, kind=kind, to_stdout=to_stdout, dry_run=dry_run)
     with report.progress():
         results = run_batch(
             files,
@@ -524,9 +529,12 @@ def json_line(result: FileResult) -> str:
 class _Report:
     """Progress while the batch runs, problems as they come, the table at the end."""
 
-    def __init__(self, files: Sequence[str], *, json: bool, to_stdout: bool, dry_run: bool) -> None:
+    def __init__(
+        self, files: Sequence[str], *, kind: ReportAs, to_stdout: bool, dry_run: bool
+    ) -> None:
         self.files = files
-        self.json = json
+        self.kind = kind
+        self.json = kind is ReportAs.json
         self.to_stdout = to_stdout
         self.dry_run = dry_run
         self._progress: Progress | None = None
@@ -568,7 +576,7 @@ class _Report:
         if not self.json:  # after the line they explain
             for note in result.notes:
                 console.say(note)
-        if self.dry_run and "diff" in result.details and not self.json:
+        if self.dry_run and "diff" in result.details and self.kind is ReportAs.table:
             out = sys.stdout
             if len(self.files) > 1:
                 print(f"== {result.path}", file=out, flush=True)
@@ -583,6 +591,11 @@ class _Report:
 
         if not self.json and len(results) == 1 and results[0].failed:
             return  # its error line says it all
+        if self.kind in (ReportAs.csv, ReportAs.tsv):  # on standard error when records are out
+            separator = "," if self.kind is ReportAs.csv else "\t"
+            stream = sys.stderr if self.to_stdout else None
+            console.print_rows(render_results(results), separator, stream)
+            return
         if self.to_stdout:
             if self.json:
                 for result in results:

@@ -16,6 +16,7 @@ import orjson
 import typer
 
 from compactcli.cli.options import (
+    As,
     BadLinePolicy,
     ContextWindow,
     FailOnThreshold,
@@ -26,8 +27,10 @@ from compactcli.cli.options import (
     OnBadLine,
     Paths,
     Quiet,
+    ReportAs,
     Threshold,
     given_settings,
+    report_kind,
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.errors import ExitCode, InputError
@@ -104,13 +107,15 @@ def estimate_command(
     fail_on_threshold: FailOnThreshold = False,
     by: By = None,
     json: Json = False,
+    as_: As = ReportAs.table,
     jobs: Jobs = 0,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     quiet: Quiet = False,
 ) -> None:
     """Count the tokens of transcripts: the context the model would see now, and the whole file.
 
-    Prints a table (one row per file and a total), or with --json one JSON object per file.
+    Prints a table (one row per file and a total), or with --json one JSON object per file
+    (--as csv or tsv: one row per file).
     With --max-tokens or --fail-on-threshold it is a CI check: exit 1 when any file is over,
     with one line per failing file on standard error. Unreadable input exits 3; a tokenizer that
     cannot be loaded exits 4.
@@ -126,6 +131,8 @@ def estimate_command(
     from compactcli.policy import BUDGET_KEYS, Policies
     from compactcli.policy import fail_on_threshold as policy_fail_on_threshold
 
+    kind = report_kind(json, as_)
+    json = kind is ReportAs.json
     files = expand_inputs(paths or [])
     stdin_hint(files)
     options = EstimateOptions(
@@ -161,7 +168,13 @@ def estimate_command(
         over = failures(report, fail_on_threshold=fail)
         if over:
             failing.append(check_line(report, over))
-    if not json and reports:
+    if kind in (ReportAs.csv, ReportAs.tsv) and reports:
+        separator = "," if kind is ReportAs.csv else "\t"
+        _console().print_rows(render_table(reports), separator)
+        if by is not None:  # after an empty line
+            print(flush=True)
+            _console().print_rows(render_breakdown(reports, by.value), separator)
+    elif not json and reports:
         _console().print_totals_table(render_table(reports))
         if by is not None:
             _console().print_totals_table(render_breakdown(reports, by.value))

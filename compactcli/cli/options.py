@@ -114,6 +114,33 @@ OutDir = Annotated[
 Json = Annotated[
     bool, typer.Option("--json", help="Machine-readable output: one JSON object per line.")
 ]
+
+
+class ReportAs(StrEnum):
+    """How a command prints its results (`--as`)."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+    tsv = "tsv"
+
+
+As = Annotated[
+    ReportAs,
+    typer.Option(
+        "--as",
+        help="How results are printed: a table, JSON lines (as --json), or CSV or TSV rows "
+        "(a header, then one row per file, whole paths, numbers without separators).",
+        case_sensitive=False,
+    ),
+]
+
+
+def report_kind(json: bool, given: ReportAs) -> ReportAs:
+    """What `--json` and `--as` ask for together: JSON when either says so."""
+    return ReportAs.json if json else given
+
+
 OnBadLine = Annotated[
     BadLinePolicy,
     typer.Option(

@@ -21,6 +21,7 @@ import typer
 
 from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
+    As,
     BadLinePolicy,
     DryRun,
     Format,
@@ -32,6 +33,8 @@ from compactcli.cli.options import (
     Paths,
     Quiet,
     Repair,
+    ReportAs,
+    report_kind,
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.inputs import expand_inputs
@@ -55,6 +58,7 @@ def redact_command(
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     json: Json = False,
+    as_: As = ReportAs.table,
     repair: Repair = False,
     quiet: Quiet = False,
 ) -> None:
@@ -96,7 +100,7 @@ def redact_command(
 
     to_stdout = any(d.mode == "stdout" for d in destinations.values())
     results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
-    _report(results, json=json, to_stdout=to_stdout)
+    _report(results, kind=report_kind(json, as_), to_stdout=to_stdout)
     code = max((r.code for r in results), default=0)
     if code:
         raise typer.Exit(code)
@@ -220,9 +224,14 @@ def json_line(result: FileResult) -> str:
     return orjson.dumps(json_row(result)).decode()
 
 
-def _report(results: Sequence[FileResult], *, json: bool, to_stdout: bool) -> None:
+def _report(results: Sequence[FileResult], *, kind: ReportAs, to_stdout: bool) -> None:
     from compactcli import console
 
+    json = kind is ReportAs.json
+    if kind in (ReportAs.csv, ReportAs.tsv):  # on standard error when records are out
+        separator = "," if kind is ReportAs.csv else "\t"
+        console.print_rows(render_results(results), separator, sys.stderr if to_stdout else None)
+        return
     if not json and len(results) == 1 and results[0].failed:
         return  # its error line says it all
     if to_stdout:  # standard output carries the records
