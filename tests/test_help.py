@@ -45,3 +45,17 @@ def test_compact_names_what_its_options_take() -> None:
         "--boundary FILE",
     ):
         assert shown in lines
+
+
+@pytest.mark.parametrize("command", ["compact", "estimate", "prune", "summarize"])
+def test_many_options_are_shown_in_panels_and_every_option_in_one(command: str) -> None:
+    from compactcli.cli.panels import PANELS
+
+    shown = run(command, "--help").stdout
+    headings = [line[:-1] for line in shown.splitlines() if re.fullmatch(r"[A-Z][\w ,]+:", line)]
+    panels = [heading for heading, _ in PANELS[command]]
+    assert "Options" not in headings
+    assert [h for h in headings if h in panels] == [h for h in panels if h in headings]
+    assert headings[-1] == "Other options"  # --help alone, last
+    listed = [line for line in shown.split(f"{headings[-1]}:\n", 1)[1].splitlines() if line]
+    assert [line.split()[0] for line in listed] == ["-h,"]

@@ -19,6 +19,7 @@ from typer.main import get_command_from_info
 from typer.models import CommandInfo
 
 from compactcli import __version__, lifetime
+from compactcli.cli.panels import PanelCommand
 
 COMMANDS = {
     "compact": "compactcli.cli.compact:compact_command",
@@ -50,7 +51,9 @@ class _Commands(MutableMapping[str, Any]):
             if name not in COMMANDS:
                 raise KeyError(name)
             module, function = COMMANDS[name].split(":")
-            info = CommandInfo(name, callback=getattr(importlib.import_module(module), function))
+            info = CommandInfo(
+                name, cls=PanelCommand, callback=getattr(importlib.import_module(module), function)
+            )
             made = self._made[name] = get_command_from_info(
                 info,
                 pretty_exceptions_short=app.pretty_exceptions_short,
