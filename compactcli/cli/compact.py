@@ -60,6 +60,7 @@ from compactcli.cli.options import (
     Timeout,
     TokenMethod,
     Tools,
+    Verbose,
     given_settings,
     report_kind,
 )
@@ -153,6 +154,7 @@ def compact_command(
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
     repair: Repair = False,
+    verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
     """Compact transcripts: prune old tool output, then summarize the old turns while the context
@@ -220,7 +222,7 @@ def compact_command(
 
     to_stdout = any(d.mode == "stdout" for d in destinations.values())
     kind = report_kind(json, as_)
-    report = _Report(files, kind=kind, to_stdout=to_stdout, dry_run=dry_run)
+    report = _Report(files, kind=kind, to_stdout=to_stdout, dry_run=dry_run, verbose=verbose)
     with report.progress():
         results = run_batch(
             files,
@@ -530,9 +532,16 @@ class _Report:
     """Progress while the batch runs, problems as they come, the table at the end."""
 
     def __init__(
-        self, files: Sequence[str], *, kind: ReportAs, to_stdout: bool, dry_run: bool
+        self,
+        files: Sequence[str],
+        *,
+        kind: ReportAs,
+        to_stdout: bool,
+        dry_run: bool,
+        verbose: bool = False,
     ) -> None:
         self.files = files
+        self.verbose = verbose
         self.kind = kind
         self.json = kind is ReportAs.json
         self.to_stdout = to_stdout
@@ -567,6 +576,9 @@ class _Report:
 
         for warning in result.warnings:
             console.warning(warning)
+        if self.verbose and result.status != "failed":
+            policy = result.details.get("policy") or "none"
+            console.say(f"{result.path}: policy {policy}; counted {result.method or '-'}")
         for line in admission_lines(result):
             console.say(line)
         if result.status == "failed":

@@ -29,6 +29,7 @@ from compactcli.cli.options import (
     Quiet,
     ReportAs,
     Threshold,
+    Verbose,
     given_settings,
     report_kind,
 )
@@ -110,6 +111,7 @@ def estimate_command(
     as_: As = ReportAs.table,
     jobs: Jobs = 0,
     on_bad_line: OnBadLine = BadLinePolicy.error,
+    verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
     """Count the tokens of transcripts: the context the model would see now, and the whole file.
@@ -159,6 +161,8 @@ def estimate_command(
         report = outcome.report
         reports.append(report)
         policy = policies.for_path(outcome.path)
+        if verbose:
+            _console().say(verbose_line(report, policy.path if policy is not None else None))
         if json:
             row = report.to_dict()
             if policy is not None:
@@ -281,6 +285,15 @@ COLUMNS = ("file", "tokens", "method", "window", "used", "threshold", "status", 
 DROP = (7, 5, 3, 2)
 """The columns left out, in this order, when the table is wider than the console: file
 tokens, threshold, window, method."""
+
+
+def verbose_line(report: EstimateReport, policy: str | None) -> str:
+    """What `-v` says of one file: its policy, format, method, model and window."""
+    return (
+        f"{report.path}: policy {policy or 'none'}; format {report.format}; method "
+        f"{report.method}; model {report.model or 'unknown'}; window {report.context_window:,} "
+        f"({report.context_window_source})"
+    )
 
 
 def render_table(reports: Sequence[EstimateReport]) -> Table:

@@ -55,6 +55,15 @@ class BadLinePolicy(StrEnum):
     keep = "keep"
 
 
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Say on standard error, for each file, the policy file whose settings apply (or "
+        "none), the format, and how it was counted.",
+    ),
+]
 Quiet = Annotated[
     bool,
     typer.Option(

@@ -1,6 +1,8 @@
-"""Help in panels: the options of the commands that have many, grouped under headings.
+"""Help in panels, and an environment variable for every option that has a default.
 
-`PanelCommand` is the class every command is built with; its help lists the arguments, then,
+`PanelCommand` is the class every command is built with. Each option without an environment
+variable of its own gets `COMPACTCLI_<LONG_NAME>` (not where results go, nor `eval`'s). Its help
+lists the arguments, then,
 for a command named in `PANELS`, its options under each panel's heading in that order (an
 option in no panel under "Other options"), else one "Options" list, as click does. The panels
 name options by their long names; an option a command does not have is skipped.
@@ -29,7 +31,7 @@ _SUMMARY = (
 )
 _PRUNE = ("--keep-recent", "--min-chars", "--tools", "--dedupe", "--images", "--archive")
 _INPUT = ("--format", "--on-bad-line", "--repair", "--method", "--jobs")
-_REPORTS = ("--json", "--as", "--by", "--stats", "--boundary", "--quiet")
+_REPORTS = ("--json", "--as", "--by", "--stats", "--boundary", "--verbose", "--quiet")
 
 PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "compact": (
@@ -62,8 +64,35 @@ PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 """Each command's panels: (heading, the long names of its options), in the order shown."""
 
 
+NO_ENVVAR = frozenset(
+    {"--output", "--out-dir", "--in-place", "--dry-run", "--help", "--install-completion"}
+)
+"""Options without an environment variable: where results go is said on each run."""
+PREFIX = "COMPACTCLI_"
+
+
+def envvar_of(long: str) -> str:
+    """The environment variable of option `long`: `--keep-recent-tokens` is
+    `COMPACTCLI_KEEP_RECENT_TOKENS`."""
+    return PREFIX + long.lstrip("-").replace("-", "_").upper()
+
+
 class PanelCommand(TyperCommand):
-    """A command whose help shows its options in panels (`PANELS`)."""
+    """A command whose help shows its options in panels (`PANELS`), and each of whose options
+    (but `NO_ENVVAR`'s, and `eval`'s) is read from its environment variable (`envvar_of`) when
+    the command line does not give it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.name == "eval":
+            return
+        for param in self.params:
+            if param.param_type_name != "option" or param.envvar:
+                continue
+            long = next((o for o in param.opts if o.startswith("--")), None)
+            if long is not None and long not in NO_ENVVAR:
+                param.envvar = envvar_of(long)
+                param.show_envvar = True  # type: ignore[attr-defined]
 
     def format_options(self, ctx: Any, formatter: Any) -> None:  # click's, as typer has it
         panels = PANELS.get(self.name or "")
