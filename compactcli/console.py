@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 _stderr: Console | None = None
+_live: Console | None = None  # the console of a live progress bar, while it shows
 _quiet = False
 
 
@@ -62,24 +63,31 @@ def stdout() -> Console:
     return Console(file=sys.stdout, highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
+def above_progress(console: Console | None) -> None:
+    """Print every diagnostic through `console`, the one a live progress bar draws on (so each
+    line goes above the bar, not after it), until called with None."""
+    global _live
+    _live = console
+
+
 def error(message: str) -> None:
     """One line on standard error: `error: MESSAGE`."""
-    if plain_table.write_line(sys.stderr, f"error: {message}"):
+    if _live is None and plain_table.write_line(sys.stderr, f"error: {message}"):
         return
     from rich.text import Text
 
-    stderr().print(Text("error: ", style="bold red") + Text(message))
+    (_live or stderr()).print(Text("error: ", style="bold red") + Text(message))
 
 
 def warning(message: str) -> None:
     """One line on standard error: `warning: MESSAGE` (none with `-q`)."""
     if _quiet:
         return
-    if plain_table.write_line(sys.stderr, f"warning: {message}"):
+    if _live is None and plain_table.write_line(sys.stderr, f"warning: {message}"):
         return
     from rich.text import Text
 
-    stderr().print(Text("warning: ", style="yellow") + Text(message))
+    (_live or stderr()).print(Text("warning: ", style="yellow") + Text(message))
 
 
 def say(line: str, *, failure: bool = False) -> None:
@@ -87,9 +95,9 @@ def say(line: str, *, failure: bool = False) -> None:
     with `-q` only a `failure` (a line that says why the command exits non-zero)."""
     if _quiet and not failure:
         return
-    if plain_table.write_line(sys.stderr, line, emoji=True):
+    if _live is None and plain_table.write_line(sys.stderr, line, emoji=True):
         return
-    stderr().print(line, markup=False, highlight=False)
+    (_live or stderr()).print(line, markup=False, highlight=False)
 
 
 def print_totals_table(table: plain_table.Table) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -303,6 +304,13 @@ def test_progress_bar_on_a_terminal_only(folder: Path) -> None:
     os.close(leader)
     assert process.returncode == 3
     assert b"compacting" in seen and b"tokens saved" in seen and b"LLM calls" in seen
+    # what the terminal shows: each line as left after its last erase; a line printed while the
+    # bar shows is printed above it, never after it on the bar's line
+    text = re.sub(r"\x1b\[(?:\d+)?[ABCDGJ]|\x1b\[\?25[hl]", "", seen.decode())
+    shown = [re.split(r"\r\x1b\[2K|\r", line.rstrip("\r"))[-1] for line in text.split("\n")]
+    shown = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in shown]
+    (error,) = [line for line in shown if "invalid JSON" in line]
+    assert error.startswith("error: logs/broken.jsonl:2: "), shown
     assert b"compacting" not in out
     assert out.decode().splitlines()[0].startswith("file")
     # in a pipe: nothing but results

@@ -10,11 +10,12 @@ output when a single transcript is written there; the report then goes to standa
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict
 
@@ -569,7 +570,20 @@ class _Report:
             transient=True,
         )
         self._task = self._progress.add_task("files", total=len(self.files), saved="0", calls=0)
-        return self._progress
+        return self._showing(self._progress)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _showing(progress: Progress) -> Iterator[Progress]:
+        """The bar shown, and every note, warning and error printed above it meanwhile."""
+        from compactcli import console
+
+        with progress:
+            console.above_progress(progress.console)
+            try:
+                yield progress
+            finally:
+                console.above_progress(None)
 
     def add(self, result: FileResult) -> None:
         from compactcli import console
