@@ -1,7 +1,8 @@
 """Expanding command-line inputs into transcript paths.
 
 `expand_inputs(paths)` turns the paths a user gave into the list of files to read: a file as
-given, a folder as every `*.jsonl` below it (sorted, hidden folders skipped), `-` as standard
+given, a folder as every `*.jsonl` and SWE-agent `*.traj` file below it (sorted, hidden folders
+skipped), `-` as standard
 input, and nothing at all as standard input. A path that does not exist raises `InputError`.
 `workers_for(jobs, files)` is how many of them run at once for `--jobs`, and
 `largest_first(paths)` the order in which parallel runs hand them out.
@@ -30,7 +31,7 @@ def expand_inputs(paths: Sequence[str]) -> list[str]:
         elif os.path.isdir(path):
             found = _jsonl_below(path)
             if not found:
-                raise InputError(path, None, "folder holds no *.jsonl file")
+                raise InputError(path, None, "folder holds no *.jsonl or *.traj file")
             files.extend(found)
         elif os.path.exists(path):
             files.append(path)
@@ -43,7 +44,9 @@ def _jsonl_below(folder: str) -> list[str]:
     found: list[str] = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".jsonl"))
+        found.extend(
+            os.path.join(root, n) for n in sorted(names) if n.endswith((".jsonl", ".traj"))
+        )
     return found
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import orjson
 
-from compactcli import atomic
+from compactcli import atomic, trajectory
 from compactcli.errors import STDOUT, InputError, OutputError
 from compactcli.formats.values import kind_of
 from compactcli.transcript import Line, Record
@@ -81,6 +81,20 @@ def open_input(path: str) -> Iterator[BinaryIO]:
     """Open `path` for binary reading; `-` is standard input. OSError becomes InputError."""
     if path == STDIN:
         yield sys.stdin.buffer
+        return
+    if trajectory.is_trajectory(path):  # a SWE-agent document, read as JSON Lines
+        import io
+
+        try:
+            with open(path, "rb") as document:
+                data = document.read()
+        except IsADirectoryError:
+            raise InputError(path, None, "is a folder, not a transcript file") from None
+        except FileNotFoundError:
+            raise InputError(path, None, "no such file") from None
+        except OSError as error:
+            raise InputError(path, None, f"cannot open: {error.strerror or error}") from None
+        yield io.BytesIO(trajectory.to_lines(data, path))
         return
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
@@ -357,6 +371,8 @@ def write_bytes(
         except OSError as error:
             raise OutputError.cannot_write(STDOUT, error) from None
         return
+    if trajectory.is_trajectory(path):  # written back as a SWE-agent document
+        chunks = [trajectory.to_document(chunks)]
     try:
         if mode_from is not None:
             mode = os.stat(mode_from).st_mode & 0o7777
