@@ -15,6 +15,7 @@ without that first line become `{"history": [...]}`.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,9 +28,9 @@ ROLE = "_trajectory"
 KEY = "compactcli_trajectory"
 
 
-def is_trajectory(path: str) -> bool:
+def is_trajectory(path: str | os.PathLike[str]) -> bool:
     """Whether `path` names a SWE-agent trajectory (by its suffix)."""
-    return path.endswith(SUFFIX)
+    return os.fspath(path).endswith(SUFFIX)
 
 
 def _layout(data: bytes) -> tuple[int | None, bool, bool]:

@@ -122,5 +122,9 @@ def test_validate_the_whole_corpus_from_the_command_line() -> None:
     formats = {
         Path(r["path"]).name: r["format"] for r in map(orjson.loads, result.stdout.splitlines())
     }
-    assert all(name.startswith(fmt) for name, fmt in formats.items())
-    assert len(formats) == len(list(CORPUS.glob("*.jsonl")))
+    # a SWE-agent trajectory reads as the openai messages of its history
+    assert all(
+        name.startswith(fmt) or (name.endswith(".traj") and fmt == "openai")
+        for name, fmt in formats.items()
+    )
+    assert len(formats) == len(list(CORPUS.glob("*.jsonl"))) + len(list(CORPUS.glob("*.traj")))
