@@ -56,7 +56,7 @@ class FileDetails(TypedDict, total=False):
     difference `--dry-run` shows; `stats`: the stats report (`--stats`); `redact`: the figures
     of `redact` and of `compact --redact`; `boundary`: the last boundary's details
     (`--boundary`; None when no stage made one); `policy`: the policy file its settings came
-    from, when one did.
+    from, when one did; `summary`: the text of the summary the run wrote (`--show-summary`).
     """
 
     findings: list[InvalidFinding]
@@ -67,6 +67,7 @@ class FileDetails(TypedDict, total=False):
     redact: RedactionDict
     boundary: BoundaryDetails | None
     policy: str
+    summary: str
 
 
 @dataclass(frozen=True, slots=True)

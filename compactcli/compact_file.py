@@ -147,11 +147,21 @@ class FilePlan:
     stats: bool = False  # return the stats report in `FileResult.details["stats"]`
     boundary: bool = False  # return the boundary details in `FileResult.details["boundary"]`
     repair: bool = False  # repair an invalid input (`compactcli.repair`) instead of refusing it
+    summary: bool = False  # return the summary written in `FileResult.details["summary"]`
 
 
 def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
     """The settings for `path`: options and environment, then the policy, then `DEFAULTS`."""
     return resolve(plan.given, _policy(plan, path), path, DEFAULTS)
+
+
+def _summary_text(transcript: Transcript) -> str:
+    """The text of the newest summary in `transcript`'s context, as the model reads it."""
+    context = get_dialect(transcript.format).context(transcript)
+    newest = next((m for m in reversed(context) if m.summary), None)
+    if newest is None:
+        return ""
+    return "\n".join(b.text for b in newest.blocks if b.kind == "text" and b.text)
 
 
 def _policy(plan: FilePlan, path: str) -> Policy | None:
@@ -255,6 +265,8 @@ def compact_file(
     if plan.boundary:
         found = [s.details["boundary"] for s in result.stats if "boundary" in s.details]
         details["boundary"] = found[-1] if found else None
+    if plan.summary and check.summarized:
+        details["summary"] = _summary_text(result)
     over_what = check.over[-1] if check.over else None
     lifetime.keep(transcript, result)  # a process about to exit need not free them
     return batch.FileResult(

@@ -143,9 +143,24 @@ def exit_code(text: str) -> int | None:
     return None
 
 
+def shell_output(text: str) -> str:
+    """What a shell printed, out of the JSON some agents wrap it in (Codex's
+    `{"output": "...", "metadata": {"exit_code": 1, ...}}`); other text as it is."""
+    if not text.startswith('{"output"'):
+        return text
+    import orjson
+
+    try:
+        wrapped = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    output = wrapped.get("output") if isinstance(wrapped, dict) else None
+    return output if isinstance(output, str) else text
+
+
 def error_line(text: str) -> str:
     """The most distinctive error line of a failed result (exception, `error:` line, ...)."""
-    text = _TAG.sub("", text)
+    text = _TAG.sub("", shell_output(text))
     lines = [one_line(line) for line in text.splitlines()]
     kept = [line for line in lines if line and not _NOISE_LINE.match(line)]
     if not kept:  # nothing but the exit code: that is the error
@@ -205,7 +220,7 @@ def content_error(text: str, *, shell: bool) -> str:
     error, a code-mode `Script error:`, a shell's complaint (`zsh:11: operation not permitted`),
     a compiler's or linter's diagnostic at a file position; in a shell's output anywhere, in
     another tool's output only in its first lines (`SOFT_LINES`)."""
-    text = _TAG.sub("", text)
+    text = _TAG.sub("", shell_output(text))
     if shell and _TRACEBACK in text:
         return error_line(text)
     lines = [

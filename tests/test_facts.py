@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -1226,3 +1227,18 @@ def test_an_output_that_exited_0_carries_the_shells_and_linters_diagnostics(
     output: str, expected: str
 ) -> None:
     assert content_error(output, shell=True) == expected
+
+
+def test_an_error_is_read_inside_the_json_codex_wraps_a_shells_output_in() -> None:
+    wrapped = orjson.dumps(
+        {
+            "output": "collected 4 items\n\ntests/test_export.py ..F.\n"
+            "E   AssertionError: assert 3 == 4\n",
+            "metadata": {"exit_code": 1, "duration_seconds": 0.4},
+        }
+    ).decode()
+    assert error_line(wrapped) == "E AssertionError: assert 3 == 4"
+    assert exit_code(wrapped) == 1
+    soft = orjson.dumps({"output": "zsh:3: permission denied: /etc/x\nok\n", "metadata": {}})
+    assert content_error(soft.decode(), shell=True) == "zsh:3: permission denied: /etc/x"
+    assert error_line('{"output": not json') == '{"output": not json'

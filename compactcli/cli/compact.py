@@ -99,6 +99,15 @@ def compact_command(
     out_dir: OutDir = None,
     in_place: InPlace = False,
     dry_run: DryRun = False,
+    show_summary: Annotated[
+        bool,
+        typer.Option(
+            "--show-summary",
+            help="Print the summary each file's run writes (or, with --dry-run, would write), "
+            "on standard output after a '== FILE' line (on standard error when the records go to "
+            'standard output; under "summary" with --json).',
+        ),
+    ] = False,
     force: Annotated[
         bool,
         typer.Option("--force", help="Summarize even when the context is under the threshold."),
@@ -206,6 +215,7 @@ def compact_command(
         stats=stats is not None and not dry_run,
         boundary=boundary is not None and not dry_run,
         repair=repair,
+        summary=show_summary,
     )
     settings = {path: file_settings(plan, path) for path in files}
     online = any(s["summarizer"] == "llm" for s in settings.values())
@@ -476,6 +486,7 @@ class CompactRow(TypedDict):
     diff: NotRequired[DiffDict]
     redacted: NotRequired[RedactionDict]
     policy: NotRequired[str]
+    summary: NotRequired[str]
 
 
 def json_row(result: FileResult) -> CompactRow:
@@ -521,6 +532,8 @@ def json_row(result: FileResult) -> CompactRow:
         data["redacted"] = details["redact"]
     if "policy" in details:
         data["policy"] = details["policy"]
+    if "summary" in details:
+        data["summary"] = details["summary"]
     return data
 
 
@@ -602,6 +615,10 @@ class _Report:
         if not self.json:  # after the line they explain
             for note in result.notes:
                 console.say(note)
+        summary = result.details.get("summary")
+        if summary is not None and not self.json:
+            out = sys.stderr if self.to_stdout else sys.stdout
+            print(f"== {result.path}: summary\n{summary}", file=out, flush=True)
         if self.dry_run and "diff" in result.details and self.kind is ReportAs.table:
             out = sys.stdout
             if len(self.files) > 1:

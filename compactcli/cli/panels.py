@@ -14,7 +14,7 @@ from typing import Any
 
 from typer.core import TyperCommand
 
-_WHERE = ("--output", "--out-dir", "--in-place", "--dry-run")
+_WHERE = ("--output", "--out-dir", "--in-place", "--dry-run", "--show-summary")
 _LIMITS = ("--force", "--threshold", "--max-tokens", "--context-window", "--fail-on-threshold")
 _SUMMARY = (
     "--summarizer",
