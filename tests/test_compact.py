@@ -747,10 +747,10 @@ def test_a_result_still_over_its_budget_says_where_its_tokens_are() -> None:
     result = run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl")
     assert result.exit_code == 1
     assert result.stderr == (
-        f"{codex}: compacted; over --max-tokens (500) by 289\n"
+        f"{codex}: compacted; over --max-tokens (500) by 255\n"
         f"{codex}: still over: the 3 messages before the summary take 120 tokens, the summary "
-        "461 and the kept tail (4 messages) 208; the kept messages leave the summary 172 tokens, "
-        "less than its smallest (461)\n"
+        "427 and the kept tail (4 messages) 208; the kept messages leave the summary 172 tokens, "
+        "less than its smallest (427)\n"
     )
     listed = run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl", "--json")
     assert json.loads(listed.stdout)["notes"] == [result.stderr.splitlines()[1]]
@@ -799,16 +799,16 @@ def test_where_the_tokens_are_says_whether_a_smaller_summary_could_fit() -> None
     result = read_transcript("o.jsonl")
     counter = counter_for(result)
     parts = (
-        "the 3 messages before the summary take 120 tokens, the summary 461 and the kept tail "
+        "the 3 messages before the summary take 120 tokens, the summary 427 and the kept tail "
         "(4 messages) 208"
     )
     assert over_parts(result, counter, 300) == f"{parts}; the kept messages alone are over 300"
     assert over_parts(result, counter, 328) == f"{parts}; the kept messages alone are over 328"
     # its body is under the smallest budget: the summary is as small as it gets
-    assert over_parts(result, counter, 788) == (
-        f"{parts}; the kept messages leave the summary 460 tokens, less than its smallest (461)"
+    assert over_parts(result, counter, 754) == (
+        f"{parts}; the kept messages leave the summary 426 tokens, less than its smallest (427)"
     )
-    assert over_parts(result, counter, 789) == (
+    assert over_parts(result, counter, 755) == (
         f"{parts}; a smaller summary (--summary-tokens) could bring it under"
     )
     assert over_parts(result, counter, 789, smaller_total=900) == (

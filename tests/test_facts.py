@@ -336,7 +336,7 @@ def test_a_rejected_call_gives_the_users_reason() -> None:
         (
             '{"output": "x", "metadata": {"exit_code": 3}}',
             False,
-            ("failed", '{"output": "x", "metadata": {"exit_code": 3}}'),
+            ("failed", "x"),  # what the shell printed, out of Codex's JSON
         ),
         ("Command aborted", False, ("failed", "Command aborted")),
         (

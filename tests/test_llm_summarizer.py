@@ -305,7 +305,7 @@ def test_retry_after_is_capped() -> None:
     with serve(error(429, "slow down", retry_after="120"), ok(ANSWER)) as server:
         started = time.monotonic()
         got = summarizer(server, max_retry_wait=0.2).summarize(request())
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # not the 120 s asked for (litellm loads first)
     assert got.summarizer == "llm"
 
 

@@ -287,7 +287,7 @@ def test_compact_then_estimate_pass_the_same_policy(
         ("logs/codex/b.jsonl", "compacted", None),
         ("logs/pi/a.jsonl", "compacted", None),
     ]
-    assert [(r["tokens_before"], r["tokens_after"]) for r in lines] == [(4847, 2384), (6329, 3044)]
+    assert [(r["tokens_before"], r["tokens_after"]) for r in lines] == [(4847, 2464), (6329, 3044)]
     check = run("estimate", "logs", "--method", "heuristic", "--fail-on-threshold")
     assert check.exit_code == 0, check.stderr
     assert check.stderr == ""
