@@ -82,20 +82,6 @@ def open_input(path: str) -> Iterator[BinaryIO]:
     if path == STDIN:
         yield sys.stdin.buffer
         return
-    if trajectory.is_trajectory(path):  # a SWE-agent document, read as JSON Lines
-        import io
-
-        try:
-            with open(path, "rb") as document:
-                data = document.read()
-        except IsADirectoryError:
-            raise InputError(path, None, "is a folder, not a transcript file") from None
-        except FileNotFoundError:
-            raise InputError(path, None, "no such file") from None
-        except OSError as error:
-            raise InputError(path, None, f"cannot open: {error.strerror or error}") from None
-        yield io.BytesIO(trajectory.to_lines(data, path))
-        return
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except IsADirectoryError:
@@ -105,7 +91,12 @@ def open_input(path: str) -> Iterator[BinaryIO]:
     except OSError as error:
         raise InputError(path, None, f"cannot open: {error.strerror or error}") from None
     with handle:
-        yield handle
+        if trajectory.is_trajectory(path):  # a SWE-agent document, read as JSON Lines
+            import io
+
+            yield io.BytesIO(trajectory.to_lines(handle.read(), path))
+        else:
+            yield handle
 
 
 def _describe_bad(line: bytes, body: bytes, error: Exception, last: bool) -> str:

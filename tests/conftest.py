@@ -11,9 +11,12 @@ real-agent tests by agent.
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -24,6 +27,16 @@ EVAL_FIXTURES = ROOT / "compactcli" / "evaluation" / "fixtures"
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 _SHARED_SCOPES = {"module", "class", "package"}
+
+
+def script_module(name: str) -> ModuleType:
+    """`scripts/NAME.py` imported as module NAME (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _group(item: pytest.Item) -> str | None:

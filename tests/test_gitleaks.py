@@ -4,9 +4,7 @@ what searching the whole text with every rule finds."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from types import ModuleType
 
 import pytest
@@ -14,19 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactcli import gitleaks
-from tests.conftest import ROOT
+from tests.conftest import script_module
 from tests.test_secrets_shapes import SHAPES
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "vendor_gitleaks", ROOT / "scripts" / "vendor_gitleaks.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["vendor_gitleaks"] = module
-    spec.loader.exec_module(module)
-    return module
+    return script_module("vendor_gitleaks")
 
 
 VENDOR = _script()

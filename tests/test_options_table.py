@@ -3,25 +3,16 @@ the command line gives now; and every option that has a default reads its variab
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
 
 from tests.cli_runner import run
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, script_module
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "options_table", ROOT / "scripts" / "options_table.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["options_table"] = module
-    spec.loader.exec_module(module)
-    return module
+    return script_module("options_table")
 
 
 def test_the_page_is_current() -> None:
