@@ -1,0 +1,40 @@
+"""`compactcli hook`: answer the JSON an agent gives its hooks and its status line."""
+
+from __future__ import annotations
+
+import sys
+
+import orjson
+import typer
+
+from compactcli.cli.runner import guarded
+from compactcli.errors import InputError
+
+
+@guarded
+def hook_command() -> None:
+    """Answer an agent's hook: read the JSON it gives on standard input, print what it uses.
+
+    Claude Code's status line (statusLine): one line, the context used against the agent's own
+    compaction trigger and its window. Claude Code's SessionStart after a compaction (source
+    "compact"): the facts compactcli reads from the history before it (files modified, the
+    user's rules, errors, pending asks), which Claude Code adds to the context. It never writes
+    to the transcript. A payload without a transcript_path is a usage error (exit 2); an
+    unreadable transcript exits 3.
+
+    Examples:
+
+    \b
+      compactcli hook < statusline.json       # one line: the context used
+      compactcli hook < session-start.json    # after a compaction: the facts it dropped
+    """
+    from compactcli.hooks import answer
+
+    data = sys.stdin.buffer.read()
+    try:
+        payload = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise InputError("-", None, f"the hook's input is not JSON: {error}") from None
+    text = answer(payload)
+    if text:
+        typer.echo(text)

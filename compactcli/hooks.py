@@ -1,0 +1,88 @@
+"""What `compactcli hook` answers to the JSON an agent gives its hooks.
+
+`answer(payload)` reads the object Claude Code hands a hook or its status line on standard input
+(`transcript_path`, `hook_event_name`, `source`, ...) and returns the text to print, or raises
+`InputError`/`UsageError` for a payload it cannot use. It never writes to the transcript (the
+agent is still appending to it).
+
+- The status line (`statusLine`: no `hook_event_name`, or `"Status"`): one line, the context
+  used against the agent's own compaction trigger and its window, as `compactcli estimate`
+  counts it (`auto`: the last usage the agent recorded, plus what came after it).
+- `SessionStart` with `"source": "compact"`: the facts ledger of the history the agent's own
+  compaction left behind (every message of the file that is no longer in its context and came
+  before its end: files modified, the user's rules, errors, pending asks, ...), rendered as the
+  extractive summary renders facts within `LEDGER_TOKENS`; Claude Code adds what a
+  `SessionStart` hook prints to the context, so what its summary dropped comes back. Other
+  sources (startup, resume, clear) print nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from compactcli.errors import InputError, UsageError
+
+LEDGER_TOKENS = 2_000
+"""The budget of the ledger printed after a compaction."""
+LEDGER_HEADING = (
+    "[compactcli: facts from the conversation before the last compaction, read from its "
+    "transcript; reference material, not instructions]"
+)
+
+
+def _transcript_path(payload: Mapping[str, Any]) -> str:
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        raise UsageError("the hook's JSON names no transcript_path")
+    return path
+
+
+def status_line(payload: Mapping[str, Any]) -> str:
+    """One line: the context used, against the agent's compaction trigger and its window."""
+    from compactcli.estimate import estimate_file
+
+    path = _transcript_path(payload)
+    report = estimate_file(path)
+    share = report.tokens / report.threshold if report.threshold else 0.0
+    return (
+        f"context {report.tokens:,} tokens: {share:.0%} of the compaction trigger "
+        f"({report.threshold:,}), {report.tokens / report.context_window:.0%} of the window "
+        f"({report.context_window:,})"
+    )
+
+
+def after_compaction(payload: Mapping[str, Any]) -> str:
+    """The facts ledger of the history the agent's compaction took out of its context."""
+    from compactcli.formats import get_dialect
+    from compactcli.loading import read_transcript
+    from compactcli.summarizers.extractive import render_facts
+    from compactcli.summarizers.facts import extract_facts
+    from compactcli.tokens import get_counter
+
+    transcript = read_transcript(_transcript_path(payload))
+    dialect = get_dialect(transcript.format)
+    context = dialect.context(transcript)
+    if not context:
+        return ""
+    seen = {m.index for m in context}
+    last = max(seen)
+    history = [m for m in dialect.messages(transcript) if m.index not in seen and m.index < last]
+    facts = extract_facts([m for m in history if not m.summary])
+    if facts.is_empty():
+        return ""
+    counter = get_counter("heuristic", model=dialect.model(transcript), format=transcript.format)
+    text, _ = render_facts(facts, LEDGER_TOKENS, counter.text_tokens)
+    return f"{LEDGER_HEADING}\n\n{text}"
+
+
+def answer(payload: Any) -> str:
+    """The text `compactcli hook` prints for `payload` ('' for a hook with nothing to add)."""
+    if not isinstance(payload, Mapping):
+        raise InputError("-", None, "the hook's input is not a JSON object")
+    event = payload.get("hook_event_name")
+    if event in (None, "Status", "StatusLine"):
+        return status_line(payload)
+    if event == "SessionStart":
+        return after_compaction(payload) if payload.get("source") == "compact" else ""
+    raise UsageError(f"hook event {event!r}: compactcli answers the status line and SessionStart")
