@@ -56,6 +56,7 @@ __all__ = [
     "estimate_file",
     "estimate_records",
     "failures",
+    "note_context_tokens",
 ]
 
 STATUSES = ("ok", "over_threshold", "over_budget", "over_window")
@@ -360,11 +361,28 @@ def context_tokens(transcript: Transcript, counter: TokenCounter) -> int:
     """The tokens of `transcript`'s context view under `counter`, as `estimate` counts them
     (`--method heuristic` or `exact`): every message's cost, and each response at least the
     output its usage anchor recorded. The one count every command and report gives for a
-    context (prune, summarize, diff, the stats report, boundary records)."""
-    method = "exact" if counter.method == "exact" else "heuristic"
-    content = cast(HeuristicCounter | TiktokenCounter, counter)
-    options = EstimateOptions(method=method)
-    return estimate(transcript, options, counter=content, whole_file=False, breakdown=False).tokens
+    context (prune, summarize, diff, the stats report, boundary records). Remembered per
+    transcript and counter (`note_context_tokens` gives it a count made elsewhere)."""
+
+    def count() -> int:
+        method = "exact" if counter.method == "exact" else "heuristic"
+        content = cast(HeuristicCounter | TiktokenCounter, counter)
+        options = EstimateOptions(method=method)
+        report = estimate(transcript, options, counter=content, whole_file=False, breakdown=False)
+        return report.tokens
+
+    made, tokens = transcript.view(_context_key(counter), lambda: (counter, count()))
+    return tokens if made is counter else count()  # a counter that took a freed one's id
+
+
+def note_context_tokens(transcript: Transcript, counter: TokenCounter, tokens: int) -> None:
+    """Remember `tokens`, the `context_tokens` of `transcript` under `counter`, counted by an
+    `estimate` of its context view (with any limits: they do not change the count)."""
+    transcript.view(_context_key(counter), lambda: (counter, tokens))
+
+
+def _context_key(counter: TokenCounter) -> str:
+    return f"context_tokens:{counter.method}:{id(counter)}"
 
 
 def estimate_records(

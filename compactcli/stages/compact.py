@@ -20,7 +20,7 @@ from typing import TypedDict, cast
 
 import orjson
 
-from compactcli.estimate import EstimateOptions, EstimateReport, estimate
+from compactcli.estimate import EstimateOptions, EstimateReport, estimate, note_context_tokens
 from compactcli.formats import get_dialect
 from compactcli.repair import read_back_problem
 from compactcli.stages.prune import PruneOptions, prune
@@ -253,9 +253,11 @@ class _Measure:
 
     def __call__(self, transcript: Transcript) -> EstimateReport:
         counter = cast(HeuristicCounter | TiktokenCounter, self.counter)
-        return estimate(
+        report = estimate(
             transcript, self.options, counter=counter, whole_file=False, breakdown=False
         )
+        note_context_tokens(transcript, counter, report.tokens)  # the stages count it alike
+        return report
 
 
 def _over(report: EstimateReport) -> list[tuple[str, int, int]]:
