@@ -105,8 +105,9 @@ def print_totals_table(table: plain_table.Table) -> None:
     width (`compactcli.table_fit`: the folder its files share on a line above it, columns left
     out, file names cut at their start)."""
     from compactcli import table_fit
+    from compactcli.formats import session_title
 
-    folder, table = table_fit.fit(table, plain_table.console_width() or 80)
+    folder, table = table_fit.fit(table, plain_table.console_width() or 80, session_title)
     if folder is not None and not plain_table.write_line(sys.stdout, f"in {folder}"):
         stdout().print(f"in {folder}", markup=False, highlight=False)
     if plain_table.write_table(sys.stdout, table):

@@ -5,12 +5,16 @@ between columns, as `compactcli.console.totals_table` lays it out). Otherwise, i
 until it fits: the file names of its folding column are shown relative to the folder they share
 (returned, to be printed above the table: `in FOLDER/`); the columns the table names in `drop`
 are left out, first named first; and the file names keep their ends (the file itself), their
-starts cut to `...`, no narrower than `MIN_NAME`. Nothing here imports rich.
+starts cut to `...`, no narrower than `MIN_NAME`. Given `titles`, a session its agent titled is
+named by its folder, the start of its file name and its title when relative names are still too
+wide (before columns are left out), and cut at its end.
+Nothing here imports rich.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 
 from compactcli.plain_table import Table
@@ -28,18 +32,27 @@ def width_of(table: Table) -> int:
     return sum(widths) + _GAP * (len(widths) - 1)
 
 
-def fit(table: Table, width: int) -> tuple[str | None, Table]:
-    """(the folder the file names are relative to, or None; the table as it fits `width`)."""
+def fit(
+    table: Table, width: int, titles: Callable[[str], str | None] | None = None
+) -> tuple[str | None, Table]:
+    """(the folder the file names are relative to, or None; the table as it fits `width`).
+    `titles` gives the title of the session in a file, where its agent gave one: when relative
+    names are still too wide, such a file is named by its folder, the start of its name and
+    its title (`proj/dbea81d5 Build the case review backend`)."""
     if width_of(table) <= width or not table.fold:
         return None, table
+    original = table
     folder, table = _relative(table)
+    titled: frozenset[int] = frozenset()
+    if titles is not None and width_of(table) > width:
+        table, titled = _titled(original, table, titles)
     for position in table.drop:
         if width_of(table) <= width:
             break
         table = _without(table, position)
     over = width_of(table) - width
     if over > 0:
-        table = _cut_names(table, over)
+        table = _cut_names(table, over, titled)
     return folder, table
 
 
@@ -62,6 +75,25 @@ def _relative(table: Table) -> tuple[str | None, Table]:
     return folder + os.sep, replace(table, rows=rows)
 
 
+def _titled(
+    original: Table, table: Table, titles: Callable[[str], str | None]
+) -> tuple[Table, frozenset[int]]:
+    """`table` with each file whose session has a title named by it (see `fit`), and the rows
+    so named."""
+    column = min(table.fold)
+    rows = []
+    named = set()
+    for number, (before, row) in enumerate(zip(original.rows, table.rows, strict=True)):
+        title = titles(before[column])
+        if title is not None:
+            folder, name = os.path.split(row[column])
+            short = f"{name.split('.', 1)[0][:8]} {title}"
+            row = (*row[:column], os.path.join(folder, short), *row[column + 1 :])
+            named.add(number)
+        rows.append(row)
+    return replace(table, rows=tuple(rows)), frozenset(named)
+
+
 def _without(table: Table, position: int) -> Table:
     """The table without column `position` (the positions it names after it move down)."""
 
@@ -81,15 +113,24 @@ def _without(table: Table, position: int) -> Table:
     )
 
 
-def _cut_names(table: Table, over: int) -> Table:
-    """The folding column's cells cut at their start by `over` columns (to `MIN_NAME` at least)."""
+def _cut_names(table: Table, over: int, titled: frozenset[int] = frozenset()) -> Table:
+    """The folding column's cells cut by `over` columns (to `MIN_NAME` at least): at their start,
+    where the file's own name is at the end; the rows in `titled` at their end, where the title
+    is."""
     column = min(table.fold)
     cells = [row[column] for row in table.rows]
     widest = max(len(c) for c in [table.columns[column], *cells])
     room = max(MIN_NAME, widest - over)
 
-    def cut(cell: str) -> str:
-        return cell if len(cell) <= room else CUT + cell[len(cell) - room + len(CUT) :]
+    def cut(cell: str, end: bool) -> str:
+        if len(cell) <= room:
+            return cell
+        if end:
+            return cell[: room - len(CUT)].rstrip() + CUT
+        return CUT + cell[len(cell) - room + len(CUT) :]
 
-    rows = tuple((*row[:column], cut(row[column]), *row[column + 1 :]) for row in table.rows)
+    rows = tuple(
+        (*row[:column], cut(row[column], number in titled), *row[column + 1 :])
+        for number, row in enumerate(table.rows)
+    )
     return replace(table, rows=rows)

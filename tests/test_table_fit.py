@@ -110,7 +110,10 @@ def test_a_real_session_folder_fits_an_80_column_terminal(tmp_path: Path) -> Non
     lines = [line for line in plain.split("\n") if line.strip()]
     assert lines[0] == f"in {project}/"
     assert all(len(line.rstrip()) <= 80 for line in lines[1:]), lines  # the folder may wrap
-    assert [line.split()[0] for line in lines[2:4]] == sorted(NAMES)
+    # each row names its file by the start of its name; the one with a title by its title too
+    rows = {line.split()[0][:8]: line for line in lines[2:4]}
+    assert sorted(rows) == sorted(name[:8] for name in NAMES)
+    assert "Apply for Superteam agentic engineering grant"[:20] in rows[NAMES[0][:8]]
 
 
 def test_a_pipe_with_columns_set_gets_the_same_fitted_table(tmp_path: Path) -> None:
@@ -130,4 +133,16 @@ def test_a_pipe_with_columns_set_gets_the_same_fitted_table(tmp_path: Path) -> N
     lines = done.stdout.splitlines()
     assert lines[0] == f"in {folder}/"
     assert all(len(line) <= 80 for line in lines[1:]), lines
-    assert lines[1].split() == ["file", "tokens", "method", "used", "status"]
+    header = lines[1].split()
+    assert header[:2] == ["file", "tokens"] and header[-1] == "status"
+    assert "file tokens" not in lines[1]  # the first column left out
+
+
+def test_a_titled_session_is_named_by_its_title_cut_at_its_end() -> None:
+    titles = {PATHS[0]: "Build the case review backend with merge logic and ops scripts"}
+    folder, fitted = fit(_table(), 72, titles.get)
+    assert folder == FOLDER + "/"
+    first, second = (row[0] for row in fitted.rows)
+    assert first.startswith("dbea81d5 Build the case review backend")
+    assert first.endswith(CUT) or width_of(fitted) <= 72
+    assert second == NAMES[1] or second.startswith(CUT)  # untitled: its name, cut at its start

@@ -23,7 +23,15 @@ from compactcli.formats.entry import Format
 if TYPE_CHECKING:
     from compactcli.formats.base import Dialect
 
-__all__ = ["FORMATS", "PACKAGES", "Format", "get_dialect", "get_format", "summary_wrappers"]
+__all__ = [
+    "FORMATS",
+    "PACKAGES",
+    "Format",
+    "get_dialect",
+    "get_format",
+    "session_title",
+    "summary_wrappers",
+]
 
 PACKAGES = (
     "claude_code",
@@ -62,3 +70,14 @@ def summary_wrappers() -> tuple[tuple[str, str], ...]:
     """The wrappers the agents put around a summary they wrote, taken off before one is updated."""
     found = (f.wrappers() for f in FORMATS.values())
     return tuple(dict.fromkeys(w for w in found if w is not None))
+
+
+def session_title(path: str) -> str | None:
+    """The title an agent gave the session in file `path` (the first format that reads one and
+    finds one there), for display; None when none does."""
+    for entry in FORMATS.values():
+        if entry.title_reader is not None:
+            title = entry.title(path)
+            if title is not None:
+                return title
+    return None

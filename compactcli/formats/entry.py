@@ -6,8 +6,8 @@ edits), its writer (how a summary and a boundary are written in) and its repair 
 fixes on load), as `module:name` strings, so an entry is cheap to import and free of cycles;
 `dialect()`, `writer()`, `repair()` and `wrappers()` load what they name. Its presets are plain
 values: the tokenizer family its models use when the model is unknown, the agent's own
-compaction threshold (a `compactcli.limits` spec), and the wrapper the agent puts around a
-summary it wrote.
+compaction threshold (a `compactcli.limits` spec), the wrapper the agent puts around a
+summary it wrote, and where the title it gives a session is read (`title`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class Format:
     tokenizer: Literal["openai", "claude"]  # the density its models' tokenizer has
     threshold: str  # the agent's own compaction trigger (`compactcli.limits` spec)
     wrapper: str | None = None  # module:name of (prefix, suffix) around the agent's summary
+    title_reader: str | None = None  # module:function(path) -> the session's title, or None
 
     def dialect(self) -> Dialect:
         return cast("type[Dialect]", _load(self.dialect_class))()
@@ -52,6 +53,12 @@ class Format:
 
     def wrappers(self) -> tuple[str, str] | None:
         return None if self.wrapper is None else cast("tuple[str, str]", _load(self.wrapper))
+
+    def title(self, path: str) -> str | None:
+        """The title the agent gave the session in file `path`, when it gives one."""
+        if self.title_reader is None:
+            return None
+        return cast("Callable[[str], str | None]", _load(self.title_reader))(path)
 
 
 @cache

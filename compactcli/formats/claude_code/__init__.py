@@ -13,4 +13,5 @@ FORMAT = Format(
     tokenizer="claude",
     threshold="claude-code",
     wrapper="compactcli.formats.claude_code.writer:SUMMARY_WRAPPER",
+    title_reader="compactcli.formats.claude_code.title:session_title",
 )
