@@ -5,20 +5,23 @@ between columns, as `compactcli.console.totals_table` lays it out). Otherwise, i
 until it fits: the file names of its folding column are shown relative to the folder they share
 (returned, to be printed above the table: `in FOLDER/`); the columns the table names in `drop`
 are left out, first named first; and the file names keep their ends (the file itself), their
-starts cut to `...`, no narrower than `MIN_NAME`. Given `titles`, a session its agent titled is
-named by its folder, the start of its file name and its title when relative names are still too
-wide (before columns are left out), and cut at its end.
-Nothing here imports rich.
+starts cut to `...`, no narrower than `MIN_NAME`. Given `titles`, a session file named by its id
+(a UUID) whose agent titled it is named by its folder, the start of its id and its title when
+relative names are still too wide (before columns are left out), and cut at its end. Nothing
+here imports rich.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
 from compactcli.plain_table import Table
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A session file named by its id, as Claude Code names them: the ones a title names better."""
 MIN_NAME = 24
 """The least width a file name is cut to; a table narrower than that is left to fold."""
 CUT = "..."
@@ -84,10 +87,11 @@ def _titled(
     rows = []
     named = set()
     for number, (before, row) in enumerate(zip(original.rows, table.rows, strict=True)):
-        title = titles(before[column])
+        folder, name = os.path.split(row[column])
+        stem = name.split(".", 1)[0]
+        title = titles(before[column]) if _UUID.fullmatch(stem) else None
         if title is not None:
-            folder, name = os.path.split(row[column])
-            short = f"{name.split('.', 1)[0][:8]} {title}"
+            short = f"{stem[:8]} {title}"
             row = (*row[:column], os.path.join(folder, short), *row[column + 1 :])
             named.add(number)
         rows.append(row)
