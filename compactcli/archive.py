@@ -3,7 +3,8 @@
 `content_bytes(value)` is the exact bytes a placeholder's hash is taken over (a string as UTF-8,
 anything else as compact JSON). `Archive(folder).put(data)` writes them to `FOLDER/<sha256>`
 atomically (`compactcli.atomic`), once, readable by their owner only (`FILE_MODE`, 0600);
-`get(sha256)` reads them back. Nothing is lost: a placeholder names the hash,
+`get(sha256)` reads them back. `put_file(name, data)` stores other files the archive keeps
+(`compactcli.undo`'s journal). Nothing is lost: a placeholder names the hash,
 the archive holds the content.
 """
 
@@ -47,17 +48,20 @@ class Archive:
     def put(self, data: bytes) -> str:
         """Store `data` (once) and return its sha256."""
         digest = sha256(data)
-        target = self.path(digest)
-        if target.exists():
-            return digest
+        if not self.path(digest).exists():
+            self.put_file(digest, data)
+        return digest
+
+    def put_file(self, name: str, data: bytes) -> None:
+        """Store `data` as `FOLDER/<name>` (`name` may hold a subfolder), replacing it."""
+        target = self.folder / name
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
             atomic.write(str(target), [data], mode=FILE_MODE)
         except OSError as error:
             raise OutputError(
                 f"{self.folder}: cannot write to the archive: {error.strerror or error}"
             ) from None
-        return digest
 
     def get(self, digest: str) -> bytes:
         return self.path(digest).read_bytes()

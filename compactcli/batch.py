@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from compactcli.diff import DiffReport
     from compactcli.formats.repairing import RepairDict
     from compactcli.redact_transcript import RedactionDict
+    from compactcli.restore_file import RestoreDict
     from compactcli.stages.compact import CompactCheckDict
     from compactcli.stats import StatsReport
 
@@ -56,7 +57,8 @@ class FileDetails(TypedDict, total=False):
     difference `--dry-run` shows; `stats`: the stats report (`--stats`); `redact`: the figures
     of `redact` and of `compact --redact`; `boundary`: the last boundary's details
     (`--boundary`; None when no stage made one); `policy`: the policy file its settings came
-    from, when one did; `summary`: the text of the summary the run wrote (`--show-summary`).
+    from, when one did; `summary`: the text of the summary the run wrote (`--show-summary`);
+    `restore`: what `restore` undid.
     """
 
     findings: list[InvalidFinding]
@@ -68,6 +70,7 @@ class FileDetails(TypedDict, total=False):
     boundary: BoundaryDetails | None
     policy: str
     summary: str
+    restore: RestoreDict
 
 
 @dataclass(frozen=True, slots=True)

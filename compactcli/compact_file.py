@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compactcli import atomic, batch, in_place, interrupts, lifetime
+from compactcli import atomic, batch, in_place, interrupts, lifetime, undo
 from compactcli.errors import OutputError, UsageError
 from compactcli.formats import get_dialect
 from compactcli.in_place import Identity, file_identity
@@ -225,6 +225,10 @@ def compact_file(
         parts = over_parts(result, counter, limit, smaller_total=check.smaller_summary_total)
         if parts:
             notes.append(f"{transcript.source}: still over: {parts}")
+    if check.changed and not plan.dry_run and destination.mode != "none":
+        result = undo.record(
+            transcript, result, archive=settings.get("archive"), inline=redaction is None
+        )
     output, backup = write_result(
         transcript,
         result,

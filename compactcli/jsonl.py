@@ -370,3 +370,10 @@ def write_bytes(
         atomic.write(path, chunks, mode=mode)
     except OSError as error:
         raise OutputError.cannot_write(path, error) from None
+
+
+def record_bytes(record: Record, *, last: bool) -> bytes:
+    """The bytes `render` writes for `record`, its line ending included (`last`: no record
+    follows it)."""
+    body, eol = _pieces(record, last=last)
+    return body + eol

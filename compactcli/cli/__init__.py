@@ -29,6 +29,7 @@ COMMANDS = {
     "summarize": "compactcli.cli.summarize:summarize_command",
     "diff": "compactcli.cli.diff:diff_command",
     "redact": "compactcli.cli.redact:redact_command",
+    "restore": "compactcli.cli.restore:restore_command",
     "hook": "compactcli.cli.hook:hook_command",
     "eval": "compactcli.cli.eval:eval_command",
 }

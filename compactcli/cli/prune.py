@@ -103,4 +103,5 @@ def prune_command(
         counter=counter,
         in_place=in_place,
         seen=seen,
+        archive=options.archive,
     )

@@ -120,19 +120,21 @@ def finish_stage(
     counter: TokenCounter,
     in_place: bool = False,
     seen: Identity | None = None,
+    archive: str | None = None,
 ) -> None:
     """Write (or, dry, show) the result of a stage command and its reports.
 
     The result transcript goes to standard output when `output` is None or `-`, to the file
     `output` with the input's permission bits, or in place with a backup (`in_place`:
     `compactcli.in_place`); with `dry_run` nothing is written and the diff is printed instead.
+    A changed result carries how to undo it (`compactcli.undo.record`, in `archive` too).
     The stats report is appended to `stats` and the last boundary's details written to
     `boundary` (both atomically, `compactcli.atomic`, with the input's permission bits), and a
     short stats table is shown on standard error when that is a terminal. Once the transcript
     is written the run is settled (`compactcli.interrupts.settle`): a Ctrl-C after that no
     longer interrupts it.
     """
-    from compactcli import atomic, interrupts
+    from compactcli import atomic, interrupts, undo
     from compactcli import in_place as replacing
     from compactcli.diff import diff
     from compactcli.jsonl import render
@@ -140,10 +142,13 @@ def finish_stage(
     from compactcli.stats import report
 
     mode = atomic.permission_bits(before.source) if before.source != "<stdin>" else None
+    changed = any(s.changed for s in after.stats)
+    if changed and not dry_run:  # how to undo it (`compactcli restore`)
+        after = undo.record(before, after, archive=archive)
     if dry_run:
         print_diff(diff(before, after, counter=counter))
     elif in_place:
-        if any(s.changed for s in after.stats):  # else nothing to replace: no write, no backup
+        if changed:  # else nothing to replace: no write, no backup
             replacing.replace(before.source, list(render(after.records)), seen, final=True)
         interrupts.settle()
     else:
