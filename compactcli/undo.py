@@ -113,6 +113,13 @@ def _span(was: bytes, now: bytes) -> tuple[int, int, int]:
     return at, len(now) - tail, len(was) - tail
 
 
+def _alike(was: bytes, now: bytes) -> bool:
+    """True when `now` is `was` with one span changed that is at most half the longer of them
+    (a relinked parent, not a line put in another's place)."""
+    at, end, _ = _span(was, now)
+    return at + len(now) - end >= max(len(was), len(now)) / 2
+
+
 def _safe_inline(data: bytes) -> str | None:
     """`data` as inline text, when short, valid UTF-8 and free of anything `redact` hides."""
     if len(data) > INLINE_BYTES:
@@ -151,8 +158,8 @@ def build(
     The output is lined up with the input by content, not by what the stages say: a line
     written as read anchors the two (by position first, else by being the only input line
     with those bytes, further on); between two anchors, as many input lines as output lines
-    (records of ours aside) are the same lines edited, else the input's lines were left out
-    and the output's added."""
+    (records of ours aside) are the same lines edited; else the first ones that are alike
+    (`_alike`) are, and the other input lines were left out and the other output lines added."""
     source = before.records
     for number, item in enumerate(source, 1):
         if item.lineno != number or item.line is None:
@@ -177,15 +184,20 @@ def build(
     def gap(first: int, stop: int, outputs: list[int]) -> None:
         """Input lines `first:stop` and the output lines `outputs` between two anchors."""
         theirs = [j for j in outputs if not boundary.is_ours(records[j].raw)]
-        if theirs and len(theirs) == stop - first:
-            for j, item in zip(theirs, source[first:stop], strict=True):
-                patch(j, _read(item))
-            added.extend(j for j in outputs if j not in theirs)
-            return
-        if stop > first:
-            data = b"".join(_read(item) for item in source[first:stop])
+        paired = 0
+        if len(theirs) == stop - first:
+            paired = len(theirs)  # the same lines, edited in place
+        else:  # the edited lines come first, the rest were left out or added
+            while paired < min(len(theirs), stop - first) and _alike(
+                _read(source[first + paired]), record_bytes(records[theirs[paired]], last=False)
+            ):
+                paired += 1
+        for j, item in zip(theirs[:paired], source[first : first + paired], strict=True):
+            patch(j, _read(item))
+        if stop > first + paired:
+            data = b"".join(_read(item) for item in source[first + paired : stop])
             ops.append(["lines", _piece(data, archive, inline=False)])
-        added.extend(outputs)
+        added.extend(j for j in outputs if j not in theirs[:paired])
 
     taken = 0  # input lines placed so far
     pending: list[int] = []  # output lines since the last anchor

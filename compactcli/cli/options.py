@@ -441,7 +441,8 @@ Archive = Annotated[
     str | None,
     typer.Option(
         "--archive",
-        help="Keep every cleared content in this folder, named by its sha256.",
+        help="Keep every cleared content in this folder, named by its sha256, and all that "
+        "compactcli restore needs to undo the run.",
         envvar="COMPACTCLI_ARCHIVE",
         show_default=False,
         metavar="DIR",

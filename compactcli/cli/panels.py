@@ -49,7 +49,7 @@ PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("Reports", _REPORTS),
     ),
     "summarize": (
-        ("Where results go", _WHERE),
+        ("Where results go", (*_WHERE, "--archive")),
         ("Summary", _SUMMARY),
         ("Input and counting", _INPUT),
         ("Reports", _REPORTS),
@@ -58,6 +58,11 @@ PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("Where results go", _WHERE),
         ("What is cleared", ("--keep-recent-tokens", *_PRUNE)),
         ("Input and counting", _INPUT),
+        ("Reports", _REPORTS),
+    ),
+    "restore": (
+        ("Where results go", (*_WHERE, "--archive")),
+        ("What is undone", ("--all",)),
         ("Reports", _REPORTS),
     ),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from compactcli.cli.admission import admit_input, refuse_invalid_result
 from compactcli.cli.options import (
     ApiBase,
+    Archive,
     BadLinePolicy,
     BoundaryFile,
     CutTurn,
@@ -55,6 +56,7 @@ def summarize_command(
     dry_run: DryRun = False,
     stats: StatsFile = None,
     boundary: BoundaryFile = None,
+    archive: Archive = None,
     repair: Repair = False,
     quiet: Quiet = False,
 ) -> None:
@@ -93,6 +95,7 @@ def summarize_command(
         dry_run=dry_run,
         stats=stats,
         boundary=boundary,
+        archive=archive,
     )
     stdin_hint([source])
     admitted = admit_input(read_one(source, format, on_bad_line), repair)
@@ -132,4 +135,5 @@ def summarize_command(
         counter=counter,
         in_place=in_place,
         seen=seen,
+        archive=archive,
     )
