@@ -246,24 +246,39 @@ def _with_undo(raw: dict[str, Any], undo: Undo) -> dict[str, Any]:
 
 
 def record(
-    before: Transcript, after: Transcript, *, archive: str | None, inline: bool = True
+    before: Transcript,
+    after: Transcript,
+    *,
+    archive: str | None,
+    inline: bool = True,
+    stage: str | None = None,
+    journal: bool = True,
 ) -> Transcript:
     """`after` with the undo of writing it for `before` in the newest record of ours it added,
-    and, with `archive`, that undo in the archive's journal too. `inline=False` keeps every span
-    of the input out of the transcript (`--redact`: the output must not carry what it hid).
-    `after` unchanged when the undo cannot be made (`build`), or when there is no record of
-    ours to hold it and no archive."""
-    store = Archive(archive) if archive else None
-    records = list(after.records)
-    built = build(before, records, archive=store, inline=inline)
-    if built is None:
-        return after
-    undo, added = built
-    undo["stage"] = after.stats[-1].stage if after.stats else ""
-    holder = next((j for j in reversed(added) if boundary.is_ours(records[j].raw)), None)
-    if holder is not None:
-        records[holder] = records[holder].with_raw(_with_undo(records[holder].raw, undo))
-        after = after.evolve(records=tuple(records))
+    and, with `archive` and `journal`, that undo in the archive's journal too. `inline=False`
+    keeps every span of the input out of the transcript (`--redact`: the output must not carry
+    what it hid). `stage` names what is undone (default: the last stage of `after.stats`).
+    `after` unchanged when the undo cannot be made (`build`); and as it is when its newest
+    record of ours holds the undo of `before` already (a stage records its own: a command that
+    runs one stage records it again)."""
+    store = Archive(archive) if archive and journal else None
+    newest = next((r for r in reversed(after.records) if boundary.is_ours(r.raw)), None)
+    held = _details(newest.raw) if newest is not None else None
+    undo: Undo | None = held.get("undo") if held is not None else None
+    if undo is None or undo.get("source_sha256") != before.sha256:
+        records = list(after.records)
+        built = build(before, records, archive=Archive(archive) if archive else None, inline=inline)
+        if built is None:
+            return after
+        undo, added = built
+        if stage is not None:
+            undo["stage"] = stage
+        else:
+            undo["stage"] = after.stats[-1].stage if after.stats else ""
+        holder = next((j for j in reversed(added) if boundary.is_ours(records[j].raw)), None)
+        if holder is not None:
+            records[holder] = records[holder].with_raw(_with_undo(records[holder].raw, undo))
+            after = after.evolve(records=tuple(records))
     if store is not None:
         written = _sha256(render(after.records))
         store.put_file(f"{JOURNAL}/{written}.json", orjson.dumps(undo))

@@ -102,9 +102,7 @@ def test_an_append_only_session_is_restored_from_the_file_alone(tmp_path: Path) 
     out, back = tmp_path / "out.jsonl", tmp_path / "back.jsonl"
     _compact(source, out, "--keep-recent", "99")
     lines = split_lines(out.read_bytes())
-    undo = next(
-        orjson.loads(line)["compactcli"]["undo"] for line in lines if b'"undo"' in line
-    )
+    undo = next(orjson.loads(line)["compactcli"]["undo"] for line in lines if b'"undo"' in line)
     assert [op[0] for op in undo["ops"]].count("lines") == 0  # nothing left out
     assert all(isinstance(op[4], str) for op in undo["ops"] if op[0] == "patch")
     code, stderr = _restore(out, back)

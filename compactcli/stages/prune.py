@@ -6,7 +6,7 @@ digest placeholder, older copies of an identical output are cleared, and old ima
 marker. A call keeps its result record and id, nothing outside the context view is touched, a
 second run changes nothing, and with `archive` every cleared content is kept under its hash. The
 stage appends one `StageStats` (its result a `PruneResult`) and, when it changed anything, the
-format's boundary record.
+format's boundary record, which holds how to undo the step (`compactcli.undo.record`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
-from compactcli import boundary
+from compactcli import boundary, undo
 from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.estimate import context_tokens
 from compactcli.formats import get_dialect
@@ -287,6 +287,10 @@ def prune(
     }
     marker = dialect.prune_boundary(pruned, info)
     pruned = pruned.evolve(records=(*pruned.records, *marker))
+    if marker:  # how to undo this step, in its boundary record (`compactcli restore`)
+        pruned = undo.record(
+            transcript, pruned, archive=options.archive, stage="prune", journal=False
+        )
     stats = _stats(
         transcript,
         pruned,
