@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compactcli.stages.compact as compact_module
-from compactcli import get_dialect, read_transcript, to_bytes, validate, write_transcript
+from compactcli import get_dialect, read_transcript, to_bytes, undo, validate, write_transcript
 from compactcli.cache import CachedSummarizer, SummaryCache, default_cache_dir, request_key
 from compactcli.compact_file import over_parts
 from compactcli.estimate import EstimateOptions, estimate
@@ -70,6 +70,16 @@ def library(path: Path | str, **changes: Any) -> Transcript:
     transcript = read_transcript(str(path))
     options = CompactOptions(**changes)
     return compact(transcript, options, summarizer=EXTRACTIVE, counter=counter_for(transcript))
+
+
+def written(path: Path | str, **changes: Any) -> bytes:
+    """The bytes `compactcli compact` writes for `library(path, **changes)`: with the undo it
+    records when the run changed the transcript (`compactcli.undo.record`)."""
+    result = library(path, **changes)
+    check = compact_check(result)
+    if check is not None and check.changed:
+        result = undo.record(read_transcript(str(path)), result, archive=None)
+    return to_bytes(result)
 
 
 def keep(tokens: int, **changes: Any) -> dict[str, Any]:
@@ -560,13 +570,13 @@ def test_one_file_to_standard_output_keeps_the_report_off_it() -> None:
     result = run("compact", str(PI), "--threshold", "3000", "--keep-recent-tokens", "2000")
     assert result.exit_code == 0
     assert result.stderr == ""
-    assert result.stdout_bytes == to_bytes(library(PI, **keep(2000, threshold="3000")))
+    assert result.stdout_bytes == written(PI, **keep(2000, threshold="3000"))
 
 
 def test_standard_input_works_like_a_file() -> None:
     result = run("compact", "-", "--force", "--keep-recent-tokens", "2000", input=PI.read_bytes())
     assert result.exit_code == 0
-    assert result.stdout_bytes == to_bytes(library(PI, **keep(2000, force=True)))
+    assert result.stdout_bytes == written(PI, **keep(2000, force=True))
 
 
 def test_out_dir_keeps_relative_names(tmp_path: Path) -> None:
@@ -658,7 +668,7 @@ def test_in_place_keeps_a_backup_and_never_overwrites_one() -> None:
     assert orjson.loads(first.stdout)["backup"] == "s.jsonl.bak"
     assert Path("s.jsonl.bak").read_bytes() == original
     compacted = Path("s.jsonl").read_bytes()
-    assert compacted == to_bytes(library(PI, **keep(2000, force=True)))
+    assert compacted == written(PI, **keep(2000, force=True))
     second = run(*args)  # nothing left to do: no write, no backup
     assert orjson.loads(second.stdout)["status"] == "unchanged"
     assert sorted(os.listdir()) == ["s.jsonl", "s.jsonl.bak"]
@@ -692,7 +702,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing() -> None:
         "first change: line 5 (cleared message toolResult); prompt cache breaks here",
         "  cleared       5      5  message toolResult  5,048 -> 416 bytes",
         "  cleared       6      6  message toolResult  2,653 -> 551 bytes",
-        "  added         -     22  custom  0 -> 759 bytes",
+        "  added         -     22  custom  0 -> 981 bytes",
         "  added         -     23  compaction  0 -> 3,726 bytes",
         "file          before  after        saved  status   ",
         "s.jsonl        6,329  2,465  3,864 (61%)  compacted",

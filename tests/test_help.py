@@ -9,7 +9,17 @@ import pytest
 
 from tests.cli_runner import run
 
-COMMANDS = ["prune", "summarize", "compact", "diff", "estimate", "validate", "eval", "redact"]
+COMMANDS = [
+    "prune",
+    "summarize",
+    "compact",
+    "diff",
+    "estimate",
+    "validate",
+    "eval",
+    "redact",
+    "restore",
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -148,7 +148,7 @@ def test_compact_prune_summarize_diff_write_no_secret(fmt: str, tmp_path: Path) 
     summaries = [m.text for m in get_dialect(fmt).context(read_transcript("c.jsonl")) if m.summary]
     assert summaries and "[REDACTED:" in summaries[-1]
     # the archive: the cleared output, verbatim, readable by its owner only
-    archived = list(Path("archive").iterdir())
+    archived = [p for p in Path("archive").rglob("*") if p.is_file()]
     assert archived
     assert {stat.S_IMODE(p.stat().st_mode) for p in archived} == {0o600}
     assert leaks("\n".join(p.read_text() for p in archived))
