@@ -94,20 +94,29 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+def _shared(was: bytes, now: bytes, limit: int, *, tail: bool) -> int:
+    """How many bytes `was` and `now` share at their start (`tail`: their end), at most `limit`;
+    by halving, each step one comparison of slices."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if (was[-middle:] == now[-middle:]) if tail else (was[:middle] == now[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def _span(was: bytes, now: bytes) -> tuple[int, int, int]:
     """(at, end in `now`, end in `was`): the one span of `now` that differs from `was`, cut at
     UTF-8 character boundaries."""
     limit = min(len(was), len(now))
-    at = 0
-    while at < limit and was[at] == now[at]:
-        at += 1
+    at = _shared(was, now, limit, tail=False)
     while at > 0 and (
         (at < len(was) and was[at] & 0xC0 == 0x80) or (at < len(now) and now[at] & 0xC0 == 0x80)
     ):
         at -= 1
-    tail = 0
-    while tail < limit - at and was[-1 - tail] == now[-1 - tail]:
-        tail += 1
+    tail = _shared(was, now, limit - at, tail=True)
     while tail > 0 and (was[-tail] & 0xC0 == 0x80 or now[-tail] & 0xC0 == 0x80):
         tail -= 1
     return at, len(now) - tail, len(was) - tail
@@ -183,6 +192,8 @@ def build(
 
     def gap(first: int, stop: int, outputs: list[int]) -> None:
         """Input lines `first:stop` and the output lines `outputs` between two anchors."""
+        if not outputs and stop == first:
+            return
         theirs = [j for j in outputs if not boundary.is_ours(records[j].raw)]
         paired = 0
         if len(theirs) == stop - first:
