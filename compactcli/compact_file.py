@@ -53,6 +53,7 @@ __all__ = [
     "output_names",
     "over_parts",
     "standing_over",
+    "write_chunks",
     "write_result",
 ]
 
@@ -372,10 +373,26 @@ def write_result(
     once it is written (`compactcli.interrupts.settle`)."""
     if destination.mode == "none":
         return None, None
+    chunks = list(render(after.records))
+    return write_chunks(before.source, chunks, destination, changed=changed, seen=seen, final=final)
+
+
+def write_chunks(
+    source: str,
+    chunks: list[bytes],
+    destination: Destination,
+    *,
+    changed: bool,
+    seen: Identity | None,
+    final: bool = False,
+) -> tuple[str | None, str | None]:
+    """Write the bytes `chunks`, the result for input `source`, as `write_result` does."""
+    if destination.mode == "none":
+        return None, None
     if destination.mode == "in_place":
         if not changed:
             return None, None  # nothing to replace: no write, no backup
-        return in_place.replace(before.source, list(render(after.records)), seen, final=final)
+        return in_place.replace(source, chunks, seen, final=final)
     target = destination.path if destination.mode == "file" else "-"
     assert target is not None
     if target != "-":
@@ -386,7 +403,7 @@ def write_result(
             reason = error.strerror or str(error)
             raise OutputError(f"{folder}: cannot create the output folder: {reason}") from None
     with batch.WRITES.writing(), interrupts.held(target != "-"):
-        write_bytes(list(render(after.records)), target, mode=atomic.permission_bits(before.source))
+        write_bytes(chunks, target, mode=atomic.permission_bits(source))
         if final:
             interrupts.settle()
     return target, None

@@ -11,12 +11,10 @@ was undone.
 
 from __future__ import annotations
 
-import os
 from typing import TypedDict
 
 from compactcli import batch
-from compactcli.compact_file import Destination
-from compactcli.errors import OutputError
+from compactcli.compact_file import Destination, write_chunks
 from compactcli.jsonl import display_name, open_input
 from compactcli.undo import Restored, RestoreError, restore, restore_all
 
@@ -60,8 +58,7 @@ def restore_file(
     """Undo the newest compaction of `path` (with `every`, all of them) and write the result
     where `destination` says. In place, a file that changed since it was read is left as it
     is (`compactcli.in_place`); `final` says this is the run's only output."""
-    from compactcli import atomic, in_place, interrupts
-    from compactcli.jsonl import write_bytes
+    from compactcli import in_place
 
     seen = in_place.file_identity(path) if destination.mode == "in_place" else None
     with open_input(path) as handle:
@@ -71,25 +68,7 @@ def restore_file(
     except RestoreError as error:
         raise type(error)(f"{display_name(path)}: {error}") from None
     result = done[-1].data
-    output = backup = None
-    if destination.mode == "in_place":
-        output, backup = in_place.replace(path, [result], seen, final=final)
-    elif destination.mode in ("file", "stdout"):
-        target = destination.path if destination.mode == "file" else "-"
-        assert target is not None
-        if target != "-":
-            folder = os.path.dirname(os.path.abspath(target))
-            try:
-                os.makedirs(folder, exist_ok=True)
-            except OSError as error:
-                reason = error.strerror or str(error)
-                raise OutputError(f"{folder}: cannot create the output folder: {reason}") from None
-        with batch.WRITES.writing(), interrupts.held(target != "-"):
-            mode = atomic.permission_bits(path) if path != "-" else None
-            write_bytes([result], target, mode=mode)
-            if final:
-                interrupts.settle()
-        output = target
+    output, backup = write_chunks(path, [result], destination, changed=True, seen=seen, final=final)
     figures: RestoreDict = {
         "undone": [_undone(r) for r in done],
         "bytes_before": len(data),

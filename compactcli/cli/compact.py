@@ -307,6 +307,29 @@ def _destinations(
     return {files[0]: Destination("stdout")}
 
 
+def file_destinations(
+    paths: Sequence[str] | None,
+    output: str | None,
+    out_dir: str | None,
+    in_place: bool,
+    dry_run: bool,
+    others: Sequence[tuple[str, str | None]] = (),
+) -> tuple[list[str], dict[str, Destination]]:
+    """The files `paths` name and where each one's result goes, for a command that writes one
+    transcript per file (`redact`, `restore`), checked as `compact` checks its own: no output
+    is an input or another output, `others` (option, path) included (`compactcli.overwrite`)."""
+    from compactcli import overwrite
+
+    files = expand_inputs(list(paths or []))
+    destinations = _destinations(paths or [], files, output, out_dir, in_place, dry_run)
+    if not dry_run:
+        option = "--out-dir" if out_dir is not None else "-o"
+        targets = [(option, d.path) for d in destinations.values() if d.mode == "file"]
+        overwrite.check(files, [*targets, *others])
+    stdin_hint(files)
+    return files, destinations
+
+
 def _refuse_overwrites(
     files: Sequence[str],
     destinations: Mapping[str, Destination],

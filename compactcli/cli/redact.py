@@ -12,11 +12,9 @@ single transcript is written there; the report then goes to standard error.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-import orjson
 import typer
 
 from compactcli.cli.admission import admission_lines
@@ -36,8 +34,8 @@ from compactcli.cli.options import (
     ReportAs,
     report_kind,
 )
-from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.inputs import expand_inputs
+from compactcli.cli.runner import guarded
+from compactcli.cli.stage_output import print_results
 
 if TYPE_CHECKING:
     from compactcli import plain_table
@@ -75,18 +73,11 @@ def redact_command(
       compactcli redact session.jsonl -o clean.jsonl
       compactcli redact logs/ --dry-run
     """
-    from compactcli import overwrite
     from compactcli.batch import run_batch
-    from compactcli.cli.compact import _destinations
+    from compactcli.cli.compact import file_destinations
     from compactcli.redact_transcript import redact_file
 
-    files = expand_inputs(paths or [])
-    destinations = _destinations(paths or [], files, output, out_dir, in_place, dry_run)
-    if not dry_run:
-        option = "--out-dir" if out_dir is not None else "-o"
-        targets = [(option, d.path) for d in destinations.values() if d.mode == "file"]
-        overwrite.check(files, targets)
-    stdin_hint(files)
+    files, destinations = file_destinations(paths, output, out_dir, in_place, dry_run)
 
     def work(path: str) -> FileResult:
         return redact_file(
@@ -100,7 +91,13 @@ def redact_command(
 
     to_stdout = any(d.mode == "stdout" for d in destinations.values())
     results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
-    _report(results, kind=report_kind(json, as_), to_stdout=to_stdout)
+    print_results(
+        results,
+        kind=report_kind(json, as_),
+        to_stdout=to_stdout,
+        table=render_results,
+        row=json_row,
+    )
     code = max((r.code for r in results), default=0)
     if code:
         raise typer.Exit(code)
@@ -217,32 +214,3 @@ def json_row(result: FileResult) -> RedactRow:
     if "findings" in details:
         data["findings"] = details["findings"]
     return data
-
-
-def json_line(result: FileResult) -> str:
-    """The `--json` line of one file (`json_row`)."""
-    return orjson.dumps(json_row(result)).decode()
-
-
-def _report(results: Sequence[FileResult], *, kind: ReportAs, to_stdout: bool) -> None:
-    from compactcli import console
-
-    json = kind is ReportAs.json
-    if kind in (ReportAs.csv, ReportAs.tsv):  # on standard error when records are out
-        separator = "," if kind is ReportAs.csv else "\t"
-        console.print_rows(render_results(results), separator, sys.stderr if to_stdout else None)
-        return
-    if not json and len(results) == 1 and results[0].failed:
-        return  # its error line says it all
-    if to_stdout:  # standard output carries the records
-        if json:
-            for result in results:
-                console.stderr().print(json_line(result), markup=False, highlight=False)
-        elif sys.stderr.isatty() and not console.quiet():
-            console.stderr().print(console.rich_totals_table(render_results(results)))
-        return
-    if json:
-        for result in results:
-            typer.echo(json_line(result))
-        return
-    console.print_totals_table(render_results(results))

@@ -10,11 +10,9 @@ and the size before and after (or `--json` lines).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, TypedDict
 
-import orjson
 import typer
 
 from compactcli.cli.options import (
@@ -29,8 +27,8 @@ from compactcli.cli.options import (
     ReportAs,
     report_kind,
 )
-from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.inputs import expand_inputs
+from compactcli.cli.runner import guarded
+from compactcli.cli.stage_output import print_results
 
 if TYPE_CHECKING:
     from compactcli import plain_table
@@ -83,19 +81,14 @@ def restore_command(
       compactcli restore session.jsonl --in-place --archive archive
       compactcli restore logs/ --all --dry-run
     """
-    from compactcli import overwrite
     from compactcli.batch import run_batch
-    from compactcli.cli.compact import _destinations
+    from compactcli.cli.compact import file_destinations
     from compactcli.cli.redact import _problems, _reraise
     from compactcli.restore_file import restore_file
 
-    files = expand_inputs(paths or [])
-    destinations = _destinations(paths or [], files, output, out_dir, in_place, dry_run)
-    if not dry_run:
-        option = "--out-dir" if out_dir is not None else "-o"
-        targets = [(option, d.path) for d in destinations.values() if d.mode == "file"]
-        overwrite.check(files, [*targets, ("--archive", archive)])
-    stdin_hint(files)
+    files, destinations = file_destinations(
+        paths, output, out_dir, in_place, dry_run, [("--archive", archive)]
+    )
 
     def work(path: str) -> FileResult:
         return restore_file(
@@ -104,7 +97,13 @@ def restore_command(
 
     to_stdout = any(d.mode == "stdout" for d in destinations.values())
     results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
-    _report(results, kind=report_kind(json, as_), to_stdout=to_stdout)
+    print_results(
+        results,
+        kind=report_kind(json, as_),
+        to_stdout=to_stdout,
+        table=render_results,
+        row=json_row,
+    )
     code = max((r.code for r in results), default=0)
     if code:
         raise typer.Exit(code)
@@ -188,28 +187,3 @@ def json_row(result: FileResult) -> RestoreRow:
         "exit_code": result.code,
         "message": result.message or None,
     }
-
-
-def _report(results: Sequence[FileResult], *, kind: ReportAs, to_stdout: bool) -> None:
-    from compactcli import console
-
-    json = kind is ReportAs.json
-    if kind in (ReportAs.csv, ReportAs.tsv):  # on standard error when records are out
-        separator = "," if kind is ReportAs.csv else "\t"
-        console.print_rows(render_results(results), separator, sys.stderr if to_stdout else None)
-        return
-    if not json and len(results) == 1 and results[0].failed:
-        return  # its error line says it all
-    if to_stdout:  # standard output carries the transcript
-        if json:
-            for result in results:
-                line = orjson.dumps(json_row(result)).decode()
-                console.stderr().print(line, markup=False, highlight=False)
-        elif sys.stderr.isatty() and not console.quiet():
-            console.stderr().print(console.rich_totals_table(render_results(results)))
-        return
-    if json:
-        for result in results:
-            typer.echo(orjson.dumps(json_row(result)).decode())
-        return
-    console.print_totals_table(render_results(results))

@@ -2,7 +2,8 @@
 
 `stage_destination` checks, before anything is read, where the results may go; `finish_stage`
 writes the result transcript (or, with `--dry-run`, shows its diff instead), the reports
-`--stats` and `--boundary` ask for, and a short stats table on a terminal's standard error.
+`--stats` and `--boundary` ask for, and a short stats table on a terminal's standard error;
+`print_results` reports the files of a command that writes one transcript per file.
 Records only ever go to standard output, and to a terminal only when `-o -` says so
 (`refuse_terminal`).
 """
@@ -10,7 +11,7 @@ Records only ever go to standard output, and to a terminal only when `-o -` says
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -19,6 +20,9 @@ import orjson
 from compactcli.errors import OutputError, UsageError
 
 if TYPE_CHECKING:
+    from compactcli import plain_table
+    from compactcli.batch import FileResult
+    from compactcli.cli.options import ReportAs
     from compactcli.diff import DiffReport
     from compactcli.in_place import Identity
     from compactcli.stats import StatsReport
@@ -211,3 +215,42 @@ def print_stats(data: StatsReport) -> None:
         )
     columns = ["stage", "tokens before", "after", "saved", "cleared", "method"]
     console.stderr().print(console.table(columns, rows, right=(1, 2, 3, 4)))
+
+
+def print_results(
+    results: Sequence[FileResult],
+    *,
+    kind: ReportAs,
+    to_stdout: bool,
+    table: Callable[[Sequence[FileResult]], plain_table.Table],
+    row: Callable[[FileResult], object],
+) -> None:
+    """Report the results of a command that writes one transcript per file (`redact`,
+    `restore`): the `table` of its rows, a JSON `row` per file, or CSV or TSV rows, as `kind`
+    says. When a transcript went to standard output (`to_stdout`) the report goes to standard
+    error: JSON lines always, the table only on a terminal. A single failed file's error line
+    says it all."""
+    import typer
+
+    from compactcli import console
+
+    json = kind.value == "json"
+    if kind.value in ("csv", "tsv"):  # on standard error when records are out
+        separator = "," if kind.value == "csv" else "\t"
+        console.print_rows(table(results), separator, sys.stderr if to_stdout else None)
+        return
+    if not json and len(results) == 1 and results[0].failed:
+        return
+    if to_stdout:  # standard output carries the transcript
+        if json:
+            for result in results:
+                line = orjson.dumps(row(result)).decode()
+                console.stderr().print(line, markup=False, highlight=False)
+        elif sys.stderr.isatty() and not console.quiet():
+            console.stderr().print(console.rich_totals_table(table(results)))
+        return
+    if json:
+        for result in results:
+            typer.echo(orjson.dumps(row(result)).decode())
+        return
+    console.print_totals_table(table(results))
