@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from compactcli.boundary import BoundaryDetails
     from compactcli.diff import DiffReport
     from compactcli.formats.repairing import RepairDict
+    from compactcli.gc_file import GcDict
     from compactcli.redact_transcript import RedactionDict
     from compactcli.restore_file import RestoreDict
     from compactcli.stages.compact import CompactCheckDict
@@ -58,7 +59,7 @@ class FileDetails(TypedDict, total=False):
     of `redact` and of `compact --redact`; `boundary`: the last boundary's details
     (`--boundary`; None when no stage made one); `policy`: the policy file its settings came
     from, when one did; `summary`: the text of the summary the run wrote (`--show-summary`);
-    `restore`: what `restore` undid.
+    `restore`: what `restore` undid; `gc`: the sizes `gc` left.
     """
 
     findings: list[InvalidFinding]
@@ -71,6 +72,7 @@ class FileDetails(TypedDict, total=False):
     policy: str
     summary: str
     restore: RestoreDict
+    gc: GcDict
 
 
 @dataclass(frozen=True, slots=True)

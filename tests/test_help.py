@@ -19,6 +19,7 @@ COMMANDS = [
     "eval",
     "redact",
     "restore",
+    "gc",
 ]
 
 

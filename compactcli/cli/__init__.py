@@ -30,6 +30,7 @@ COMMANDS = {
     "diff": "compactcli.cli.diff:diff_command",
     "redact": "compactcli.cli.redact:redact_command",
     "restore": "compactcli.cli.restore:restore_command",
+    "gc": "compactcli.cli.gc:gc_command",
     "hook": "compactcli.cli.hook:hook_command",
     "eval": "compactcli.cli.eval:eval_command",
 }

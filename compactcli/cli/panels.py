@@ -60,6 +60,11 @@ PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("Input and counting", _INPUT),
         ("Reports", _REPORTS),
     ),
+    "gc": (
+        ("Where results go", (*_WHERE, "--archive")),
+        ("Input", ("--format",)),
+        ("Reports", _REPORTS),
+    ),
     "restore": (
         ("Where results go", (*_WHERE, "--archive")),
         ("What is undone", ("--all",)),

@@ -194,6 +194,11 @@ class Dialect(ABC):
         """`record` with the output of the command `block` shows replaced by `text`."""
         raise NotImplementedError(f"{self.name} records no commands run by the user")
 
+    def collect(self, transcript: Transcript) -> list[Record] | None:
+        """The records of a new session file holding only what the agent loads next and the
+        metadata it needs (`compactcli gc`); None when the format has no such rule."""
+        return None
+
     def model(self, transcript: Transcript) -> str | None:
         """The model the session used last, when the records name it."""
         for message in reversed(self.messages(transcript)):

@@ -219,6 +219,12 @@ class ClaudeCodeDialect(Dialect):
     def messages(self, transcript: Transcript) -> list[Message]:
         return self._parsed(transcript).all_messages()
 
+    def collect(self, transcript: Transcript) -> list[Record]:
+        """What the CLI loads next and the metadata (`compactcli.formats.claude_code.collect`)."""
+        from compactcli.formats.claude_code.collect import collect
+
+        return collect(transcript, self._context_chain(transcript).records)
+
     def model(self, transcript: Transcript) -> str | None:
         """As `Dialect.model`, reading unmade messages' model without making them."""
         for entry in reversed(self._parsed(transcript).messages.values()):

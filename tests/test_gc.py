@@ -1,0 +1,114 @@
+"""`compactcli gc`: a Claude Code session cut down to what the CLI loads next, and its metadata.
+
+On every Claude Code fixture and corpus session (skipped without ../shared/corpus): the result
+validates, loads the same context, is never larger, keeps the metadata records and none of the
+records gc leaves out; `restore --archive` gives the input back. The real Claude Code's first
+request after a resume is compared in tests/agents/test_gc.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from compactcli import get_dialect, read_transcript, validate
+from compactcli.formats.claude_code.collect import DROPPED_METADATA, UI_ONLY_KEYS
+from compactcli.formats.claude_code.records import METADATA_TYPES
+from tests.cli_runner import run
+from tests.conftest import CORPUS, FIXTURES
+
+FILES = sorted((FIXTURES / "transcripts").glob("claude-code-*.jsonl")) + sorted(
+    CORPUS.glob("claude-code-*.jsonl")
+)
+
+
+def _context(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    transcript = read_transcript(str(path))
+    return [
+        (m.role, [(b.kind, b.text) for b in m.blocks])
+        for m in get_dialect(transcript.format).context(transcript)
+    ]
+
+
+def _records(path: Path) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_gc_keeps_the_context_and_the_metadata_and_validates(path: Path, tmp_path: Path) -> None:
+    out = tmp_path / path.name
+    done = run("gc", str(path), "-o", str(out), "--json")
+    assert done.exit_code == 0, done.stderr
+    row = orjson.loads(done.stdout)
+    assert row["bytes_before"] == path.stat().st_size
+    assert row["bytes_after"] == out.stat().st_size <= path.stat().st_size
+    assert _context(out) == _context(path)
+    assert validate(read_transcript(str(out))).errors == ()
+    before, after = _records(path), _records(out)
+    assert row["records_after"] == len(after)
+    metadata = [r for r in before if r.get("type") in METADATA_TYPES - DROPPED_METADATA]
+    assert [r for r in after if r.get("type") in METADATA_TYPES] == metadata
+    assert not any(r.get("type") in DROPPED_METADATA | {"progress"} for r in after)
+    assert not any(key in r for r in after for key in UI_ONLY_KEYS)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_restore_with_the_archive_gives_back_what_gc_left_out(path: Path, tmp_path: Path) -> None:
+    out, back, archive = tmp_path / "gc.jsonl", tmp_path / "back.jsonl", tmp_path / "archive"
+    done = run("gc", str(path), "-o", str(out), "--archive", str(archive), "--json")
+    assert done.exit_code == 0, done.stderr
+    if orjson.loads(done.stdout)["status"] == "unchanged":
+        assert out.read_bytes() == path.read_bytes()
+        return
+    restored = run("restore", str(out), "--archive", str(archive), "-o", str(back))
+    assert restored.exit_code == 0, restored.stderr
+    assert back.read_bytes() == path.read_bytes()
+
+
+def test_a_compacted_session_loses_the_history_before_its_boundary(tmp_path: Path) -> None:
+    path = FIXTURES / "transcripts" / "claude-code-compacted.jsonl"
+    out = tmp_path / "gc.jsonl"
+    assert run("gc", str(path), "-o", str(out)).exit_code == 0
+    after = _records(out)
+    boundary = next(r for r in after if r.get("subtype") == "compact_boundary")
+    assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] is None
+    uuids = [r.get("uuid") for r in after if r.get("uuid")]
+    assert len(uuids) < len([r for r in _records(path) if r.get("uuid")])
+    chain_types = {"user", "assistant", "system", "attachment"}
+    assert not any(r.get("type") in chain_types for r in after[: after.index(boundary)])
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    source = FIXTURES / "transcripts" / "claude-code-sidechain.jsonl"
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(source.read_bytes())
+    done = run("gc", str(target), "--dry-run")
+    assert done.exit_code == 0, done.stderr
+    assert "collected" in done.stdout and "bytes before" in done.stdout
+    assert target.read_bytes() == source.read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
+
+
+def test_in_place_keeps_a_backup(tmp_path: Path) -> None:
+    source = FIXTURES / "transcripts" / "claude-code-sidechain.jsonl"
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(source.read_bytes())
+    done = run("gc", str(target), "--in-place", "--json")
+    assert done.exit_code == 0, done.stderr
+    row = orjson.loads(done.stdout)
+    assert row["status"] == "collected" and row["backup"] == f"{target}.bak"
+    assert Path(row["backup"]).read_bytes() == source.read_bytes()
+    assert target.stat().st_size < source.stat().st_size
+
+
+def test_another_format_is_refused_with_the_reason(tmp_path: Path) -> None:
+    path = FIXTURES / "transcripts" / "codex-session.jsonl"
+    done = run("gc", str(path), "-o", str(tmp_path / "out.jsonl"))
+    assert done.exit_code == 2
+    assert done.stderr == (
+        f"error: {path}: gc knows what Claude Code loads on resume; not what a codex session "
+        "needs\n"
+    )
+    assert not (tmp_path / "out.jsonl").exists()
