@@ -9,6 +9,7 @@ request after a resume is compared in tests/agents/test_gc.py.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -22,6 +23,9 @@ from tests.conftest import CORPUS, FIXTURES
 FILES = sorted((FIXTURES / "transcripts").glob("claude-code-*.jsonl")) + sorted(
     CORPUS.glob("claude-code-*.jsonl")
 )
+CODEX = sorted((FIXTURES / "transcripts").glob("codex-*.jsonl")) + sorted(
+    CORPUS.glob("codex-*.jsonl")
+)
 
 
 def _context(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -32,7 +36,7 @@ def _context(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
-def _records(path: Path) -> list[dict[str, object]]:
+def _records(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
 
@@ -104,11 +108,44 @@ def test_in_place_keeps_a_backup(tmp_path: Path) -> None:
 
 
 def test_another_format_is_refused_with_the_reason(tmp_path: Path) -> None:
-    path = FIXTURES / "transcripts" / "codex-session.jsonl"
+    path = FIXTURES / "transcripts" / "openai-session.jsonl"
     done = run("gc", str(path), "-o", str(tmp_path / "out.jsonl"))
     assert done.exit_code == 2
     assert done.stderr == (
-        f"error: {path}: gc knows what Claude Code loads on resume; not what a codex session "
-        "needs\n"
+        f"error: {path}: gc knows what Claude Code and Codex load on resume, not what a openai "
+        "session needs\n"
     )
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name)
+def test_a_codex_rollout_keeps_what_its_last_compaction_does_not_replace(
+    path: Path, tmp_path: Path
+) -> None:
+    """Compacted by compactcli first (its compaction replaces the history), then collected:
+    the same context, valid, and nothing before the compaction but the session's metadata,
+    the settings in force and the user's turns."""
+    compacted, out = tmp_path / "compacted.jsonl", tmp_path / "gc.jsonl"
+    done = run("compact", str(path), "--force", "--max-tokens", "300", "-o", str(compacted))
+    assert done.exit_code in (0, 1), done.stderr
+    done = run("gc", str(compacted), "-o", str(out), "--json")
+    assert done.exit_code == 0, done.stderr
+    row = orjson.loads(done.stdout)
+    assert _context(out) == _context(compacted)
+    assert validate(read_transcript(str(out))).errors == ()
+    after = _records(out)
+    cuts = [
+        i
+        for i, r in enumerate(after)
+        if r.get("type") == "compacted"
+        and isinstance(r["payload"].get("replacement_history"), list)
+    ]
+    if not cuts:
+        assert row["status"] == "unchanged"
+        return
+    before_cut = after[: cuts[-1]]
+    for record in before_cut:
+        kind, payload = record["type"], record.get("payload", {})
+        assert kind not in ("response_item", "compacted"), record
+        assert kind != "event_msg" or payload["type"] == "user_message", record
+    assert sum(r["type"] == "turn_context" for r in before_cut) <= 1

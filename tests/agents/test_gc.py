@@ -4,7 +4,9 @@ Every Claude Code session (the bundled fixtures and the corpus's) is collected w
 `compactcli gc`, and the real Claude Code resumes the original and the collected file against
 the fake Anthropic server: the first model request after each resume must hold the same system
 prompt, tools and messages (the run's own folder aside). gc is at least 50% smaller on the corpus sessions that hold a
-compaction.
+compaction. The real Codex resumes each rollout that holds a compaction replacing its history
+(the bundled ones, and the corpus's once compactcli compacted them) before and after gc, and
+sends the same instructions, tools and input.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.agents.conftest import Runs
+from tests.agents.codex_resume import resume_codex
+from tests.agents.conftest import Agents, Runs
+from tests.agents.resume import ANSWER, PROMPT
 from tests.agents.resume_checks import check_answered_once
 from tests.agents.sessions import Session, require, sessions
 from tests.cli_runner import run
+from tests.conftest import CORPUS, FIXTURES
 
 SESSIONS = [pytest.param("claude", s, id=s.name) for s in sessions("claude")]
 
@@ -34,10 +39,12 @@ def _collected(session: Session, folder: Path) -> tuple[Path, dict[str, int]]:
     return out, row
 
 
-def _normal(body: dict[str, object], folder: Path) -> dict[str, object]:
+def _normal(
+    body: dict[str, object], folder: Path, keys: tuple[str, ...] = ("system", "tools", "messages")
+) -> dict[str, object]:
     """`body` with the run's folder (its home and working directory, and Claude Code's project
     name for it) written as one placeholder, so that two runs in two folders compare."""
-    text = json.dumps({k: body.get(k) for k in ("system", "tools", "messages")})
+    text = json.dumps({k: body.get(k) for k in keys})
     text = text.replace(str(folder), "<run>")
     text = text.replace(re.sub(r"[^a-zA-Z0-9]", "-", str(folder)), "<run>")
     normal: dict[str, object] = json.loads(text)
@@ -59,3 +66,56 @@ def test_a_collected_session_sends_the_same_first_request(
     compactions = session.path.read_bytes().count(b'"compact_boundary"')
     if session.name.startswith("corpus/") and compactions:
         assert row["bytes_after"] <= row["bytes_before"] / 2, row
+
+
+def _codex_rollouts() -> list[object]:
+    """Rollouts that hold a compaction that replaces the history: the bundled ones, and each
+    corpus rollout once compactcli compacted it (compact appends; gc then shrinks the file)."""
+    found: list[object] = [
+        pytest.param("codex", FIXTURES / "transcripts" / f"{name}.jsonl", False, id=name)
+        for name in ("codex-compacted", "codex-compacted-remote")
+    ]
+    corpus = sorted(CORPUS.glob("codex-*.jsonl")) if CORPUS.is_dir() else []
+    found += [pytest.param("codex", p, True, id=f"corpus/{p.stem}") for p in corpus]
+    return found
+
+
+@pytest.mark.parametrize(("agent", "path", "compact_first"), _codex_rollouts())
+def test_a_collected_rollout_sends_the_same_first_request(
+    agent: str, path: Path, compact_first: bool, agents: Agents, tmp_path: Path
+) -> None:
+    if compact_first:
+        compacted = tmp_path / path.name
+        done = run("compact", str(path), "--force", "--max-tokens", "5000", "-o", str(compacted))
+        assert done.exit_code in (0, 1), done.stderr
+        path = compacted
+    out = tmp_path / "gc" / path.name
+    done = run("gc", str(path), "-o", str(out), "--json")
+    assert done.exit_code == 0, done.stderr
+    row = orjson.loads(done.stdout)
+    if row["status"] == "unchanged":
+        pytest.skip("no compaction that replaces the history: gc keeps every line")
+    assert row["bytes_after"] < row["bytes_before"]
+    command = agents.command(agent)
+    first, second = tmp_path / "original", tmp_path / "collected"
+    original = resume_codex(command, path, PROMPT, first, ANSWER)
+    resumed = resume_codex(command, out, PROMPT, second, ANSWER)
+    assert original.exit_code == 0 and resumed.exit_code == 0, resumed.describe()
+    keys = ("instructions", "tools", "input")
+    assert _unstamped(_normal(resumed.first, second, keys)) == _unstamped(
+        _normal(original.first, first, keys)
+    )
+
+
+RUN_STAMPS = frozenset({"id", "turn_id", "create_time"})
+"""Keys whose values Codex makes afresh in each run for the items it adds on resume (its
+instructions, environment context, the prompt)."""
+
+
+def _unstamped(value: object) -> object:
+    """`value` without `RUN_STAMPS` keys, at any depth."""
+    if isinstance(value, dict):
+        return {k: _unstamped(v) for k, v in value.items() if k not in RUN_STAMPS}
+    if isinstance(value, list):
+        return [_unstamped(v) for v in value]
+    return value

@@ -77,6 +77,12 @@ class CodexDialect(Dialect):
         return out
 
     @remembered
+    def collect(self, transcript: Transcript) -> list[Record]:
+        """What Codex replays on resume and the metadata (`compactcli.formats.codex.collect`)."""
+        from compactcli.formats.codex.collect import collect
+
+        return collect(transcript)
+
     def context(self, transcript: Transcript) -> list[Message]:
         """The rollout replayed as Codex resumes it (`compactcli.formats.codex.replay`), the
         collected user messages being the original records' views.
