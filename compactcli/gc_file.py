@@ -54,8 +54,8 @@ def gc_file(
     records = dialect.collect(transcript)
     if records is None:
         raise UsageError(
-            f"{transcript.source}: gc knows what Claude Code and Codex load on resume, not "
-            f"what a {transcript.format} session needs"
+            f"{transcript.source}: gc knows what Claude Code, Codex and pi load on resume, "
+            f"not what a {transcript.format} session needs"
         )
     result = transcript.evolve(records=tuple(records))
     changed = len(records) != len(transcript.records) or any(

@@ -23,6 +23,7 @@ from tests.conftest import CORPUS, FIXTURES
 FILES = sorted((FIXTURES / "transcripts").glob("claude-code-*.jsonl")) + sorted(
     CORPUS.glob("claude-code-*.jsonl")
 )
+PI = sorted((FIXTURES / "transcripts").glob("pi-*.jsonl")) + sorted(CORPUS.glob("pi-*.jsonl"))
 CODEX = sorted((FIXTURES / "transcripts").glob("codex-*.jsonl")) + sorted(
     CORPUS.glob("codex-*.jsonl")
 )
@@ -112,8 +113,8 @@ def test_another_format_is_refused_with_the_reason(tmp_path: Path) -> None:
     done = run("gc", str(path), "-o", str(tmp_path / "out.jsonl"))
     assert done.exit_code == 2
     assert done.stderr == (
-        f"error: {path}: gc knows what Claude Code and Codex load on resume, not what a openai "
-        "session needs\n"
+        f"error: {path}: gc knows what Claude Code, Codex and pi load on resume, not what a "
+        "openai session needs\n"
     )
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -149,3 +150,28 @@ def test_a_codex_rollout_keeps_what_its_last_compaction_does_not_replace(
         assert kind not in ("response_item", "compacted"), record
         assert kind != "event_msg" or payload["type"] == "user_message", record
     assert sum(r["type"] == "turn_context" for r in before_cut) <= 1
+
+
+@pytest.mark.parametrize("path", PI, ids=lambda p: p.name)
+@pytest.mark.parametrize("compact_first", [False, True], ids=["as-is", "compacted"])
+def test_a_pi_session_keeps_its_branch_from_the_first_kept_entry(
+    path: Path, compact_first: bool, tmp_path: Path
+) -> None:
+    """The same context, valid, the header first, and entries only of the active branch."""
+    if compact_first:
+        compacted = tmp_path / "compacted.jsonl"
+        done = run("compact", str(path), "--force", "--max-tokens", "300", "-o", str(compacted))
+        assert done.exit_code in (0, 1), done.stderr
+        path = compacted
+    out = tmp_path / "gc.jsonl"
+    done = run("gc", str(path), "-o", str(out), "--json")
+    assert done.exit_code == 0, done.stderr
+    assert _context(out) == _context(path)
+    assert validate(read_transcript(str(out))).errors == ()
+    before, after = _records(path), _records(out)
+    assert after[0] == before[0] and after[0]["type"] == "session"
+    if "parentId" in str(after[1:]):  # a tree: every entry hangs on a kept entry or is the root
+        ids = {r.get("id") for r in after}
+        roots = [r for r in after[1:] if r.get("parentId") is None]
+        assert len(roots) == 1 + sum(r["type"] == "session_info" for r in roots[1:])
+        assert all(r.get("parentId") in ids for r in after[1:] if r.get("parentId") is not None)

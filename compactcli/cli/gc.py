@@ -54,9 +54,9 @@ def gc_command(
     newest message) and the metadata records (titles, mode, last prompt) stay; the history
     before the last compaction, dead branches, progress records, file snapshots and the UI's
     copy of each tool result (toolUseResult) go. The result must load the same context and
-    validate, or nothing is written (exit 1). Codex rollouts: what the last compaction that
-    replaces the history made unneeded goes. With --archive, compactcli restore puts the whole
-    file back.
+    validate, or nothing is written (exit 1). Codex rollouts and pi sessions: what the last
+    compaction made unneeded, and dead branches, go. With --archive, compactcli restore puts
+    the whole file back.
 
     Examples:
 

@@ -1,8 +1,8 @@
-"""A session `compactcli gc` shrank resumes in the real Claude Code with the same first request.
+"""A session `compactcli gc` shrank resumes in the real agent with the same first request.
 
-Every Claude Code session (the bundled fixtures and the corpus's) is collected with
-`compactcli gc`, and the real Claude Code resumes the original and the collected file against
-the fake Anthropic server: the first model request after each resume must hold the same system
+Every Claude Code and pi session (the bundled fixtures and the corpus's; the corpus's pi session
+compacted by compactcli first) is collected with `compactcli gc`, and the real agent resumes the
+original and the collected file against the fake Anthropic server: the first model request after each resume must hold the same system
 prompt, tools and messages (the run's own folder aside). gc is at least 50% smaller on the corpus sessions that hold a
 compaction. The real Codex resumes each rollout that holds a compaction replacing its history
 (the bundled ones, and the corpus's once compactcli compacted them) before and after gc, and
@@ -26,7 +26,9 @@ from tests.agents.sessions import Session, require, sessions
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 
-SESSIONS = [pytest.param("claude", s, id=s.name) for s in sessions("claude")]
+SESSIONS = [pytest.param("claude", s, id=s.name) for s in sessions("claude")] + [
+    pytest.param("pi", s, id=f"pi/{s.name}") for s in sessions("pi")
+]
 
 
 def _collected(session: Session, folder: Path) -> tuple[Path, dict[str, int]]:
@@ -51,6 +53,29 @@ def _normal(
     return normal
 
 
+def _compacted_first(agent: str) -> list[object]:
+    """The corpus's sessions of `agent` once compactcli compacted them (compact appends; gc then
+    shrinks the file)."""
+    return [
+        pytest.param(agent, s, id=f"{agent}/compacted/{s.name}")
+        for s in sessions(agent)
+        if s.name.startswith("corpus")
+    ]
+
+
+@pytest.mark.parametrize(("agent", "session"), _compacted_first("claude") + _compacted_first("pi"))
+def test_a_compacted_then_collected_session_sends_the_same_first_request(
+    agent: str, session: Session, runs: Runs, tmp_path: Path
+) -> None:
+    require(session)
+    compacted = tmp_path / session.path.name
+    done = run("compact", str(session.path), "--max-tokens", "20000", "-o", str(compacted))
+    assert done.exit_code in (0, 1), done.stderr
+    test_a_collected_session_sends_the_same_first_request(
+        agent, Session(session.name, compacted, agent), runs, tmp_path / "then"
+    )
+
+
 @pytest.mark.parametrize(("agent", "session"), SESSIONS)
 def test_a_collected_session_sends_the_same_first_request(
     agent: str, session: Session, runs: Runs, tmp_path: Path
@@ -63,7 +88,8 @@ def test_a_collected_session_sends_the_same_first_request(
     resumed = runs.resume(agent, collected, second)
     check_answered_once(resumed)
     assert _normal(resumed.first, second) == _normal(original.first, first)
-    compactions = session.path.read_bytes().count(b'"compact_boundary"')
+    data = session.path.read_bytes()
+    compactions = data.count(b'"compact_boundary"') + data.count(b'"type":"compaction"')
     if session.name.startswith("corpus/") and compactions:
         assert row["bytes_after"] <= row["bytes_before"] / 2, row
 

@@ -80,6 +80,12 @@ class PiDialect(Dialect):
         return found
 
     @remembered
+    def collect(self, transcript: Transcript) -> list[Record]:
+        """What pi loads next and the metadata (`compactcli.formats.pi.collect`)."""
+        from compactcli.formats.pi.collect import collect
+
+        return collect(transcript)
+
     def context(self, transcript: Transcript) -> list[Message]:
         """The active branch as pi sends it, from its last compaction on."""
         return context_views(transcript)[0]
