@@ -20,6 +20,7 @@ COMMANDS = [
     "redact",
     "restore",
     "gc",
+    "export",
 ]
 
 

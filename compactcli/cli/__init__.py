@@ -31,6 +31,7 @@ COMMANDS = {
     "redact": "compactcli.cli.redact:redact_command",
     "restore": "compactcli.cli.restore:restore_command",
     "gc": "compactcli.cli.gc:gc_command",
+    "export": "compactcli.cli.export:export_command",
     "hook": "compactcli.cli.hook:hook_command",
     "eval": "compactcli.cli.eval:eval_command",
 }

@@ -76,13 +76,13 @@ class CodexDialect(Dialect):
             out.extend(step.messages)
         return out
 
-    @remembered
     def collect(self, transcript: Transcript) -> list[Record]:
         """What Codex replays on resume and the metadata (`compactcli.formats.codex.collect`)."""
         from compactcli.formats.codex.collect import collect
 
         return collect(transcript)
 
+    @remembered
     def context(self, transcript: Transcript) -> list[Message]:
         """The rollout replayed as Codex resumes it (`compactcli.formats.codex.replay`), the
         collected user messages being the original records' views.

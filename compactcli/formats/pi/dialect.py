@@ -79,13 +79,13 @@ class PiDialect(Dialect):
                 found.append(message)
         return found
 
-    @remembered
     def collect(self, transcript: Transcript) -> list[Record]:
         """What pi loads next and the metadata (`compactcli.formats.pi.collect`)."""
         from compactcli.formats.pi.collect import collect
 
         return collect(transcript)
 
+    @remembered
     def context(self, transcript: Transcript) -> list[Message]:
         """The active branch as pi sends it, from its last compaction on."""
         return context_views(transcript)[0]
