@@ -27,7 +27,7 @@ from compactcli.cli.options import (
     report_kind,
 )
 from compactcli.cli.runner import guarded
-from compactcli.cli.stage_output import print_results
+from compactcli.cli.stage_output import run_files
 
 if TYPE_CHECKING:
     from compactcli import plain_table
@@ -64,11 +64,7 @@ def gc_command(
       compactcli gc session.jsonl --dry-run
       compactcli gc session.jsonl --in-place --archive archive
     """
-    import typer
-
-    from compactcli.batch import run_batch
     from compactcli.cli.compact import file_destinations
-    from compactcli.cli.redact import _problems, _reraise
     from compactcli.gc_file import gc_file
 
     files, destinations = file_destinations(
@@ -84,18 +80,14 @@ def gc_command(
             final=len(files) == 1,
         )
 
-    to_stdout = any(d.mode == "stdout" for d in destinations.values())
-    results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
-    print_results(
-        results,
+    run_files(
+        files,
+        work,
+        destinations,
         kind=report_kind(json, as_),
-        to_stdout=to_stdout,
         table=render_results,
         row=json_row,
     )
-    code = max((r.code for r in results), default=0)
-    if code:
-        raise typer.Exit(code)
 
 
 COLUMNS = ("file", "records", "bytes before", "bytes after", "saved", "status")

@@ -11,11 +11,8 @@ single transcript is written there; the report then goes to standard error.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
-
-import typer
 
 from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
@@ -35,7 +32,7 @@ from compactcli.cli.options import (
     report_kind,
 )
 from compactcli.cli.runner import guarded
-from compactcli.cli.stage_output import print_results
+from compactcli.cli.stage_output import run_files
 
 if TYPE_CHECKING:
     from compactcli import plain_table
@@ -73,7 +70,6 @@ def redact_command(
       compactcli redact session.jsonl -o clean.jsonl
       compactcli redact logs/ --dry-run
     """
-    from compactcli.batch import run_batch
     from compactcli.cli.compact import file_destinations
     from compactcli.redact_transcript import redact_file
 
@@ -89,22 +85,14 @@ def redact_command(
             repair=repair,
         )
 
-    to_stdout = any(d.mode == "stdout" for d in destinations.values())
-    results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
-    print_results(
-        results,
+    run_files(
+        files,
+        work,
+        destinations,
         kind=report_kind(json, as_),
-        to_stdout=to_stdout,
         table=render_results,
         row=json_row,
     )
-    code = max((r.code for r in results), default=0)
-    if code:
-        raise typer.Exit(code)
-
-
-def _reraise() -> bool:
-    return os.environ.get("COMPACTCLI_TRACEBACK") == "1"
 
 
 def _problems(result: FileResult) -> None:

@@ -28,7 +28,7 @@ from compactcli.cli.options import (
     report_kind,
 )
 from compactcli.cli.runner import guarded
-from compactcli.cli.stage_output import print_results
+from compactcli.cli.stage_output import run_files
 
 if TYPE_CHECKING:
     from compactcli import plain_table
@@ -81,9 +81,7 @@ def restore_command(
       compactcli restore session.jsonl --in-place --archive archive
       compactcli restore logs/ --all --dry-run
     """
-    from compactcli.batch import run_batch
     from compactcli.cli.compact import file_destinations
-    from compactcli.cli.redact import _problems, _reraise
     from compactcli.restore_file import restore_file
 
     files, destinations = file_destinations(
@@ -95,18 +93,14 @@ def restore_command(
             path, destinations[path], archive=archive, every=every, final=len(files) == 1
         )
 
-    to_stdout = any(d.mode == "stdout" for d in destinations.values())
-    results = run_batch(files, work, jobs=1, on_result=_problems, reraise=_reraise())
-    print_results(
-        results,
+    run_files(
+        files,
+        work,
+        destinations,
         kind=report_kind(json, as_),
-        to_stdout=to_stdout,
         table=render_results,
         row=json_row,
     )
-    code = max((r.code for r in results), default=0)
-    if code:
-        raise typer.Exit(code)
 
 
 COLUMNS = ("file", "undone", "removed", "put back", "bytes before", "bytes after")

@@ -3,7 +3,8 @@
 `stage_destination` checks, before anything is read, where the results may go; `finish_stage`
 writes the result transcript (or, with `--dry-run`, shows its diff instead), the reports
 `--stats` and `--boundary` ask for, and a short stats table on a terminal's standard error;
-`print_results` reports the files of a command that writes one transcript per file.
+`run_files` runs a command that writes one transcript per file and `print_results` reports
+its files.
 Records only ever go to standard output, and to a terminal only when `-o -` says so
 (`refuse_terminal`).
 """
@@ -11,7 +12,7 @@ Records only ever go to standard output, and to a terminal only when `-o -` says
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
     from compactcli.cli.options import ReportAs
+    from compactcli.compact_file import Destination
     from compactcli.diff import DiffReport
     from compactcli.in_place import Identity
     from compactcli.stats import StatsReport
@@ -254,3 +256,32 @@ def print_results(
             typer.echo(orjson.dumps(row(result)).decode())
         return
     console.print_totals_table(table(results))
+
+
+def run_files(
+    files: Sequence[str],
+    work: Callable[[str], FileResult],
+    destinations: Mapping[str, Destination],
+    *,
+    kind: ReportAs,
+    table: Callable[[Sequence[FileResult]], plain_table.Table],
+    row: Callable[[FileResult], object],
+) -> None:
+    """Run a command that writes one transcript per file (`redact`, `restore`, `gc`): `work` on
+    each file in turn (`compactcli.batch.run_batch`: a file that fails, fails alone, its
+    warnings and error on standard error as it ends), then the report (`print_results`), and
+    exit with the worst file's code."""
+    import os
+
+    import typer
+
+    from compactcli.batch import run_batch
+    from compactcli.cli.redact import _problems
+
+    reraise = os.environ.get("COMPACTCLI_TRACEBACK") == "1"
+    results = run_batch(files, work, jobs=1, on_result=_problems, reraise=reraise)
+    to_stdout = any(d.mode == "stdout" for d in destinations.values())
+    print_results(results, kind=kind, to_stdout=to_stdout, table=table, row=row)
+    code = max((r.code for r in results), default=0)
+    if code:
+        raise typer.Exit(code)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compactcli.formats.pi.tree import position_of, read_tree
+from compactcli.formats.pi.tree import read_tree
+from compactcli.formats.pi.views import first_kept
 from compactcli.transcript import Record, Transcript
 
 SETTINGS_TYPES = ("model_change", "thinking_level_change")
@@ -32,21 +33,7 @@ def collect(transcript: Transcript) -> list[Record]:
     last = max(
         (p for p, i in enumerate(path) if records[i].raw.get("type") == "compaction"), default=None
     )
-    start = 0
-    if last is not None:
-        raw = records[path[last]].raw
-        start = last
-        if tree.version >= 2:
-            first_kept = raw.get("firstKeptEntryId")
-            start = next(
-                (p for p in range(last) if records[path[p]].raw.get("id") == first_kept), last
-            )
-        else:
-            target = raw.get("firstKeptEntryIndex")
-            if isinstance(target, int) and 0 <= target < len(tree.objects):
-                found = position_of(path, tree.objects[target])
-                if 0 <= found < last:
-                    start = found
+    start = 0 if last is None else first_kept(transcript, tree, last)
     keep = set(path[start:])
     for kind in SETTINGS_TYPES:
         before = [i for i in path[:start] if records[i].raw.get("type") == kind]

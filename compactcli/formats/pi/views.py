@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from compactcli.errors import InputError
-from compactcli.formats.pi.tree import position_of, read_tree
+from compactcli.formats.pi.tree import _Tree, position_of, read_tree
 from compactcli.formats.values import json_text, kind_of, looks_json
 from compactcli.transcript import Block, JsonPath, Message, Transcript
 
@@ -62,23 +62,32 @@ def context_views(transcript: Transcript) -> tuple[list[Message], int]:
         return _views(transcript, path), 0
     compaction = path[last]
     raw = records[compaction].raw
-    start = last  # nothing kept unless the first kept entry is found before the compaction
-    if tree.version >= 2:
-        first_kept = raw.get("firstKeptEntryId")
-        for position in range(last):
-            if records[path[position]].raw.get("id") == first_kept:
-                start = position
-                break
-    else:
-        target = raw.get("firstKeptEntryIndex")
-        if isinstance(target, int) and 0 <= target < len(tree.objects):
-            found = position_of(path, tree.objects[target])
-            if 0 <= found < last:
-                start = found
+    start = first_kept(transcript, tree, last)
     summary = entry_view(transcript, compaction, raw, in_context=True)
     head = [summary] if summary is not None else []
     head += _views(transcript, path[start:last])
     return head + _views(transcript, path[last + 1 :]), len(head)
+
+
+def first_kept(transcript: Transcript, tree: _Tree, last: int) -> int:
+    """Where on the active branch the entries the compaction at branch position `last` kept
+    start: its first kept entry's position (`firstKeptEntryId`, or in version 1 the object
+    index `firstKeptEntryIndex`), or `last` itself when that entry is not before it."""
+    records = transcript.records
+    path = tree.path
+    raw = records[path[last]].raw
+    if tree.version >= 2:
+        wanted = raw.get("firstKeptEntryId")
+        for position in range(last):
+            if records[path[position]].raw.get("id") == wanted:
+                return position
+        return last
+    target = raw.get("firstKeptEntryIndex")
+    if isinstance(target, int) and 0 <= target < len(tree.objects):
+        found = position_of(path, tree.objects[target])
+        if 0 <= found < last:
+            return found
+    return last
 
 
 def _views(transcript: Transcript, indices: Iterable[int]) -> list[Message]:
