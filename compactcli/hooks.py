@@ -10,7 +10,9 @@ agent is still appending to it).
   counts it (`auto`: the last usage the agent recorded, plus what came after it).
 - `SessionStart` with `"source": "compact"`: the facts ledger of the history the agent's own
   compaction left behind (every message of the file that is no longer in its context and came
-  before its end: files modified, the user's rules, errors, pending asks, ...), rendered as the
+  before its end; and when the file does not hold that compaction yet, as Claude Code runs the
+  hook before it writes its boundary, every message of the context it compacted too: files
+  modified, the user's rules, errors, pending asks, ...), rendered as the
   extractive summary renders facts within `LEDGER_TOKENS`; Claude Code adds what a
   `SessionStart` hook prints to the context, so what its summary dropped comes back. Other
   sources (startup, resume, clear) print nothing.
@@ -65,9 +67,16 @@ def after_compaction(payload: Mapping[str, Any]) -> str:
     context = dialect.context(transcript)
     if not context:
         return ""
+    messages = dialect.messages(transcript)
+    compactions = dialect.compactions(transcript)
+    newest = max((m.index for m in messages if not m.summary), default=-1)
     seen = {m.index for m in context}
     last = max(seen)
-    history = [m for m in dialect.messages(transcript) if m.index not in seen and m.index < last]
+    history = [m for m in messages if m.index not in seen and m.index < last]  # left behind
+    if not compactions or max(c.index for c in compactions) < newest:
+        # the compaction is not written yet (Claude Code runs the hook first): the context it
+        # compacted was left behind too
+        history = sorted([*history, *context], key=lambda m: m.index)
     facts = extract_facts([m for m in history if not m.summary])
     if facts.is_empty():
         return ""

@@ -200,9 +200,14 @@ def resume_claude_code(
     folder: Path,
     answer: str,
     reported_input: int | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> Resumed:
-    """Resume a Claude Code session file with `claude -p PROMPT --resume ID`."""
+    """Resume a Claude Code session file with `claude -p PROMPT --resume ID` (`settings`: the
+    user's ~/.claude/settings.json, hooks for one)."""
     home, work, stdin = _layout(folder)
+    if settings is not None:
+        (home / ".claude").mkdir(parents=True, exist_ok=True)
+        (home / ".claude" / "settings.json").write_text(json.dumps(settings))
     sid = session_id(session)
     placed = home / ".claude" / "projects" / project_folder(work) / f"{sid}.jsonl"
     placed.parent.mkdir(parents=True)

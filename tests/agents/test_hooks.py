@@ -1,0 +1,67 @@
+"""`compactcli hook` as the real Claude Code's SessionStart hook after it compacts.
+
+A session whose recorded usage is over Claude Code's auto-compact threshold (190,000 tokens of a
+200,000 window) is resumed with the hook in the user's settings (`"matcher": "compact"`): Claude
+Code compacts first, runs the hook with `"source": "compact"`, and adds what it prints to the
+context. The request that answers the prompt must hold the facts `compactcli hook` read from the
+history before the compaction; without the hook it does not.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.agents.conftest import Agents
+from tests.agents.messages_api import last_user_text
+from tests.agents.resume import ANSWER, PROMPT, resume_claude_code
+from tests.conftest import FIXTURES
+
+HEADER = "[compactcli: facts from the conversation before the last compaction"
+HOOK = f"{Path(sys.executable).parent / 'compactcli'} hook"
+SETTINGS = {
+    "hooks": {
+        "SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": HOOK}]}]
+    }
+}
+
+
+def _stale(source: Path, target: Path, tokens: int) -> Path:
+    """`source` with the usage of every assistant record raised to `tokens` (cache reads)."""
+    lines = []
+    for line in source.read_bytes().splitlines():
+        record = json.loads(line)
+        usage = (
+            record.get("message", {}).get("usage") if record.get("type") == "assistant" else None
+        )
+        if isinstance(usage, dict):
+            usage.update(
+                input_tokens=1, cache_creation_input_tokens=0, cache_read_input_tokens=tokens
+            )
+        lines.append(json.dumps(record))
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+@pytest.mark.parametrize("agent", ["claude"])
+def test_after_claude_code_compacts_the_hook_facts_reach_its_next_request(
+    agent: str, agents: Agents, tmp_path: Path
+) -> None:
+    source = FIXTURES / "transcripts" / "claude-code-summarize-session.jsonl"
+    stale = _stale(source, tmp_path / source.name, 190_000)
+    command = agents.command(agent)
+    hooked = resume_claude_code(
+        command, stale, PROMPT, tmp_path / "hooked", ANSWER, settings=SETTINGS
+    )
+    plain = resume_claude_code(command, stale, PROMPT, tmp_path / "plain", ANSWER, settings={})
+    for resumed in (hooked, plain):
+        assert resumed.exit_code == 0, resumed.describe()
+        assert len(resumed.bodies) >= 2, resumed.describe()  # it compacted, then answered
+        assert last_user_text(resumed.bodies[-1]) == PROMPT
+    answered = json.dumps(hooked.bodies[-1])
+    assert HEADER in answered, hooked.describe()
+    assert "Files modified" in answered or "## Goal" in answered
+    assert HEADER not in json.dumps(plain.bodies[-1])
