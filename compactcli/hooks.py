@@ -16,6 +16,10 @@ agent is still appending to it).
   extractive summary renders facts within `LEDGER_TOKENS`; Claude Code adds what a
   `SessionStart` hook prints to the context, so what its summary dropped comes back. Other
   sources (startup, resume, clear) print nothing.
+- pi's `session_before_compact`, as compactcli's pi extension
+  (`compactcli/data/pi/compactcli-compaction.ts`) hands it on: the summary pi writes into its
+  compaction entry, compactcli's extractive summary of the messages before the first kept entry
+  (`pi_compaction`), so pi compacts offline, without a model call.
 """
 
 from __future__ import annotations
@@ -85,6 +89,47 @@ def after_compaction(payload: Mapping[str, Any]) -> str:
     return f"{LEDGER_HEADING}\n\n{text}"
 
 
+PI_EVENT = "session_before_compact"
+"""The event name the pi extension (`compactcli/data/pi/compactcli-compaction.ts`) sends."""
+
+
+def pi_compaction(payload: Mapping[str, Any]) -> str:
+    """The summary for the compaction pi is about to write (its `session_before_compact` event,
+    as the pi extension hands it on): compactcli's extractive summary of the context messages
+    before the entry `first_kept_entry_id` names (all of them when it names none), an earlier
+    summary among them updated, with `focus` (pi's custom instructions) when given."""
+    from compactcli.formats import get_dialect
+    from compactcli.loading import read_transcript
+    from compactcli.stages.summarize import summary_of
+    from compactcli.summarizers import get_summarizer
+    from compactcli.tokens import get_counter
+
+    path = _transcript_path(payload)
+    transcript = read_transcript(path)
+    if transcript.format != "pi":
+        raise UsageError(f"{path}: {PI_EVENT} comes from pi; this is a {transcript.format} file")
+    dialect = get_dialect(transcript.format)
+    context = dialect.context(transcript)
+    kept = payload.get("first_kept_entry_id")
+    records = transcript.records
+    cut = next(
+        (i for i, m in enumerate(context) if kept and records[m.index].get("id") == kept),
+        len(context),
+    )
+    if not cut:
+        return ""
+    counter = get_counter("heuristic", model=dialect.model(transcript), format=transcript.format)
+    focus = payload.get("focus")
+    result = summary_of(
+        transcript,
+        context[:cut],
+        summarizer=get_summarizer("extractive"),
+        counter=counter,
+        focus=focus if isinstance(focus, str) and focus.strip() else None,
+    )
+    return result.text
+
+
 def answer(payload: Any) -> str:
     """The text `compactcli hook` prints for `payload` ('' for a hook with nothing to add)."""
     if not isinstance(payload, Mapping):
@@ -94,4 +139,9 @@ def answer(payload: Any) -> str:
         return status_line(payload)
     if event == "SessionStart":
         return after_compaction(payload) if payload.get("source") == "compact" else ""
-    raise UsageError(f"hook event {event!r}: compactcli answers the status line and SessionStart")
+    if event == PI_EVENT:
+        return pi_compaction(payload)
+    raise UsageError(
+        f"hook event {event!r}: compactcli answers the status line, SessionStart and pi's "
+        f"{PI_EVENT}"
+    )

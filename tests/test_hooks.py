@@ -76,3 +76,49 @@ def test_a_payload_it_cannot_use_is_one_clear_line() -> None:
     )
     other = run("hook", input=_payload(T / "claude-code-session.jsonl", hook_event_name="Stop"))
     assert other.exit_code == 2 and "'Stop'" in other.stderr
+
+
+def _entries(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_pi_s_compaction_gets_the_summary_of_what_comes_before_the_kept_entry() -> None:
+    path = T / "pi-summarize-session.jsonl"
+    messages = [e for e in _entries(path) if e.get("type") == "message"]
+    kept = str(messages[-4]["id"])
+    done = run(
+        "hook",
+        input=json.dumps(
+            {
+                "hook_event_name": "session_before_compact",
+                "transcript_path": str(path),
+                "first_kept_entry_id": kept,
+            }
+        ),
+    )
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.startswith("## Goal\nThe CSV export in src/report/export.py")
+    everything = run(
+        "hook",
+        input=json.dumps(
+            {"hook_event_name": "session_before_compact", "transcript_path": str(path)}
+        ),
+    )
+    assert everything.exit_code == 0 and len(everything.stdout) >= len(done.stdout)
+
+
+def test_pi_s_event_on_another_format_is_refused() -> None:
+    path = T / "claude-code-session.jsonl"
+    done = run("hook", input=_payload(path, hook_event_name="session_before_compact"))
+    assert (done.exit_code, done.stderr) == (
+        2,
+        f"error: {path}: session_before_compact comes from pi; this is a claude-code file\n",
+    )
+
+
+def test_the_pi_extension_ships_with_the_package() -> None:
+    done = run("hook", "--pi-extension")
+    found = Path(done.stdout.strip())
+    assert done.exit_code == 0 and found.is_file()
+    text = found.read_text()
+    assert 'pi.on("session_before_compact"' in text and '["hook"]' in text

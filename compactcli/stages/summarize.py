@@ -586,6 +586,36 @@ def summary_body(message: Message) -> str | None:
     return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[0] if ours else None
 
 
+def summary_of(
+    transcript: Transcript,
+    middle: Sequence[Message],
+    *,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    focus: str | None = None,
+) -> SummaryResult:
+    """The summary of context messages `middle` as the stage writes one (an earlier summary among
+    them updated, not cut; the default budget for what they hold), for a caller that writes it
+    itself: an agent's own compaction hook (`compactcli.hooks`)."""
+    dialect = get_dialect(transcript.format)
+    earlier = _earlier(transcript, dialect, middle)
+    replaced = sum(counter.message_tokens(m) for m in middle)
+    budget = default_summary_tokens(replaced)
+    if earlier.text:
+        budget = max(budget, counter.text_tokens(earlier.text) + budget)
+    return summarizer.summarize(
+        SummaryRequest(
+            messages=earlier.turns,
+            counter=counter,
+            budget_tokens=budget,
+            format=transcript.format,
+            previous=earlier.text,
+            previous_facts=earlier.facts,
+            focus=focus,
+        )
+    )
+
+
 def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]) -> _Earlier:
     """Split the middle into earlier summaries (their bodies, head quote, facts and quoted
     request) and turns."""

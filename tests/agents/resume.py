@@ -36,7 +36,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,9 +228,17 @@ def resume_pi(
     folder: Path,
     answer: str,
     reported_input: int | None = None,
+    extensions: Sequence[Path] = (),
+    extra_env: Mapping[str, str] | None = None,
 ) -> Resumed:
-    """Resume a pi session file with `pi -p PROMPT --session FILE`."""
+    """Resume a pi session file with `pi -p PROMPT --session FILE` (`extensions`: files put in
+    ~/.pi/agent/extensions; `extra_env`: variables the run gets besides its own)."""
     home, work, stdin = _layout(folder)
+    if extensions:
+        installed = home / ".pi" / "agent" / "extensions"
+        installed.mkdir(parents=True)
+        for extension in extensions:
+            shutil.copyfile(extension, installed / extension.name)
     lines = session.read_bytes().split(b"\n")
     header = json.loads(lines[0])
     assert isinstance(header, dict) and header.get("type") == "session", f"{session}: no header"
@@ -241,12 +249,13 @@ def resume_pi(
     placed.write_bytes(b"\n".join(lines))
     with AnthropicServer(answer, reported_input) as server, RecordingServer() as trap:
         config = home / ".pi" / "agent"
-        config.mkdir(parents=True)
+        config.mkdir(parents=True, exist_ok=True)
         models = {"providers": {"anthropic": {"baseUrl": server.origin}}}
         (config / "models.json").write_text(json.dumps(models))
         env = _base_env(home, trap)
         env["ANTHROPIC_API_KEY"] = API_KEY
         env["PI_OFFLINE"] = "1"
+        env.update(extra_env or {})
         argv = [*command, "-p", prompt, "--session", str(placed)]
         return _run("pi", argv, env, work, stdin, placed, server, trap)
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.agents.conftest import Agents
-from tests.agents.messages_api import last_user_text
-from tests.agents.resume import ANSWER, PROMPT, resume_claude_code
+from tests.agents.messages_api import last_user_text, texts
+from tests.agents.resume import ANSWER, PROMPT, resume_claude_code, resume_pi
 from tests.conftest import FIXTURES
 
 HEADER = "[compactcli: facts from the conversation before the last compaction"
@@ -65,3 +65,47 @@ def test_after_claude_code_compacts_the_hook_facts_reach_its_next_request(
     assert HEADER in answered, hooked.describe()
     assert "Files modified" in answered or "## Goal" in answered
     assert HEADER not in json.dumps(plain.bodies[-1])
+
+
+EXTENSION = Path(__file__).resolve().parents[2] / "compactcli/data/pi/compactcli-compaction.ts"
+
+
+def _stale_pi(source: Path, target: Path, tokens: int) -> Path:
+    """`source` with the usage of every assistant message raised to `tokens`."""
+    lines = []
+    for line in source.read_bytes().splitlines():
+        record = json.loads(line)
+        message = record.get("message") if record.get("type") == "message" else None
+        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            message["usage"].update(input=tokens, totalTokens=tokens)
+        lines.append(json.dumps(record))
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+@pytest.mark.parametrize("agent", ["pi"])
+def test_pi_compacts_with_compactcli_s_summary_through_the_extension(
+    agent: str, agents: Agents, tmp_path: Path
+) -> None:
+    """A pi session over pi's threshold (995,000 tokens recorded) is resumed with compactcli's
+    extension installed: pi compacts before sending the prompt, with no summary request to the
+    model; its compaction entry holds compactcli's summary, and the request that answers the
+    prompt carries it. Without the extension pi asks the model for its summary."""
+    source = FIXTURES / "transcripts" / "pi-summarize-session.jsonl"
+    stale = _stale_pi(source, tmp_path / source.name, 995_000)
+    command = agents.command(agent)
+    environment = {"COMPACTCLI": str(Path(sys.executable).parent / "compactcli")}
+    hooked = resume_pi(
+        command, stale, PROMPT, tmp_path / "hooked", ANSWER,
+        extensions=[EXTENSION], extra_env=environment,
+    )  # fmt: skip
+    assert hooked.exit_code == 0, hooked.describe()
+    assert len(hooked.bodies) == 1, hooked.describe()  # the answer only: no summary request
+    assert last_user_text(hooked.bodies[0]) == PROMPT
+    entries = [json.loads(line) for line in hooked.after.splitlines()]
+    compaction = [e for e in entries if e.get("type") == "compaction"][-1]
+    summary = compaction["summary"]
+    assert "## Goal" in summary or "Goal" in summary, summary[:500]
+    assert summary[:200] in texts(hooked.bodies[0])
+    plain = resume_pi(command, stale, PROMPT, tmp_path / "plain", ANSWER)
+    assert plain.exit_code == 0 and len(plain.bodies) >= 2, plain.describe()
