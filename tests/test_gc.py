@@ -13,12 +13,15 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from compactcli import get_dialect, read_transcript, validate
 from compactcli.formats.claude_code.collect import DROPPED_METADATA, UI_ONLY_KEYS
 from compactcli.formats.claude_code.records import METADATA_TYPES
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
+from tests.mutations import Mutant, mutants
+from tests.transcript_strategies import Plan, plans, render
 
 FILES = sorted((FIXTURES / "transcripts").glob("claude-code-*.jsonl")) + sorted(
     CORPUS.glob("claude-code-*.jsonl")
@@ -175,3 +178,65 @@ def test_a_pi_session_keeps_its_branch_from_the_first_kept_entry(
         roots = [r for r in after[1:] if r.get("parentId") is None]
         assert len(roots) == 1 + sum(r["type"] == "session_info" for r in roots[1:])
         assert all(r.get("parentId") in ids for r in after[1:] if r.get("parentId") is not None)
+
+
+GC_FORMATS = ["claude-code", "codex", "pi"]
+
+
+@pytest.mark.parametrize("fmt", GC_FORMATS)
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(plan=plans())
+def test_generated_sessions_collect_to_the_same_context(
+    tmp_path: Path, fmt: str, plan: Plan
+) -> None:
+    """Generated sessions, compacted by compactcli (so each holds a compaction) and as they are:
+    gc exits 0, and what it writes validates and loads the same context."""
+    source = tmp_path / f"{fmt}.jsonl"
+    source.write_bytes(render(plan, fmt))
+    compacted = tmp_path / "compacted.jsonl"
+    compacted.unlink(missing_ok=True)
+    done = run("compact", str(source), "-o", str(compacted), "--force", "--max-tokens", "50", "-q")
+    assert done.exit_code in (0, 1), done.stderr
+    for given_path in (source, compacted):
+        out = tmp_path / "gc.jsonl"
+        out.unlink(missing_ok=True)
+        done = run("gc", str(given_path), "-o", str(out))
+        assert done.exit_code == 0, done.stderr
+        assert _context(out) == _context(given_path)
+        assert validate(read_transcript(str(out))).errors == ()
+
+
+SOURCES = [
+    (p.name, p.read_bytes())
+    for p in sorted((FIXTURES / "transcripts").glob("*.jsonl"))
+    if p.name.startswith(("claude-code-", "codex-", "pi-")) and "legacy" not in p.name
+]
+
+
+@pytest.mark.parametrize(
+    "mutant",
+    list(mutants(SOURCES, 60, seed=26)),
+    ids=lambda m: f"{m.source}:{'+'.join(m.mutations)}",
+)
+def test_a_damaged_session_is_collected_or_refused_never_made_worse(
+    mutant: Mutant, tmp_path: Path
+) -> None:
+    """A damaged session file (`tests.mutations`): gc refuses it with one line and a documented
+    exit code, or writes a file that loads the same context and validates no worse."""
+    source = tmp_path / "damaged.jsonl"
+    source.write_bytes(mutant.data)
+    out = tmp_path / "gc.jsonl"
+    done = run("gc", str(source), "-o", str(out))
+    assert done.exit_code in (0, 1, 2, 3), done.stderr
+    if done.exit_code:
+        assert not out.exists()
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+        return
+    if out.read_bytes() == source.read_bytes():
+        return  # nothing to leave out: the input as it is
+    assert _context(out) == _context(source)
+    assert len(validate(read_transcript(str(out))).errors) <= len(
+        validate(read_transcript(str(source))).errors
+    )
