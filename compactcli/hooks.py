@@ -14,7 +14,8 @@ agent is still appending to it).
   hook before it writes its boundary, every message of the context it compacted too: files
   modified, the user's rules, errors, pending asks, ...), rendered as the
   extractive summary renders facts within `LEDGER_TOKENS`; Claude Code adds what a
-  `SessionStart` hook prints to the context, so what its summary dropped comes back. Other
+  `SessionStart` hook prints to the context, so what its summary dropped comes back; for a Codex
+  rollout, as the JSON Codex reads from a hook (`hookSpecificOutput.additionalContext`). Other
   sources (startup, resume, clear) print nothing.
 - pi's `session_before_compact`, as compactcli's pi extension
   (`compactcli/data/pi/compactcli-compaction.ts`) hands it on: the summary pi writes into its
@@ -24,10 +25,16 @@ agent is still appending to it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from compactcli.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from compactcli.formats.base import Dialect
+    from compactcli.transcript import Message, Transcript
 
 LEDGER_TOKENS = 2_000
 """The budget of the ledger printed after a compaction."""
@@ -62,15 +69,25 @@ def after_compaction(payload: Mapping[str, Any]) -> str:
     """The facts ledger of the history the agent's compaction took out of its context."""
     from compactcli.formats import get_dialect
     from compactcli.loading import read_transcript
-    from compactcli.summarizers.extractive import render_facts
-    from compactcli.summarizers.facts import extract_facts
-    from compactcli.tokens import get_counter
 
     transcript = read_transcript(_transcript_path(payload))
     dialect = get_dialect(transcript.format)
     context = dialect.context(transcript)
     if not context:
         return ""
+    text = _ledger(transcript, dialect, context)
+    if text and transcript.format == "codex":  # Codex reads a SessionStart hook's JSON
+        output = {"hookEventName": "SessionStart", "additionalContext": text}
+        return orjson.dumps({"hookSpecificOutput": output}).decode()
+    return text
+
+
+def _ledger(transcript: Transcript, dialect: Dialect, context: Sequence[Message]) -> str:
+    """The facts ledger of what the compaction left behind (see `after_compaction`)."""
+    from compactcli.summarizers.extractive import render_facts
+    from compactcli.summarizers.facts import extract_facts
+    from compactcli.tokens import get_counter
+
     messages = dialect.messages(transcript)
     compactions = dialect.compactions(transcript)
     newest = max((m.index for m in messages if not m.summary), default=-1)
@@ -80,7 +97,7 @@ def after_compaction(payload: Mapping[str, Any]) -> str:
     if not compactions or max(c.index for c in compactions) < newest:
         # the compaction is not written yet (Claude Code runs the hook first): the context it
         # compacted was left behind too
-        history = sorted([*history, *context], key=lambda m: m.index)
+        history = sorted([*history, *list(context)], key=lambda m: m.index)
     facts = extract_facts([m for m in history if not m.summary])
     if facts.is_empty():
         return ""

@@ -122,3 +122,14 @@ def test_the_pi_extension_ships_with_the_package() -> None:
     assert done.exit_code == 0 and found.is_file()
     text = found.read_text()
     assert 'pi.on("session_before_compact"' in text and '["hook"]' in text
+
+
+def test_codex_gets_the_ledger_as_its_hook_json() -> None:
+    path = T / "codex-compacted.jsonl"
+    done = run("hook", input=_payload(path, hook_event_name="SessionStart", source="compact"))
+    assert done.exit_code == 0, done.stderr
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert output["additionalContext"].startswith(
+        "[compactcli: facts from the conversation before the last compaction"
+    )

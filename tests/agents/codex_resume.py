@@ -155,8 +155,11 @@ def resume_codex(
     folder: Path,
     answer: str,
     auto_compact_limit: int | None = None,
+    hooks: dict[str, Any] | None = None,
 ) -> CodexResumed:
-    """Resume `rollout` with `codex exec resume ID PROMPT` in a throwaway HOME under `folder`."""
+    """Resume `rollout` with `codex exec resume ID PROMPT` in a throwaway HOME under `folder`
+    (`hooks`: the user's ~/.codex/hooks.json, run without the trust review, as a reviewed hook
+    runs)."""
     home = folder / "home"
     codex_home = home / ".codex"
     work = folder / "work"
@@ -172,7 +175,11 @@ def resume_codex(
     with ResponsesServer(answer) as server, RecordingServer() as trap:
         config = _config(server.origin, last_model(rollout), auto_compact_limit)
         (codex_home / "config.toml").write_text(config)
-        argv = [*command, "exec", "--skip-git-repo-check", "resume", session_id, prompt]
+        trust: list[str] = []
+        if hooks is not None:
+            (codex_home / "hooks.json").write_text(json.dumps(hooks))
+            trust = ["--dangerously-bypass-hook-trust"]
+        argv = [*command, *trust, "exec", "--skip-git-repo-check", "resume", session_id, prompt]
         env = _env(home, codex_home, trap)
         done = run_agent("codex", argv, env, work.resolve(), stdin, server.received)
         return CodexResumed(

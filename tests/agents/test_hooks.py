@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.codex_resume import resume_codex
 from tests.agents.conftest import Agents
 from tests.agents.messages_api import last_user_text, texts
 from tests.agents.resume import ANSWER, PROMPT, resume_claude_code, resume_pi
+from tests.agents.test_codex_resume import last_context
 from tests.conftest import FIXTURES
 
 HEADER = "[compactcli: facts from the conversation before the last compaction"
@@ -109,3 +111,31 @@ def test_pi_compacts_with_compactcli_s_summary_through_the_extension(
     assert summary[:200] in texts(hooked.bodies[0])
     plain = resume_pi(command, stale, PROMPT, tmp_path / "plain", ANSWER)
     assert plain.exit_code == 0 and len(plain.bodies) >= 2, plain.describe()
+
+
+@pytest.mark.parametrize("agent", ["codex"])
+def test_after_codex_compacts_the_hook_facts_reach_its_next_request(
+    agent: str, agents: Agents, tmp_path: Path
+) -> None:
+    """A rollout resumed with Codex's auto-compact limit at its recorded context: Codex compacts
+    first, runs the SessionStart hook with `"source": "compact"`, and the request that answers
+    the prompt carries the ledger; without the hook it does not."""
+    source = FIXTURES / "transcripts" / "codex-summarize-session.jsonl"
+    limit = last_context(source)
+    assert limit is not None
+    hooks = {
+        "hooks": {
+            "SessionStart": [
+                {"matcher": "compact", "hooks": [{"type": "command", "command": HOOK}]}
+            ]
+        }
+    }
+    command = agents.command(agent)
+    hooked = resume_codex(command, source, PROMPT, tmp_path / "hooked", ANSWER, limit, hooks)
+    plain = resume_codex(command, source, PROMPT, tmp_path / "plain", ANSWER, limit)
+    for resumed in (hooked, plain):
+        assert resumed.exit_code == 0, resumed.describe()
+        assert resumed.compactions, resumed.describe()  # it compacted, then answered
+    answered = json.dumps(hooked.model_requests[-1].body)
+    assert HEADER in answered, hooked.describe()
+    assert HEADER not in json.dumps(plain.model_requests[-1].body)
