@@ -97,8 +97,9 @@ def export(
         if b.kind == "tool_result" and b.call_id is not None
     }
     called = {b.call_id for m in messages for b in m.blocks if b.kind == "tool_call"}
+    source = f"{transcript.source} · " if heading != transcript.source else ""
     meta = (
-        f"{transcript.format} · {len(messages):,} messages · "
+        f"{source}{transcript.format} · {len(messages):,} messages · "
         f"{len(compactions):,} compaction{'' if len(compactions) == 1 else 's'}"
     )
     parts = list(_parts(messages, compactions, results, called, clean, html))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from compactcli import get_dialect, read_transcript
+from compactcli.formats import session_title
 from compactcli.redact import redact
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
@@ -102,15 +103,14 @@ def _chromium(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "name", ["claude-code-compacted.jsonl", "codex-compacted.jsonl", "pi-branched.jsonl"]
-)
-def test_the_page_renders_in_a_real_browser(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_page_renders_in_a_real_browser(path: Path, tmp_path: Path) -> None:
+    """Every page, opened in headless Chromium: a screenshot is drawn, and the text it rendered
+    holds the title, the first prompts and, after a compaction, its mark and summary."""
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("Chromium is not installed: CI must check the page in a real browser")
         pytest.skip("no Chromium on this machine (apt-get install chromium)")
-    path = FIXTURES / "transcripts" / name
     page = tmp_path / "page.html"
     assert run("export", str(path), "--html", "-o", str(page)).exit_code == 0
     shot = tmp_path / "shot.png"
@@ -121,8 +121,11 @@ def test_the_page_renders_in_a_real_browser(name: str, tmp_path: Path) -> None:
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000  # a page drawn, not blank
     dom = _chromium("--dump-dom", page.as_uri(), home=tmp_path / "b").stdout
-    assert f"<h1>{path}</h1>" in dom
+    heading = session_title(str(path)) or str(path)  # a Claude Code session's title
+    assert f"<h1>{html.escape(heading, quote=False)}</h1>" in dom
+    assert html.escape(str(path), quote=False) in dom
     for prompt in _prompts(path)[:3]:
         assert html.escape(prompt.split()[0], quote=False) in dom
-    if "compacted" in name:
-        assert "Compacted here" in dom and 'class="summary"' in dom
+    transcript = read_transcript(str(path))
+    if get_dialect(transcript.format).compactions(transcript):
+        assert "Compacted here" in dom
