@@ -19,7 +19,9 @@ from tests.agents.codex_resume import resume_codex
 from tests.agents.conftest import Agents
 from tests.agents.messages_api import last_user_text, texts
 from tests.agents.resume import ANSWER, PROMPT, resume_claude_code, resume_pi
+from tests.agents.test_claude_code_resume import _stale
 from tests.agents.test_codex_resume import last_context
+from tests.agents.test_pi_resume import _stale as _stale_pi
 from tests.conftest import FIXTURES
 
 HEADER = "[compactcli: facts from the conversation before the last compaction"
@@ -29,23 +31,6 @@ SETTINGS = {
         "SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": HOOK}]}]
     }
 }
-
-
-def _stale(source: Path, target: Path, tokens: int) -> Path:
-    """`source` with the usage of every assistant record raised to `tokens` (cache reads)."""
-    lines = []
-    for line in source.read_bytes().splitlines():
-        record = json.loads(line)
-        usage = (
-            record.get("message", {}).get("usage") if record.get("type") == "assistant" else None
-        )
-        if isinstance(usage, dict):
-            usage.update(
-                input_tokens=1, cache_creation_input_tokens=0, cache_read_input_tokens=tokens
-            )
-        lines.append(json.dumps(record))
-    target.write_text("\n".join(lines) + "\n")
-    return target
 
 
 @pytest.mark.parametrize("agent", ["claude"])
@@ -70,19 +55,6 @@ def test_after_claude_code_compacts_the_hook_facts_reach_its_next_request(
 
 
 EXTENSION = Path(__file__).resolve().parents[2] / "compactcli/data/pi/compactcli-compaction.ts"
-
-
-def _stale_pi(source: Path, target: Path, tokens: int) -> Path:
-    """`source` with the usage of every assistant message raised to `tokens`."""
-    lines = []
-    for line in source.read_bytes().splitlines():
-        record = json.loads(line)
-        message = record.get("message") if record.get("type") == "message" else None
-        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
-            message["usage"].update(input=tokens, totalTokens=tokens)
-        lines.append(json.dumps(record))
-    target.write_text("\n".join(lines) + "\n")
-    return target
 
 
 @pytest.mark.parametrize("agent", ["pi"])
