@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
     As,
     BadLinePolicy,
@@ -93,17 +92,6 @@ def redact_command(
         table=render_results,
         row=json_row,
     )
-
-
-def _problems(result: FileResult) -> None:
-    from compactcli import console
-
-    for warning in result.warnings:
-        console.warning(warning)
-    for line in admission_lines(result):  # a refused input's findings, or --repair's repairs
-        console.say(line)
-    if result.failed:
-        console.error(result.message)
 
 
 COLUMNS = ("file", "records", "changed", "secrets", "kinds")

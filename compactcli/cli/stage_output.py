@@ -276,7 +276,6 @@ def run_files(
     import typer
 
     from compactcli.batch import run_batch
-    from compactcli.cli.redact import _problems
 
     reraise = os.environ.get("COMPACTCLI_TRACEBACK") == "1"
     results = run_batch(files, work, jobs=1, on_result=_problems, reraise=reraise)
@@ -285,3 +284,16 @@ def run_files(
     code = max((r.code for r in results), default=0)
     if code:
         raise typer.Exit(code)
+
+
+def _problems(result: FileResult) -> None:
+    """A file's warnings, the findings or repairs of its admission, and its error, as it ends."""
+    from compactcli import console
+    from compactcli.cli.admission import admission_lines
+
+    for warning in result.warnings:
+        console.warning(warning)
+    for line in admission_lines(result):  # a refused input's findings, or --repair's repairs
+        console.say(line)
+    if result.failed:
+        console.error(result.message)

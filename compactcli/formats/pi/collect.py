@@ -5,8 +5,9 @@ entries of the active branch (from the root to the last entry) that pi's context
 after the branch's last compaction, the entries from its first kept entry on; with no compaction,
 the whole branch. The last `model_change` and `thinking_level_change` before the first kept entry
 stay too (the settings in force), and every `session_info` entry (the session's name). Left out:
-dead branches, the entries the last compaction summarized, earlier compactions, labels of entries
-that went, blank lines. A kept entry whose parent went gets the kept entry before it on the branch
+dead branches, the entries the last compaction summarized, earlier compactions (those inside the
+kept part too: pi does not send them, and they name entries that went), labels of entries that
+went, blank lines. A kept entry whose parent went gets the kept entry before it on the branch
 as its parent (null for the first: the new root). In a version 1 file (no ids) each kept
 compaction's `firstKeptEntryIndex` is moved to where its entry now is.
 """
@@ -35,6 +36,8 @@ def collect(transcript: Transcript) -> list[Record]:
     )
     start = 0 if last is None else first_kept(transcript, tree, last)
     keep = set(path[start:])
+    if last is not None:  # an older compaction inside the kept part: pi does not send it
+        keep -= {i for i in path[start:last] if records[i].raw.get("type") == "compaction"}
     for kind in SETTINGS_TYPES:
         before = [i for i in path[:start] if records[i].raw.get("type") == kind]
         if before:
