@@ -38,7 +38,7 @@ def hook_command(pi_extension: PiExtension = False) -> None:
     \b
       compactcli hook < statusline.json       # one line: the context used
       compactcli hook < session-start.json    # after a compaction: the facts it dropped
-      cp "$(compactcli hook --pi-extension)" ~/.pi/agent/extensions/
+      compactcli hook --pi-extension          # pi's extension: copy it into ~/.pi/agent/extensions/
     """
     if pi_extension:
         from pathlib import Path
