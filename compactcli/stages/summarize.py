@@ -15,7 +15,7 @@ import dataclasses
 import itertools
 import operator
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -404,12 +404,13 @@ def _summarize_at(
     if writer.quotes_head and cut.head:
         head_text = quote_head(context[: cut.head])
     replaced = sum(tokens[cut.head : cut.start])
-    budget = options.summary_tokens or default_summary_tokens(replaced)
-    if options.summary_tokens is None and earlier.text:
-        # room for the whole earlier summary, and for the new turns as much as without it
-        summaries = sum(tokens[i] for i in cut.middle if context[i].summary)
-        new_turns = default_summary_tokens(max(replaced - summaries, 1))
-        budget = max(budget, counter.text_tokens(earlier.text) + new_turns)
+    budget = _budget(
+        options.summary_tokens,
+        replaced,
+        earlier.text,
+        lambda: sum(tokens[i] for i in cut.middle if context[i].summary),
+        counter,
+    )
     result = summarizer.summarize(
         SummaryRequest(
             messages=earlier.turns,
@@ -586,6 +587,23 @@ def summary_body(message: Message) -> str | None:
     return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[0] if ours else None
 
 
+def _budget(
+    given: int | None,
+    replaced: int,
+    earlier: str | None,
+    summaries: Callable[[], int],
+    counter: TokenCounter,
+) -> int:
+    """A summary's budget: `given`, else `default_summary_tokens` of the `replaced` tokens; when
+    it updates an earlier summary (`earlier`), room for the whole of it and for the new turns as
+    much as without it (`summaries`: the tokens of the earlier summaries among the replaced)."""
+    budget = given or default_summary_tokens(replaced)
+    if given is None and earlier:
+        new_turns = default_summary_tokens(max(replaced - summaries(), 1))
+        budget = max(budget, counter.text_tokens(earlier) + new_turns)
+    return budget
+
+
 def summary_of(
     transcript: Transcript,
     middle: Sequence[Message],
@@ -599,10 +617,9 @@ def summary_of(
     itself: an agent's own compaction hook (`compactcli.hooks`)."""
     dialect = get_dialect(transcript.format)
     earlier = _earlier(transcript, dialect, middle)
-    replaced = sum(counter.message_tokens(m) for m in middle)
-    budget = default_summary_tokens(replaced)
-    if earlier.text:
-        budget = max(budget, counter.text_tokens(earlier.text) + budget)
+    tokens = [counter.message_tokens(m) for m in middle]
+    summaries = sum(t for t, m in zip(tokens, middle, strict=True) if m.summary)
+    budget = _budget(None, sum(tokens), earlier.text, lambda: summaries, counter)
     return summarizer.summarize(
         SummaryRequest(
             messages=earlier.turns,
