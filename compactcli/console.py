@@ -117,7 +117,8 @@ def print_totals_table(table: plain_table.Table) -> None:
 
 def print_rows(table: plain_table.Table, separator: str, stream: TextIO | None = None) -> None:
     """`table`'s header and rows (not its total) on `stream` (standard output) as CSV
-    (`separator` ",") or TSV ("\t"): every cell whole, numbers such as `19,491` as `19491`."""
+    (`separator` ",") or TSV ("\t"): every cell whole, numbers such as `19,491` as `19491`,
+    and a number with its share, `19,491 (42%)`, as the number alone."""
     import csv
 
     stream = stream or sys.stdout
@@ -129,8 +130,10 @@ def print_rows(table: plain_table.Table, separator: str, stream: TextIO | None =
 
 
 def _bare_number(cell: str) -> str:
-    digits = cell.replace(",", "")
-    return digits if digits.isdigit() and cell[:1].isdigit() else cell
+    import re
+
+    found = re.fullmatch(r"(-?\d{1,3}(?:,\d{3})*|-?\d+)(?: \(-?\d+%\))?", cell)
+    return found[1].replace(",", "") if found else cell
 
 
 def rich_totals_table(table: plain_table.Table) -> Table:

@@ -160,3 +160,33 @@ def test_every_command_prints_the_estimate_of_the_same_context(path: Path, tmp_p
     shown = re.search(r"tokens:\s+([\d,]+) ->", pruned.stdout)
     assert shown is not None, pruned.stdout
     assert int(shown[1].replace(",", "")) == before
+    for stage in ("prune", "summarize"):
+        written = tmp_path / f"{stage}.jsonl"
+        done = run_cli(
+            stage, str(path), "--keep-recent-tokens", "2000", "-o", str(written), "--json"
+        )
+        assert done.exit_code == 0, done.stderr
+        row = json.loads(done.stdout)
+        assert (row["tokens_before"], row["tokens_after"]) == (before, tokens(str(written)))
+        assert row["output"] == str(written) and row["stages"][0]["stage"] == stage
+        dry = run_cli(stage, str(path), "--keep-recent-tokens", "2000", "--dry-run", "--json")
+        seen = json.loads(dry.stdout)
+        assert seen["output"] is None and seen["tokens_after"] == row["tokens_after"]
+        assert seen["diff"]["records_before"] == row["stages"][0]["records_before"]
+
+
+@pytest.mark.parametrize("stage", ["prune", "summarize"])
+def test_stage_json_goes_to_standard_error_when_the_transcript_is_on_standard_output(
+    stage: str,
+) -> None:
+    path = FIXTURES / "transcripts" / "codex-session.jsonl"
+    done = run_cli(stage, str(path), "--keep-recent-tokens", "100", "--json")
+    assert done.exit_code == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert records and all("stages" not in r for r in records)  # the transcript alone
+    row = json.loads(done.stderr.strip().splitlines()[-1])
+    assert row["output"] == "-" and row["changed"] is (records != _lines(path))
+
+
+def _lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text().splitlines()]

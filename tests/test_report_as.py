@@ -54,6 +54,7 @@ def test_compact_and_redact_rows(tmp_path: Path) -> None:
     table = _rows(done.stdout, ",")
     assert [r["file"] for r in table] == FILES
     assert all(int(r["after"]) <= int(r["before"]) for r in table)
+    assert all(int(r["saved"]) == int(r["before"]) - int(r["after"]) for r in table)
     cleaned = run("redact", FILES[1], "-o", str(tmp_path / "clean.jsonl"), "--as", "tsv")
     assert _rows(cleaned.stdout, "\t")[0]["file"] == FILES[1]
 

@@ -12,6 +12,7 @@ from compactcli.cli.options import (
     Format,
     Images,
     InPlace,
+    Json,
     KeepRecent,
     MinChars,
     OnBadLine,
@@ -50,6 +51,7 @@ def prune_command(
     boundary: BoundaryFile = None,
     repair: Repair = False,
     quiet: Quiet = False,
+    json: Json = False,
 ) -> None:
     """Clear the content of old tool results, keeping each call paired with its result.
 
@@ -104,4 +106,5 @@ def prune_command(
         in_place=in_place,
         seen=seen,
         archive=options.archive,
+        json=json,
     )

@@ -127,6 +127,7 @@ def finish_stage(
     in_place: bool = False,
     seen: Identity | None = None,
     archive: str | None = None,
+    json: bool = False,
 ) -> None:
     """Write (or, dry, show) the result of a stage command and its reports.
 
@@ -136,7 +137,9 @@ def finish_stage(
     A changed result carries how to undo it (`compactcli.undo.record`, in `archive` too).
     The stats report is appended to `stats` and the last boundary's details written to
     `boundary` (both atomically, `compactcli.atomic`, with the input's permission bits), and a
-    short stats table is shown on standard error when that is a terminal. Once the transcript
+    short stats table is shown on standard error when that is a terminal; with `json` the stats
+    report is printed instead as one JSON line (`stage_json`), with the diff under `"diff"` in
+    place of its text on a dry run. Once the transcript
     is written the run is settled (`compactcli.interrupts.settle`): a Ctrl-C after that no
     longer interrupts it.
     """
@@ -151,8 +154,10 @@ def finish_stage(
     changed = any(s.changed for s in after.stats)
     if changed and not dry_run:  # how to undo it (`compactcli restore`)
         after = undo.record(before, after, archive=archive)
-    if dry_run:
+    if dry_run and not json:
         print_diff(diff(before, after, counter=counter))
+    elif dry_run:
+        pass
     elif in_place:
         if changed:  # else nothing to replace: no write, no backup
             replacing.replace(before.source, list(render(after.records)), seen, final=True)
@@ -168,11 +173,29 @@ def finish_stage(
     if boundary is not None and not dry_run:
         details = [s.details["boundary"] for s in after.stats if "boundary" in s.details]
         write_json(boundary, details[-1] if details else None, mode=mode)
-    if sys.stderr.isatty():
+    if json:
+        line = stage_json(
+            data,
+            output=None if dry_run else (before.source if in_place else output or "-"),
+            diff=diff(before, after, counter=counter) if dry_run else None,
+        )
+        to_stdout = not dry_run and not in_place and (output is None or output == "-")
+        print(line, file=sys.stderr if to_stdout else sys.stdout, flush=True)
+    elif sys.stderr.isatty():
         from compactcli import console
 
         if not console.quiet():
             print_stats(data)
+
+
+def stage_json(data: StatsReport, *, output: str | None, diff: DiffReport | None) -> str:
+    """The `--json` line of `prune` and `summarize`: the stats report, where the transcript
+    went (`output`: a file, `-` for standard output, None on a dry run) and, on a dry run, the
+    diff (`compactcli.diff.DiffReport.to_dict`)."""
+    row: dict[str, object] = {**data, "output": output}
+    if diff is not None:
+        row["diff"] = diff.to_dict()
+    return orjson.dumps(row).decode()
 
 
 _STYLES = {"cleared": "yellow", "edited": "magenta", "removed": "red", "added": "green"}

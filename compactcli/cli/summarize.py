@@ -13,6 +13,7 @@ from compactcli.cli.options import (
     Focus,
     Format,
     InPlace,
+    Json,
     LlmModel,
     NoRedact,
     OnBadLine,
@@ -59,6 +60,7 @@ def summarize_command(
     archive: Archive = None,
     repair: Repair = False,
     quiet: Quiet = False,
+    json: Json = False,
 ) -> None:
     """Replace the old middle of the conversation with one structured summary.
 
@@ -136,4 +138,5 @@ def summarize_command(
         in_place=in_place,
         seen=seen,
         archive=archive,
+        json=json,
     )
