@@ -71,3 +71,20 @@ def test_many_options_are_shown_in_panels_and_every_option_in_one(command: str) 
     assert headings[-1] == "Other options"  # --help alone, last
     listed = [line for line in shown.split(f"{headings[-1]}:\n", 1)[1].splitlines() if line]
     assert [line.split()[0] for line in listed] == ["-h,"]
+
+
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (["compact", "--bogus", "x.jsonl"], None),
+        (["prune", "--force"], None),
+        (["compact", "--forse", "x.jsonl"], "(Possible options: --force)"),
+        (["estimate", "--jbs", "2", "x.jsonl"], "(Possible options: --jobs)"),
+    ],
+)
+def test_an_unknown_option_suggests_only_close_ones(args: list[str], suggested: str | None) -> None:
+    done = run(*args)
+    assert done.exit_code == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"Error: No such option: {args[1]}" + (f" {suggested}" if suggested else "")
+    assert f"Usage: compactcli {args[0]} " in done.stderr

@@ -715,6 +715,45 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "litellm"))
     assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
 
 
+def test_a_missing_key_of_a_known_provider_is_found_before_litellm_is_imported() -> None:
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(ROOT)!r})
+os.environ.pop("ANTHROPIC_API_KEY", None)
+from compactcli.errors import BackendError
+from compactcli.summarizers import get_summarizer
+from tests.test_llm_summarizer import request
+try:
+    get_summarizer("llm", model="anthropic/claude-haiku-4-5").summarize(request())
+except BackendError as error:
+    print(error)
+print(sorted(m for m in sys.modules if m.split(".")[0] == "litellm"))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "no API key for anthropic/claude-haiku-4-5: set ANTHROPIC_API_KEY (or use --api-base for "
+        "a local server)\n[]\n"
+    )
+
+
+def test_only_a_known_provider_without_its_key_is_refused_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from compactcli.summarizers.llm import missing_key
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert missing_key("openai/gpt-4o-mini", None, None) == "OPENAI_API_KEY"
+    assert missing_key("openai/gpt-4o-mini", "sk-given", None) is None
+    assert missing_key("openai/gpt-4o-mini", None, "http://127.0.0.1:9") is None
+    assert missing_key("gpt-4o-mini", None, None) is None  # litellm tells the provider
+    assert missing_key("gemini/gemini-pro", None, None) is None  # two variables: litellm checks
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set")
+    assert missing_key("openai/gpt-4o-mini", None, None) is None
+
+
 # ---------------------------------------------------------------------------------------------
 # through the summarize stage
 

@@ -89,6 +89,22 @@ class _Group(TyperGroup):
         super().__init__(**attrs)
         self.commands = _Commands()
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; an unknown option suggests only the options close to it (click's
+        own cut-off offers `--jobs` for `--bogus`). Click's `NoSuchOption` is matched by name:
+        typer 0.28 carries its own copy of click."""
+        try:
+            return super().invoke(ctx)
+        except Exception as error:
+            possible = getattr(error, "possibilities", None)
+            if type(error).__name__ != "NoSuchOption" or not possible:
+                raise
+            import difflib
+
+            name: str = getattr(error, "option_name")  # noqa: B009
+            close = difflib.get_close_matches(name, possible, cutoff=0.75)
+            raise type(error)(name, possibilities=close, ctx=getattr(error, "ctx", ctx)) from None
+
 
 app = typer.Typer(
     name="compactcli",

@@ -176,6 +176,36 @@ def _retry_after(exc: BaseException) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+_PROVIDER_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
+"""The one key variable of the providers whose key litellm reads from that variable alone: a
+model named `provider/...` of these, with no key and no `--api-base`, is refused before litellm
+is imported (seconds)."""
+
+
+def missing_key(model: str, api_key: str | None, api_base: str | None) -> str | None:
+    """The variable a model named `provider/name` of `_PROVIDER_KEYS` needs and that is not
+    set (no key given, no local server), else None (litellm's own check decides)."""
+    import os
+
+    provider, slash, _ = model.partition("/")
+    variable = _PROVIDER_KEYS.get(provider) if slash else None
+    if variable is None or api_key or api_base is not None or os.environ.get(variable):
+        return None
+    return variable
+
+
+def _no_key(model: str, missing: Sequence[str]) -> BackendError:
+    return BackendError(
+        f"no API key for {model}: set {', '.join(missing)} (or use --api-base for a local server)"
+    )
+
+
 def _key_variables(names: Sequence[str]) -> list[str]:
     """The credential variables among litellm's missing settings (not bases or regions)."""
     return [n for n in names if any(w in n for w in ("KEY", "TOKEN", "SECRET"))]
@@ -283,6 +313,9 @@ class LLMSummarizer:
                 f"of {self.model}"
             )
             return self._fallback(base, tally, reason)
+        variable = missing_key(self.model, self.api_key, self.api_base)
+        if variable is not None:
+            raise _no_key(self.model, [variable])
         litellm = _import_litellm()
         api_key = self._check(litellm)
         try:
@@ -350,10 +383,7 @@ class LLMSummarizer:
                 found = {}
             missing = _key_variables(list(found.get("missing_keys", ())))
             if missing and self.api_base is None:
-                raise BackendError(
-                    f"no API key for {self.model}: set {', '.join(missing)} "
-                    "(or use --api-base for a local server)"
-                )
+                raise _no_key(self.model, missing)
             if missing:
                 key = NO_KEY
         self._checked_key = key
