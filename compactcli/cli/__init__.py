@@ -103,7 +103,8 @@ class _Group(TyperGroup):
 
             name: str = getattr(error, "option_name")  # noqa: B009
             close = difflib.get_close_matches(name, possible, cutoff=0.75)
-            raise type(error)(name, possibilities=close, ctx=getattr(error, "ctx", ctx)) from None
+            kind: Any = type(error)
+            raise kind(name, possibilities=close, ctx=getattr(error, "ctx", ctx)) from None
 
 
 app = typer.Typer(
