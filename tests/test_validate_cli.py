@@ -15,6 +15,21 @@ INVALID = sorted((FIXTURES / "invalid").glob("*.jsonl"))
 VALID = sorted((FIXTURES / "transcripts").glob("*.jsonl"))
 
 
+def test_quiet_shows_only_the_errors_of_invalid_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FIXTURES)
+    valid = run("validate", "-q", "transcripts/claude-code-interrupted.jsonl", "transcripts")
+    assert (valid.exit_code, valid.stdout, valid.stderr) == (0, "", "")
+    both = run("validate", "--quiet", "transcripts", "invalid/codex-orphan-result.jsonl")
+    assert both.exit_code == 1
+    lines = both.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("invalid/codex-orphan-result.jsonl:")
+    assert " error " in lines[0]
+    assert (
+        lines[1]
+        == "invalid/codex-orphan-result.jsonl: INVALID codex transcript (1 error, 0 warnings)"
+    )
+
+
 def test_valid_file_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "transcripts")
     result = run("validate", "claude-code-interrupted.jsonl")

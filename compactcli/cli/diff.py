@@ -31,6 +31,8 @@ def diff_command(
 
     \b
       compactcli diff session.jsonl compacted.jsonl
+      compactcli diff session.jsonl compacted.jsonl --json
+      compactcli diff session.jsonl compacted.jsonl --method exact
     """
     from compactcli.diff import diff
     from compactcli.formats import get_dialect

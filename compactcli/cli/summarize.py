@@ -77,6 +77,7 @@ def summarize_command(
     \b
       compactcli summarize session.jsonl -o summarized.jsonl
       compactcli prune session.jsonl | compactcli summarize -o compacted.jsonl
+      compactcli summarize session.jsonl --focus "the failing migration" --dry-run
     """
     from compactcli import console
     from compactcli.formats import get_dialect

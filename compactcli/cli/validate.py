@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
@@ -30,6 +30,15 @@ def validate_command(
     format: Format = None,
     json: Json = False,
     on_bad_line: OnBadLine = BadLinePolicy.error,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Only the errors of invalid files and their verdict: no warnings, nothing for a "
+            "valid file (the exit code says it).",
+        ),
+    ] = False,
 ) -> None:
     """Check transcripts against their format's rules.
 
@@ -44,6 +53,7 @@ def validate_command(
     \b
       compactcli validate session.jsonl
       compactcli validate ~/.claude/projects --json
+      compactcli validate -q compacted/ || echo "some file is invalid"
     """
     from compactcli import console
     from compactcli.validation import validate
@@ -61,18 +71,20 @@ def validate_command(
             exit_code = max(exit_code, ExitCode.CHECK_FAILED)
         if json:
             typer.echo(orjson.dumps(report.to_dict()).decode())
-        else:
-            for line in render_report(report):
+        elif not (quiet and report.ok):
+            for line in render_report(report, warnings=not quiet):
                 out.print(line, markup=False)
     if exit_code:
         raise typer.Exit(int(exit_code))
 
 
-def render_report(report: ValidationReport) -> list[str]:
-    """Lines for one file: `PATH:LINE: error CODE: MESSAGE`, then a verdict line."""
+def render_report(report: ValidationReport, *, warnings: bool = True) -> list[str]:
+    """Lines for one file: `PATH:LINE: error CODE: MESSAGE` (and its warnings, unless
+    `warnings` is false), then a verdict line."""
+    shown = (*report.errors, *report.warnings) if warnings else report.errors
     lines = [
         f"{report.path}:{f.line}: {f.severity} {f.code}: {f.message}"
-        for f in sorted((*report.errors, *report.warnings), key=lambda f: (f.line, f.code))
+        for f in sorted(shown, key=lambda f: (f.line, f.code))
     ]
     verdict = "valid" if report.ok else "INVALID"
     counts = f"{_plural(len(report.errors), 'error')}, {_plural(len(report.warnings), 'warning')}"
