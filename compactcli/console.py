@@ -103,7 +103,7 @@ def say(line: str, *, failure: bool = False) -> None:
 def print_totals_table(table: plain_table.Table) -> None:
     """`totals_table` of `table`'s parts printed on standard output, made to fit the console's
     width (`compactcli.table_fit`: the folder its files share on a line above it, columns left
-    out, file names cut at their start)."""
+    out, file names cut before their end)."""
     from compactcli import table_fit
     from compactcli.formats import session_title
 

@@ -4,11 +4,12 @@
 between columns, as `compactcli.console.totals_table` lays it out). Otherwise, in this order,
 until it fits: the file names of its folding column are shown relative to the folder they share
 (returned, to be printed above the table: `in FOLDER/`); the columns the table names in `drop`
-are left out, first named first; and the file names keep their ends (the file itself), their
-starts cut to `...`, no narrower than `MIN_NAME`. Given `titles`, a session file named by its id
-(a UUID) whose agent titled it is named by its folder, the start of its id and its title when
-relative names are still too wide (before columns are left out), and cut at its end. Nothing
-here imports rich.
+are left out, first named first; and the file names keep their ends (the file itself) and
+their first folder (the one that tells `out/a.jsonl` from `a.jsonl`; at most a third of the
+room), what lies between cut to `...`, no narrower than `MIN_NAME`. Given `titles`, a session
+file named by its id (a UUID) whose agent titled it is named by its folder, the start of its id
+and its title when relative names are still too wide (before columns are left out), and cut at
+its end. Nothing here imports rich.
 """
 
 from __future__ import annotations
@@ -117,10 +118,20 @@ def _without(table: Table, position: int) -> Table:
     )
 
 
+def _first_folder(path: str) -> str:
+    """`path` up to and with the slash after its first folder that is not `.` or `..`, or ""
+    when the file lies in none (`./out/a.jsonl` gives `./out/`, `./a.jsonl` "")."""
+    parts = path.split("/")
+    for index, part in enumerate(parts[:-1]):
+        if part not in ("", ".", ".."):
+            return "/".join(parts[: index + 1]) + "/"
+    return ""
+
+
 def _cut_names(table: Table, over: int, titled: frozenset[int] = frozenset()) -> Table:
-    """The folding column's cells cut by `over` columns (to `MIN_NAME` at least): at their start,
-    where the file's own name is at the end; the rows in `titled` at their end, where the title
-    is."""
+    """The folding column's cells cut by `over` columns (to `MIN_NAME` at least): after their
+    first folder (`_first_folder`, at most a third of them) and before their end, the file's
+    own name; the rows in `titled` at their end, where the title is."""
     column = min(table.fold)
     cells = [row[column] for row in table.rows]
     widest = max(len(c) for c in [table.columns[column], *cells])
@@ -131,7 +142,8 @@ def _cut_names(table: Table, over: int, titled: frozenset[int] = frozenset()) ->
             return cell
         if end:
             return cell[: room - len(CUT)].rstrip() + CUT
-        return CUT + cell[len(cell) - room + len(CUT) :]
+        head = _first_folder(cell)[: room // 3]
+        return head + CUT + cell[len(cell) - room + len(head) + len(CUT) :]
 
     rows = tuple(
         (*row[:column], cut(row[column], number in titled), *row[column + 1 :])
