@@ -27,6 +27,12 @@ _WHERE = {
     "InputError": "compactcli.errors",
     "OutputError": "compactcli.errors",
     "UsageError": "compactcli.errors",
+    "CompactResult": "compactcli.in_memory",
+    "StageResult": "compactcli.in_memory",
+    "compact_bytes": "compactcli.in_memory",
+    "estimate_bytes": "compactcli.in_memory",
+    "prune_bytes": "compactcli.in_memory",
+    "summarize_bytes": "compactcli.in_memory",
     "read_transcript": "compactcli.loading",
     "to_bytes": "compactcli.loading",
     "write_transcript": "compactcli.loading",
@@ -46,6 +52,7 @@ __all__ = [
     "BackendError",
     "Block",
     "CompactError",
+    "CompactResult",
     "Compaction",
     "ExitCode",
     "Finding",
@@ -53,13 +60,18 @@ __all__ = [
     "Message",
     "OutputError",
     "Record",
+    "StageResult",
     "Transcript",
     "Usage",
     "UsageError",
     "ValidationReport",
     "__version__",
+    "compact_bytes",
+    "estimate_bytes",
     "get_dialect",
+    "prune_bytes",
     "read_transcript",
+    "summarize_bytes",
     "to_bytes",
     "validate",
     "write_transcript",
@@ -76,6 +88,14 @@ if TYPE_CHECKING:
     )
     from compactcli.formats import FORMATS, get_dialect
     from compactcli.formats.base import Finding
+    from compactcli.in_memory import (
+        CompactResult,
+        StageResult,
+        compact_bytes,
+        estimate_bytes,
+        prune_bytes,
+        summarize_bytes,
+    )
     from compactcli.loading import read_transcript, to_bytes, write_transcript
     from compactcli.transcript import Block, Compaction, Message, Record, Transcript, Usage
     from compactcli.validation import ValidationReport, validate

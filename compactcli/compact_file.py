@@ -15,7 +15,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from compactcli import atomic, batch, in_place, interrupts, lifetime, undo
 from compactcli.errors import OutputError, UsageError
@@ -43,12 +43,18 @@ from compactcli.summarizers.calls import counting_calls
 from compactcli.tokens import TokenCounter, get_counter
 from compactcli.transcript import Message, Transcript
 
+if TYPE_CHECKING:
+    from compactcli.cache import SummaryCache
+
 __all__ = [
     "DEFAULTS",
+    "Compacted",
     "Destination",
     "FilePlan",
     "compact_file",
+    "compact_input",
     "file_settings",
+    "make_summarizer",
     "options_from_settings",
     "output_names",
     "over_parts",
@@ -151,6 +157,28 @@ class FilePlan:
     summary: bool = False  # return the summary written in `FileResult.details["summary"]`
 
 
+def make_summarizer(
+    settings: Mapping[str, Any], *, cache: SummaryCache | None = None
+) -> Summarizer:
+    """The summarizer resolved `settings` name: the extractive one, or for `llm` the LLM
+    summarizer of their `model`, `api_base` and `timeout`, answered from `cache` first when
+    one is given (`compactcli.cache.CachedSummarizer`)."""
+    from compactcli.summarizers import get_summarizer
+
+    if settings.get("summarizer", "extractive") != "llm":
+        return get_summarizer("extractive")
+    extra: dict[str, Any] = {"api_base": settings.get("api_base")}
+    if settings.get("timeout") is not None:
+        extra["timeout"] = float(settings["timeout"])
+    inner = get_summarizer("llm", model=settings.get("model"), **extra)
+    if cache is None:
+        return inner
+    from compactcli.cache import CachedSummarizer
+
+    chosen = {"model": settings.get("model"), "api_base": settings.get("api_base")}
+    return CachedSummarizer(inner, cache, chosen)
+
+
 def file_settings(plan: FilePlan, path: str) -> dict[str, Any]:
     """The settings for `path`: options and environment, then the policy, then `DEFAULTS`."""
     return resolve(plan.given, _policy(plan, path), path, DEFAULTS)
@@ -175,20 +203,61 @@ def compact_file(
 ) -> batch.FileResult:
     """Compact one file and write its result.
 
-    Read, admit (an input that fails `validate` is refused with `InvalidTranscript`, nothing
-    written, unless the plan says to repair it), resolve the settings, compact, redact every kept
-    record too with `redact_records` (`--redact`: `compactcli.redact_transcript`; the archive
-    stays verbatim), write the output (standard output, a file with the input's permission bits,
-    or in place with a backup: `compactcli.in_place`) and return a `compactcli.batch.FileResult`.
-    Outputs are written only through `compactcli.batch.WRITES`; the output of a run of one file
-    settles the run (`compactcli.interrupts.settle`). In place, a file that changed since it was
-    read (`file_identity`: an agent still writing to its session) is left as it is
-    (`OutputError`).
+    Read and compact it (`compact_input`), then write the output (standard output, a file with
+    the input's permission bits, or in place with a backup: `compactcli.in_place`) and return
+    its `compactcli.batch.FileResult`. Outputs are written only through
+    `compactcli.batch.WRITES`; the output of a run of one file settles the run
+    (`compactcli.interrupts.settle`). In place, a file that changed since it was read
+    (`file_identity`: an agent still writing to its session) is left as it is (`OutputError`).
     """
-    bad = BadLines()
     destination = plan.destinations.get(path, Destination("stdout"))
     seen = file_identity(path) if destination.mode == "in_place" else None
-    transcript = read_transcript(path, plan.format, on_bad_line=plan.on_bad_line, bad=bad)
+    done = compact_input(path, plan, summarizer_for, written=destination.mode != "none")
+    output, backup = write_result(
+        done.before,
+        done.after,
+        destination,
+        changed=done.changed,
+        seen=seen,
+        final=len(plan.destinations) == 1,
+    )
+    lifetime.keep(done.before, done.after)  # a process about to exit need not free them
+    return dataclasses.replace(done.result, output=output, backup=backup)
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """One input compacted, before anything is written: its `FileResult` (no output or backup
+    yet), the transcripts before and after, and whether replacing the file in place would
+    change it (`changed`)."""
+
+    result: batch.FileResult
+    before: Transcript
+    after: Transcript
+    changed: bool
+
+
+@collector_paused()
+def compact_input(
+    path: str,
+    plan: FilePlan,
+    summarizer_for: Callable[[Mapping[str, Any]], Summarizer],
+    *,
+    data: bytes | None = None,
+    written: bool = True,
+) -> Compacted:
+    """Read and compact one input: the file `path`, or `data` as the bytes of a file so named.
+
+    Read, admit (an input that fails `validate` is refused with `InvalidTranscript` unless the
+    plan says to repair it), resolve the settings, compact, redact every kept record too with
+    `redact_records` (`--redact`: `compactcli.redact_transcript`; the archive stays verbatim)
+    and, when the result is to be `written` and changed, record how to undo it
+    (`compactcli.undo.record`). Nothing is written but the archive.
+    """
+    bad = BadLines()
+    transcript = read_transcript(
+        path, plan.format, on_bad_line=plan.on_bad_line, bad=bad, data=data
+    )
     verb = "skipped" if plan.on_bad_line == "skip" else "kept unparsed"
     warnings = [f"{transcript.source}:{line}: {verb}: {reason}" for line, reason in bad.lines]
     admitted = admit(transcript, repair=plan.repair)  # an invalid input goes no further
@@ -226,18 +295,10 @@ def compact_file(
         parts = over_parts(result, counter, limit, smaller_total=check.smaller_summary_total)
         if parts:
             notes.append(f"{transcript.source}: still over: {parts}")
-    if check.changed and not plan.dry_run and destination.mode != "none":
+    if check.changed and not plan.dry_run and written:
         result = undo.record(
             transcript, result, archive=settings.get("archive"), inline=redaction is None
         )
-    output, backup = write_result(
-        transcript,
-        result,
-        destination,
-        changed=check.changed or bool(admitted.repairs) or bool(redaction and redaction.records),
-        seen=seen,
-        final=len(plan.destinations) == 1,
-    )
     status = "compacted" if check.changed else ("kept" if check.kept_input else "unchanged")
     if status == "unchanged" and admitted.repairs:
         status = "repaired"
@@ -273,15 +334,12 @@ def compact_file(
     if plan.summary and check.summarized:
         details["summary"] = _summary_text(result)
     over_what = check.over[-1] if check.over else None
-    lifetime.keep(transcript, result)  # a process about to exit need not free them
-    return batch.FileResult(
+    file_result = batch.FileResult(
         path=transcript.source,
         status=status,
         tokens_before=check.tokens_before,
         tokens_after=check.tokens_after,
         method=check.method,
-        output=output,
-        backup=backup,
         code=code,
         message=check.kept_input or "",
         target=over_what[1] if over_what else None,
@@ -293,6 +351,8 @@ def compact_file(
         notes=tuple(notes),
         details=details,
     )
+    changed = check.changed or bool(admitted.repairs) or bool(redaction and redaction.records)
+    return Compacted(file_result, transcript, result, changed)
 
 
 def standing_over(result: Transcript, counter: TokenCounter, limit: int) -> str | None:

@@ -77,8 +77,16 @@ def display_name(path: str) -> str:
 
 
 @contextlib.contextmanager
-def open_input(path: str) -> Iterator[BinaryIO]:
-    """Open `path` for binary reading; `-` is standard input. OSError becomes InputError."""
+def open_input(path: str, data: bytes | None = None) -> Iterator[BinaryIO]:
+    """Open `path` for binary reading; `-` is standard input. OSError becomes InputError.
+    Given `data`, those bytes are read instead, as the content of a file named `path`."""
+    if data is not None:
+        import io
+
+        if trajectory.is_trajectory(path):
+            data = trajectory.to_lines(data, path)
+        yield io.BytesIO(data)
+        return
     if path == STDIN:
         yield sys.stdin.buffer
         return
@@ -117,21 +125,25 @@ _DOCUMENT_LIMIT = 256 << 20
 """The largest file `not_json_lines` reads whole to see whether it is one JSON document."""
 
 
-def not_json_lines(path: str) -> str | None:
+def not_json_lines(path: str, data: bytes | None = None) -> str | None:
     """Why `path`, whose first line is not a JSON object, is not JSON Lines at all: one JSON
     document (an object spread over lines, or an array), with how to turn its list of messages
     into JSON Lines, or JSON objects spread over lines one after another (pretty-printed records),
-    with how to put one on each line. None when it is none of these, or is standard input."""
-    if path == STDIN:
+    with how to put one on each line. None when it is none of these, or is standard input.
+    Given `data`, those are the file's bytes."""
+    if path == STDIN and data is None:
         return None
     import shlex  # only on this error path: reading a file does not load it
 
-    try:
-        if os.path.getsize(path) > _DOCUMENT_LIMIT:
+    if data is None:
+        try:
+            if os.path.getsize(path) > _DOCUMENT_LIMIT:
+                return None
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
             return None
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    elif len(data) > _DOCUMENT_LIMIT:
         return None
     lines = data.count(b"\n") + (not data.endswith(b"\n"))
     where = f" over {lines:,} lines" if lines > 1 else ""
@@ -184,10 +196,10 @@ def _objects_one_after_another(data: bytes) -> int | None:
         count += 1
 
 
-def first_line_reason(path: str, lineno: int, reason: str) -> str:
+def first_line_reason(path: str, lineno: int, reason: str, data: bytes | None = None) -> str:
     """`reason` for bad line `lineno`, or, on line 1 of a file that is one JSON document, what
-    `not_json_lines` says of it."""
-    return (not_json_lines(path) or reason) if lineno == 1 else reason
+    `not_json_lines` says of it (`data`: the file's bytes, when they are not read from it)."""
+    return (not_json_lines(path, data) or reason) if lineno == 1 else reason
 
 
 def iter_records(
@@ -196,8 +208,10 @@ def iter_records(
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
     info: SourceInfo | None = None,
+    data: bytes | None = None,
 ) -> Iterator[Record]:
-    """Stream the records of `path`, one per line, keeping each line's exact bytes.
+    """Stream the records of `path` (or of `data`, the bytes of a file named `path`), one per
+    line, keeping each line's exact bytes.
 
     Blank lines are carried through as unparsed records. Raises `InputError` for bad lines
     (unless `on_bad_line` says otherwise) and for a file with no record at all.
@@ -207,7 +221,7 @@ def iter_records(
     bad = bad if bad is not None else BadLines()
     seen_object = False
     lineno = 0
-    with open_input(path) as handle:
+    with open_input(path, data) as handle:
         for line, eol in _lines(handle, info):
             lineno += 1
             body = line[3:] if lineno == 1 and line[:3] == _BOM else line
@@ -219,13 +233,13 @@ def iter_records(
             except orjson.JSONDecodeError as error:
                 # only the last line can lack its line ending
                 reason = first_line_reason(
-                    path, lineno, _describe_bad(line, body, error, last=eol == b"")
+                    path, lineno, _describe_bad(line, body, error, last=eol == b""), data
                 )
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
             if not isinstance(raw, dict):
                 reason = first_line_reason(
-                    path, lineno, f"expected a JSON object, found {kind_of(raw)}"
+                    path, lineno, f"expected a JSON object, found {kind_of(raw)}", data
                 )
                 yield from _bad(name, line, lineno, eol, reason, on_bad_line, bad)
                 continue
@@ -370,6 +384,14 @@ def write_bytes(
         atomic.write(path, chunks, mode=mode)
     except OSError as error:
         raise OutputError.cannot_write(path, error) from None
+
+
+def file_bytes(chunks: Iterable[Line], path: str) -> bytes:
+    """The bytes `write_bytes` writes to a file named `path` for `chunks` (a SWE-agent
+    trajectory's document for a `.traj` name)."""
+    if trajectory.is_trajectory(path):
+        return trajectory.to_document(chunks)
+    return b"".join(chunks)
 
 
 def record_bytes(record: Record, *, last: bool) -> bytes:

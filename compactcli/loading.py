@@ -34,8 +34,10 @@ def read_transcript(
     *,
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
+    data: bytes | None = None,
 ) -> Transcript:
-    """Read `path` (`-` for standard input) into a Transcript.
+    """Read `path` (`-` for standard input) into a Transcript; given `data`, those bytes as the
+    content of a file named `path` (`compactcli.in_memory`).
 
     Raises `InputError` (file and line in the message) for unreadable input, an unknown
     format or, when the format is detected, a file that mixes formats; and `UsageError` for an
@@ -44,7 +46,7 @@ def read_transcript(
     if format is not None and format not in FORMATS:
         get_dialect(format)  # raises UsageError naming the known formats
     info = SourceInfo(path)
-    records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info))
+    records = tuple(iter_records(path, on_bad_line=on_bad_line, bad=bad, info=info, data=data))
     if format is None:
         objects = list(islice((r.raw for r in records if isinstance(r.raw, dict)), SNIFF_RECORDS))
         format = detect_format(objects, display_name(path))

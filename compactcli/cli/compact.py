@@ -380,7 +380,7 @@ class _Backends:
     def get(self, settings: Mapping[str, Any]) -> Summarizer:
         from compactcli.batch import SharedBackend
         from compactcli.cache import CachedSummarizer
-        from compactcli.summarizers import get_summarizer
+        from compactcli.compact_file import make_summarizer
 
         if settings["summarizer"] != "llm":
             return offline_summarizer(settings)
@@ -388,18 +388,9 @@ class _Backends:
         with self._lock:
             found = self._made.get(key)
             if found is None:
-                extra: dict[str, Any] = {"api_base": settings["api_base"]}
-                if settings["timeout"] is not None:
-                    extra["timeout"] = float(settings["timeout"])
-                inner = get_summarizer("llm", model=settings["model"], **extra)
-                if self.cache is not None:
-                    cached = CachedSummarizer(
-                        inner,
-                        self.cache,
-                        {"model": settings["model"], "api_base": settings["api_base"]},
-                    )
-                    self._cached.append(cached)
-                    inner = cached
+                inner = make_summarizer(settings, cache=self.cache)
+                if isinstance(inner, CachedSummarizer):
+                    self._cached.append(inner)
                 found = self._made[key] = SharedBackend(inner, limit=self.llm_jobs)
             return found
 
