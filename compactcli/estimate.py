@@ -3,9 +3,11 @@
 `estimate(transcript, options)` counts a transcript already read, `estimate_file(path, options)`
 a file, streamed (by `compactcli.estimate_reader`, keeping only what the format's `Streamer`
 needs to decide the context view and a few integers per message in a
-`compactcli.estimate_ledger.Ledger`), and `estimate_records(records, format, options)` a stream
-of records; each returns an `EstimateReport`, the same one for the same bytes, in which every
-number says which method made it (`EstimateOptions` describes the methods; the agent's usage
+`compactcli.estimate_ledger.Ledger`; with the `usage` and `auto` methods, from the file's end
+when its last records decide the figures, by `compactcli.estimate_tail`, the figures of the whole
+file then unknown), and `estimate_records(records, format, options)` a stream of records; each
+returns an `EstimateReport`, the same one for the same bytes, in which every number says which
+method made it (`EstimateOptions` describes the methods; the agent's usage
 records are read by `compactcli.estimate_usage`). `failures(report)` is the CI check: what is
 over the budget and, when asked, the compaction threshold. The library never prints; errors are
 `CompactError`s (`InputError` for unreadable input, `BackendError` for a tokenizer that cannot
@@ -23,6 +25,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from compactcli.errors import UsageError
 from compactcli.estimate_ledger import Ledger, RecordLines, feed_ledger
 from compactcli.estimate_reader import read_lines
+from compactcli.estimate_tail import TailStats, read_from_end
 from compactcli.estimate_usage import Analysis
 from compactcli.formats import get_dialect
 from compactcli.formats.base import StreamedView, streamed_view
@@ -80,6 +83,12 @@ class EstimateOptions:
       holds after it (how the agents measure themselves); the heuristic where nothing was
       recorded.
 
+    `from_end`: `estimate_file` may count `usage` and `auto` from the end of the file
+    (`compactcli.estimate_tail`): the same `tokens`, `method`, `after_usage` and usage figures,
+    while what only the whole file tells (`file_tokens`, `records`, `messages`,
+    `context_messages`, the breakdowns, the usage's `line` and `requests`) is None. False reads
+    every line. `estimate` of a transcript already read ignores it.
+
     An assistant response counts as at least the `output_tokens` its usage anchor recorded
     (under every counting method): that figure includes thinking that the file often keeps only
     as a signature. What exceeds the counted text is reported under `by_block["thinking"]`.
@@ -90,6 +99,7 @@ class EstimateOptions:
     context_window: int | None = None  # overrides the model's window
     threshold: str | None = None  # preset, "80%" or a token count; None: the format's agent
     max_tokens: int | None = None  # the CI budget
+    from_end: bool = True
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -110,8 +120,8 @@ class UsageDict(TypedDict):
     input: int
     output: int
     cached: int
-    line: int
-    requests: int
+    line: int | None
+    requests: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +132,8 @@ class RecordedUsage:
     input: int
     output: int
     cached: int
-    line: int  # the input line that carries it
-    requests: int  # usage anchors on the context view
+    line: int | None  # the input line that carries it (None: read from the end)
+    requests: int | None  # usage anchors on the context view (None: read from the end)
 
     def to_dict(self) -> UsageDict:
         return {
@@ -170,15 +180,15 @@ class EstimateDict(TypedDict):
     format: str
     method: str
     tokens: int
-    file_tokens: int
-    file_tokens_method: str
-    records: int
-    messages: int
-    context_messages: int
-    by_role: dict[str, int]
-    by_block: dict[str, int]
-    by_tool: dict[str, int]
-    breakdown_method: str
+    file_tokens: int | None
+    file_tokens_method: str | None
+    records: int | None
+    messages: int | None
+    context_messages: int | None
+    by_role: dict[str, int] | None
+    by_block: dict[str, int] | None
+    by_tool: dict[str, int] | None
+    breakdown_method: str | None
     usage: UsageDict | None
     after_usage: int | None
     calibration: CalibrationDict | None
@@ -202,7 +212,10 @@ class EstimateReport:
     the last compaction) under the chosen method; `file_tokens` every message in the file.
     `by_role`, `by_block` (text, thinking, tool_call, tool_result, image, document, other, and
     `message` for per-message framing) and `by_tool` (calls and results by tool name) break the
-    context view down, counted by `breakdown_method`.
+    context view down, counted by `breakdown_method`. Read from the end of a file
+    (`EstimateOptions.from_end`), what only the whole file tells is None: `file_tokens`,
+    `file_tokens_method`, `records`, `messages`, `context_messages`, the breakdowns and their
+    method, and the usage's `line` and `requests`.
 
     `status` is `over_window` when `tokens` exceed the context window, else `over_budget` when
     they exceed `max_tokens`, else `over_threshold` when they reach the compaction threshold,
@@ -213,15 +226,15 @@ class EstimateReport:
     format: str
     method: str  # the method that made `tokens`
     tokens: int
-    file_tokens: int
-    file_tokens_method: str
-    records: int
-    messages: int
-    context_messages: int
-    by_role: Mapping[str, int]
-    by_block: Mapping[str, int]
-    by_tool: Mapping[str, int]
-    breakdown_method: str
+    file_tokens: int | None
+    file_tokens_method: str | None
+    records: int | None
+    messages: int | None
+    context_messages: int | None
+    by_role: Mapping[str, int] | None
+    by_block: Mapping[str, int] | None
+    by_tool: Mapping[str, int] | None
+    breakdown_method: str | None
     usage: RecordedUsage | None
     after_usage: int | None  # `auto`: tokens estimated after the last usage anchor
     calibration: Calibration | None
@@ -258,9 +271,9 @@ class EstimateReport:
             "records": self.records,
             "messages": self.messages,
             "context_messages": self.context_messages,
-            "by_role": dict(self.by_role),
-            "by_block": dict(self.by_block),
-            "by_tool": dict(self.by_tool),
+            "by_role": None if self.by_role is None else dict(self.by_role),
+            "by_block": None if self.by_block is None else dict(self.by_block),
+            "by_tool": None if self.by_tool is None else dict(self.by_tool),
             "breakdown_method": self.breakdown_method,
             "usage": self.usage.to_dict() if self.usage else None,
             "after_usage": self.after_usage,
@@ -411,11 +424,7 @@ def _estimate_lines(
     counter: HeuristicCounter | TiktokenCounter | None,
     model_hint: str | None,
 ) -> EstimateReport:
-    content = counter or get_counter(
-        "heuristic" if options.method in ("auto", "usage") else options.method,
-        model=options.model or model_hint,
-        format=format,
-    )
+    content = counter or _content_counter(options, model_hint, format)
     ledger = Ledger(content)
     streamer = get_dialect(format).streamer(source)
     count = feed_ledger(lines, streamer, ledger)
@@ -423,6 +432,16 @@ def _estimate_lines(
     for message in view.messages:
         ledger.add(message)
     return _report(ledger, view, options, format=format, source=source, records=count)
+
+
+def _content_counter(
+    options: EstimateOptions, model_hint: str | None, format: str
+) -> HeuristicCounter | TiktokenCounter:
+    return get_counter(
+        "heuristic" if options.method in ("auto", "usage") else options.method,
+        model=options.model or model_hint,
+        format=format,
+    )
 
 
 def estimate_file(
@@ -433,11 +452,15 @@ def estimate_file(
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
     counter: HeuristicCounter | TiktokenCounter | None = None,
+    tail: TailStats | None = None,
 ) -> EstimateReport:
     """Count the transcript in file `path` (`-` for standard input), streaming it.
 
     The format is detected from the first records unless named. Raises `InputError` for
-    unreadable input, as `read_transcript` does.
+    unreadable input, as `read_transcript` does. With the `usage` and `auto` methods and
+    `options.from_end`, a file (not standard input, bad lines an error) is first read from its
+    end (`compactcli.estimate_tail`; `tail` records what that read did); the forward read
+    answers whenever its last records do not decide the figures.
     """
     if format is not None:
         get_dialect(format)
@@ -457,6 +480,20 @@ def estimate_file(
     hint = None
     if options.model is None and counter is None:
         hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
+    if (
+        options.from_end
+        and options.method in ("usage", "auto")
+        and on_bad_line == "error"
+        and path != "-"
+        and not path.endswith(".traj")
+    ):
+        content = counter or _content_counter(options, hint, format)
+        found = read_from_end(path, format, objects, content, stats=tail)
+        if found is not None:
+            stream.close()
+            return _report(
+                found.ledger, found.view, options, format=format, source=name, whole=False
+            )
     lines: Iterable[tuple[int, Any, bytes | None]] = itertools.chain(head, stream)
     if detected:  # a file that mixes formats is an error (compactcli.formats.mixed)
         lines = checked_lines(lines, name)
@@ -481,9 +518,12 @@ def _report(
     *,
     format: str,
     source: str,
-    records: int,
+    records: int | None = None,
     breakdown: bool = True,
+    whole: bool = True,
 ) -> EstimateReport:
+    """The report of a ledger and a view; `whole=False` for those of a file's last records
+    (`compactcli.estimate_tail`): the figures of the whole file are then None."""
     analysis = Analysis(ledger, view)
     content_method = ledger.counter.method
     method = options.method
@@ -501,9 +541,11 @@ def _report(
                 overhead=analysis.overhead(factor),
             )
     breakdown_method = "calibrated" if calibration else content_method
-    excess = analysis.excess(factor)
-    content = analysis.context_cost(factor) + excess
-    file_content = analysis.file_cost(factor) + excess
+    content = file_content = 0
+    if whole:  # the last records of a file tell only the usage figures
+        excess = analysis.excess(factor)
+        content = analysis.context_cost(factor) + excess
+        file_content = analysis.file_cost(factor) + excess
     last_usage = view.usage[-1] if view.usage else None
     last = analysis.anchors[-1] if analysis.anchors else None
     if last is not None and last.usage is not last_usage:
@@ -514,8 +556,8 @@ def _report(
             input=last_usage.input,
             output=last_usage.output,
             cached=last_usage.cached,
-            line=ledger.lines.get(last_usage.index, 0),
-            requests=len(view.usage),
+            line=ledger.lines.get(last_usage.index, 0) if whole else None,
+            requests=len(view.usage) if whole else None,
         )
         if last_usage is not None
         else None
@@ -531,7 +573,9 @@ def _report(
         tokens, resolved = content + calibration.overhead, "calibrated"
     else:
         tokens, resolved = content, content_method
-    by_role, by_block, by_tool = analysis.breakdown(factor) if breakdown else ({}, {}, {})
+    if not whole and (last_usage is None or method not in ("auto", "usage")):
+        raise ValueError("only the usage and auto figures are read from a file's end")
+    by_role, by_block, by_tool = analysis.breakdown(factor) if breakdown and whole else ({}, {}, {})
     model = options.model or view.model
     window_override = options.context_window
     limits = model_limits(model, context_window=window_override)
@@ -544,15 +588,15 @@ def _report(
         format=format,
         method=resolved,
         tokens=tokens,
-        file_tokens=file_content,
-        file_tokens_method=breakdown_method,
-        records=records,
-        messages=len(ledger),
-        context_messages=len(analysis.context),
-        by_role=by_role,
-        by_block=by_block,
-        by_tool=by_tool,
-        breakdown_method=breakdown_method,
+        file_tokens=file_content if whole else None,
+        file_tokens_method=breakdown_method if whole else None,
+        records=records if whole else None,
+        messages=len(ledger) if whole else None,
+        context_messages=len(analysis.context) if whole else None,
+        by_role=by_role if whole else None,
+        by_block=by_block if whole else None,
+        by_tool=by_tool if whole else None,
+        breakdown_method=breakdown_method if whole else None,
         usage=recorded,
         after_usage=after,
         calibration=calibration,

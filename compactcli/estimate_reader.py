@@ -8,7 +8,7 @@ line that runs across blocks, and hashes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
 import orjson
@@ -69,7 +69,7 @@ def read_lines(
     *,
     on_bad_line: OnBadLine = "error",
     bad: BadLines | None = None,
-) -> Iterator[tuple[int, Any, bytes | None]]:
+) -> Generator[tuple[int, Any, bytes | None], None, None]:
     """(line number, parsed object or None, None or the line's bytes) for every record of `path`.
 
     The records and errors of `compactcli.jsonl.iter_records` (blank and kept lines give None

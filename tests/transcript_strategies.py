@@ -428,7 +428,11 @@ def _claude_code(plan: Plan) -> list[dict[str, Any]]:
                 holder = assistant(tool_use, "tool_use", parent)
                 parent = holder
                 if answered:
-                    result = {"type": "tool_result", "tool_use_id": call_id, "content": call.output}
+                    result: dict[str, Any] = {
+                        "type": "tool_result",
+                        "tool_use_id": call_id,
+                        "content": call.output,
+                    }
                     if call.is_error:
                         result["is_error"] = True
                     parent = add(

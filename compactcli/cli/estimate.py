@@ -6,7 +6,7 @@ it and `compactcli estimate` loads only what counting needs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
@@ -143,6 +143,7 @@ def estimate_command(
         context_window=context_window,
         threshold=threshold,
         max_tokens=max_tokens,
+        from_end=by is None,  # a breakdown needs the whole context
     )
     policies = Policies()
     for path in files:  # a bad policy file is a usage error before anything is counted
@@ -277,6 +278,16 @@ def _n(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum, or None when a value is not known (a file read from its end)."""
+    total = 0
+    for value in values:
+        if value is None:
+            return None
+        total += value
+    return total
+
+
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.0%}" if whole else "-"
 
@@ -324,13 +335,14 @@ def render_table(reports: Sequence[EstimateReport]) -> Table:
             "",
             "",
             f"{not_ok} not ok" if not_ok else "ok",
-            _n(sum(r.file_tokens for r in reports)),
+            _n(_total(r.file_tokens for r in reports)),
         )
     return Table.of(COLUMNS, rows, total, right=(1, 3, 4, 5, 7), fold=(0,), drop=DROP)
 
 
 def breakdown_of(report: EstimateReport, by: str) -> Mapping[str, int]:
-    return {"role": report.by_role, "block": report.by_block, "tool": report.by_tool}[by]
+    found = {"role": report.by_role, "block": report.by_block, "tool": report.by_tool}[by]
+    return found if found is not None else {}  # None: read from the end, without `--by`
 
 
 def render_breakdown(reports: Sequence[EstimateReport], by: str) -> Table:
@@ -341,7 +353,7 @@ def render_breakdown(reports: Sequence[EstimateReport], by: str) -> Table:
     for report in reports:
         for key, value in breakdown_of(report, by).items():
             totals[key] = totals.get(key, 0) + value
-    methods = sorted({r.breakdown_method for r in reports})
+    methods = sorted({r.breakdown_method for r in reports if r.breakdown_method is not None})
     whole = sum(totals.values())
     rows = [
         (key, _n(value), _share(value, whole))

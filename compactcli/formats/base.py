@@ -33,6 +33,9 @@ Reading a file as a stream, for `estimate` (which must not hold a whole transcri
   returned yet. The default (`BufferingStreamer`) keeps the records and answers from the views
   above at the end; a dialect overrides it to keep only what its context rules need.
 - `context_window(t)`: the context window the agent itself recorded in the file, if any.
+- A format whose usage can be read from the end of a file registers a `TailCheck` (its
+  `Format.tail_check`): given the last records of a file streamed as a file of their own, a
+  `TailVerdict` says whether they decide the whole file's last usage anchor and what follows it.
 
 Shared helpers: `atomic_units` (messages that must stay together), `check_unique`, and
 `remembered`, which keeps a view method's result on the transcript (`Transcript.view`), so the
@@ -363,3 +366,34 @@ def check_unique(items: Iterable[tuple[str | None, int]], code: str, what: str) 
         else:
             first[value] = line
     return findings
+
+
+@dataclass(frozen=True, slots=True)
+class TailVerdict:
+    """A format's answer on the last records of a file, read as a file of their own: whether
+    they decide the whole file's last usage anchor and the context after its response's start
+    (`decided`), else whether reading further back may (`more`), and why not."""
+
+    decided: bool
+    more: bool
+    reason: str = ""
+
+    @classmethod
+    def yes(cls) -> TailVerdict:
+        return cls(True, False)
+
+    @classmethod
+    def need(cls, reason: str) -> TailVerdict:
+        return cls(False, True, reason)
+
+    @classmethod
+    def no(cls, reason: str) -> TailVerdict:
+        return cls(False, False, reason)
+
+
+TailCheck = Callable[
+    [Sequence[Mapping[str, Any]], "Streamer", StreamedView, "int | None"], TailVerdict
+]
+"""A format's tail check: (the records read, in file order; the streamer fed them; its view;
+the index among them of the first record of the last usage anchor's response, None when they
+hold no usage on their context) -> verdict (never `decided` without a usage)."""

@@ -7,7 +7,8 @@ fixes on load), as `module:name` strings, so an entry is cheap to import and fre
 `dialect()`, `writer()`, `repair()` and `wrappers()` load what they name. Its presets are plain
 values: the tokenizer family its models use when the model is unknown, the agent's own
 compaction threshold (a `compactcli.limits` spec), the wrapper the agent puts around a
-summary it wrote, and where the title it gives a session is read (`title`).
+summary it wrote, where the title it gives a session is read (`title`), and the check that says
+whether a file's last records decide its last usage (`tail`, for `compactcli.estimate_tail`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
-    from compactcli.formats.base import Dialect, Finding
+    from compactcli.formats.base import Dialect, Finding, TailCheck
     from compactcli.formats.repairing import Repair
     from compactcli.injection import Writer
     from compactcli.transcript import Transcript
@@ -41,6 +42,7 @@ class Format:
     threshold: str  # the agent's own compaction trigger (`compactcli.limits` spec)
     wrapper: str | None = None  # module:name of (prefix, suffix) around the agent's summary
     title_reader: str | None = None  # module:function(path) -> the session's title, or None
+    tail_check: str | None = None  # module:function, a `TailCheck`
 
     def dialect(self) -> Dialect:
         return cast("type[Dialect]", _load(self.dialect_class))()
@@ -59,6 +61,10 @@ class Format:
         if self.title_reader is None:
             return None
         return cast("Callable[[str], str | None]", _load(self.title_reader))(path)
+
+    def tail(self) -> TailCheck | None:
+        """The format's tail check, when it has one: reading a file's usage from its end."""
+        return None if self.tail_check is None else cast("TailCheck", _load(self.tail_check))
 
 
 @cache

@@ -461,6 +461,8 @@ def _check_step(state: _Round) -> _Round:
         summary_tokens=fitted.summary_tokens,
         smaller_summary_total=fitted.smaller_total if kept_input is None else None,
     )
+    # `estimate` of a transcript already read counts every figure
+    assert report.context_messages is not None and before.context_messages is not None
     messages_after = report.context_messages
     if kept_input is not None:
         messages_after = len(get_dialect(transcript.format).context(final))

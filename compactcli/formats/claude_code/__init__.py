@@ -14,4 +14,5 @@ FORMAT = Format(
     threshold="claude-code",
     wrapper="compactcli.formats.claude_code.writer:SUMMARY_WRAPPER",
     title_reader="compactcli.formats.claude_code.title:session_title",
+    tail_check="compactcli.formats.claude_code.tail:tail_check",
 )

@@ -13,4 +13,5 @@ FORMAT = Format(
     tokenizer="openai",
     threshold="codex",
     wrapper="compactcli.formats.codex.writer:SUMMARY_WRAPPER",
+    tail_check="compactcli.formats.codex.tail:tail_check",
 )
