@@ -541,11 +541,9 @@ def _report(
                 overhead=analysis.overhead(factor),
             )
     breakdown_method = "calibrated" if calibration else content_method
-    content = file_content = 0
-    if whole:  # the last records of a file tell only the usage figures
-        excess = analysis.excess(factor)
-        content = analysis.context_cost(factor) + excess
-        file_content = analysis.file_cost(factor) + excess
+    excess = analysis.excess(factor)
+    content = analysis.context_cost(factor) + excess
+    file_content = analysis.file_cost(factor) + excess if whole else 0
     last_usage = view.usage[-1] if view.usage else None
     last = analysis.anchors[-1] if analysis.anchors else None
     if last is not None and last.usage is not last_usage:
@@ -573,7 +571,7 @@ def _report(
         tokens, resolved = content + calibration.overhead, "calibrated"
     else:
         tokens, resolved = content, content_method
-    if not whole and (last_usage is None or method not in ("auto", "usage")):
+    if not whole and method not in ("auto", "usage"):
         raise ValueError("only the usage and auto figures are read from a file's end")
     by_role, by_block, by_tool = analysis.breakdown(factor) if breakdown and whole else ({}, {}, {})
     model = options.model or view.model

@@ -1,22 +1,22 @@
 """The last recorded usage of a transcript file, read from its end.
 
 `read_from_end(path, format, head, counter)` reads a file backwards in blocks (`BLOCK` bytes
-first, twice as many each time after), parses only the whole lines of what it has read, and feeds
-those records, in file order, to the format's `Streamer` and a `Ledger` made with `counter`, as
-the forward read feeds every record. After each block the format's tail check
-(`compactcli.formats.Format.tail`) says whether the records read decide the last usage anchor of
-the context view and every context message after the start of its response exactly as the whole
-file does; then it returns that `Ledger` and `StreamedView`, from which `compactcli.estimate`
-reports the `usage` and `auto` figures. It returns None (the caller reads the file forward)
-whenever that is not certain from what was read: the format has no tail check or its check
-declines (a compaction, a branch or a usage it cannot place), a line that does not parse or is
-not a JSON object is reached before the records needed (lines are parsed from the last one
-back), a record of another format's family, a record the format cannot read, no usage
-or no model named in what was read, or reading back reaches the start of the file. The records
-before what was read are taken as the agent writes them (appended in time order, each after its
-parent, a response's records together, ids unique); they are never read, so nothing is known of
-them: not how many they are, not their tokens, not whether they parse. `stats` (a `TailStats`),
-when given, counts the bytes read.
+first, twice as many each time after), parses only the whole lines of what it has read, from
+the last one back, and feeds those records, in file order, to the format's `Streamer` and a
+`Ledger` made with `counter`, as the forward read feeds every record. After each block the
+format's tail check (`compactcli.formats.Format.tail`) says whether the records read decide the
+last usage anchor of the context view and every context message after the start of its response
+exactly as the whole file does (or hold the whole context view, with no usage on it); then it
+returns that `Ledger` and `StreamedView`, from which `compactcli.estimate` reports the `usage`
+and `auto` figures. It returns None (the caller reads the file forward) whenever that is not
+certain from what was read: the format has no tail check or its check declines (a compaction, a
+branch or a usage it cannot place), a line that is not a JSON object comes before the records
+decide, a record of another format's family, a record the format cannot read, or reading back
+reaches the start of the file (with no usage or no model named in what was read, say). The
+records before what was read are taken as the agent writes them (appended in time order, each
+after its parent, a response's records together, ids unique); they are never read, so nothing
+is known of them: not how many they are, not their tokens, not whether they parse. `stats` (a
+`TailStats`), when given, counts the bytes read.
 """
 
 from __future__ import annotations
@@ -176,7 +176,11 @@ def _decide(
         return None, TailVerdict.no("a record the format cannot read")
     if not view.usage:
         verdict = check(records, streamer, view, None)
-        return None, verdict if not verdict.decided else TailVerdict.no("no usage")
+        if not verdict.decided:
+            return None, verdict
+        if view.model is None:
+            return None, TailVerdict.need("no model named in what was read")
+        return TailResult(ledger, view, len(records)), verdict
     analysis = Analysis(ledger, view)
     last = analysis.anchors[-1] if analysis.anchors else None
     if last is None or last.usage is not view.usage[-1]:

@@ -3,17 +3,18 @@
 `tail_check(records, streamer, view, first)` is the format's `TailCheck`: `records` are the
 last records of a file, fed to `streamer` (a `ClaudeCodeStreamer`) as a file of their own,
 `view` what it made of them and `first` the record that starts the response of the last usage
-anchor (None: no usage). They decide the whole file's figures when their last compact boundary,
-if any, keeps no preserved segment, their leaf is a record that is not a sidechain, and the walk
-from that leaf back to the root reaches, before `first`, an assistant record of another
-response, or ends at a record whose parent is null (the boundary, or the first record): the
-chain from there to the leaf, the responses on it and the records the loader puts back after
-them are then the whole file's, for a file written as Claude Code writes it (records appended in
-time order, each after its parent, the records of one response together, uuids unique). A
-boundary that keeps a preserved segment, a boundary with no usage after it (the context is then
-counted whole), a loop or a response not on the walk: the file is read forward. A walk that
-leaves the records before reaching such a record, no usage or no leaf outside sidechains (a
-subagent's file has none): read further back.
+anchor (None: no usage). It applies the rules of `ChainNodes.build` to them: the preserved
+segment of their last compact boundary spliced in (when it keeps one, its walk from tail to head
+must lie in them), the leaf (a record that is not a sidechain), and the walk from it back to the
+root. They decide the whole file's figures when that walk reaches, before `first`, an assistant
+record of another response, or ends at a record whose parent is null (a boundary, or the first
+record) or at a record the boundary drops: the chain from there to the leaf, the responses on it
+and the records the loader puts back after them are then the whole file's, for a file written as
+Claude Code writes it (records appended in time order, each after its parent, the records of one
+response together, uuids unique). With no usage, a walk that ends so decides too: the context is
+all there, to be counted by the heuristic. A loop, or a response not on the walk: the file is
+read forward. A walk that leaves the records first, a preserved segment that starts before them,
+or no leaf outside sidechains (a subagent's file has none): read further back.
 """
 
 from __future__ import annotations
@@ -42,32 +43,35 @@ def tail_check(
     """The `TailCheck` of Claude Code session files (see the module)."""
     if not isinstance(streamer, ClaudeCodeStreamer):
         return TailVerdict.no("not a Claude Code streamer")
-    boundary: Mapping[str, Any] | None = None
+    segment = False  # the last boundary read keeps a preserved segment
     for raw in records:
         if raw.get("type") == "system" and raw.get("subtype") == "compact_boundary":
-            boundary = raw
-    if boundary is not None:
-        metadata = boundary.get("compactMetadata")
-        if isinstance(metadata, dict) and metadata.get("preservedSegment") is not None:
-            return TailVerdict.no("a compaction that keeps a preserved segment")
-        if first is None:
-            return TailVerdict.no("a compaction with no usage after it")
-    if first is None:
-        return TailVerdict.need("no usage in the records read")
-    nodes = streamer.nodes
+            metadata = raw.get("compactMetadata")
+            segment = isinstance(metadata, dict) and isinstance(
+                metadata.get("preservedSegment"), dict
+            )
+    nodes = streamer.nodes  # the rules of `ChainNodes.build`, step by step
+    alive = bytearray(b"\x01") * len(nodes.record)
     parent = nodes.resolved_parents()
-    leaf = nodes._leaf(bytearray(b"\x01") * len(parent), parent)
+    if segment and not nodes._relink(alive, parent):
+        return TailVerdict.need("the preserved segment starts before the records read")
+    leaf = nodes._leaf(alive, parent)
     if leaf is None:
         return TailVerdict.need("no leaf outside side chains in the records read")
     walk: list[int] = []
     seen: set[int] = set()
     node = leaf
-    while node >= 0 and node not in seen:
+    while node >= 0 and alive[node] and node not in seen:
         seen.add(node)
         walk.append(node)
         node = parent[node]
-    if node >= 0:
+    if node >= 0 and alive[node]:
         return TailVerdict.no("a loop in the chain")
+    whole = node == ROOT or node >= 0  # the walk ends at a root or at a record dropped
+    if first is None:
+        if whole:
+            return TailVerdict.yes()  # the whole context, and no usage on it
+        return TailVerdict.need("no usage in the records read")
     walk.reverse()
     record, kind = nodes.record, nodes.kind
     start = next((at for at, n in enumerate(walk) if record[n] == first), None)
@@ -77,6 +81,6 @@ def tail_check(
     for n in walk[:start]:
         if kind[n] == ASSISTANT and _response(records[record[n]]) != response:
             return TailVerdict.yes()
-    if node == ROOT:
+    if whole:
         return TailVerdict.yes()
     return TailVerdict.need("the chain goes on before the records read")
