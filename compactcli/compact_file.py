@@ -51,8 +51,10 @@ __all__ = [
     "Compacted",
     "Destination",
     "FilePlan",
+    "Remote",
     "compact_file",
     "compact_input",
+    "compact_remote",
     "file_settings",
     "make_summarizer",
     "options_from_settings",
@@ -60,6 +62,7 @@ __all__ = [
     "over_parts",
     "standing_over",
     "write_chunks",
+    "write_remote",
     "write_result",
 ]
 
@@ -223,6 +226,46 @@ def compact_file(
     )
     lifetime.keep(done.before, done.after)  # a process about to exit need not free them
     return dataclasses.replace(done.result, output=output, backup=backup)
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """One file compacted where it cannot be written (another process or machine): its
+    `FileResult` and the bytes to write, if any (`compact_remote`, then `write_remote`)."""
+
+    result: batch.FileResult
+    data: bytes | None
+    changed: bool
+
+
+def compact_remote(
+    path: str, plan: FilePlan, summarizer_for: Callable[[Mapping[str, Any]], Summarizer]
+) -> Remote:
+    """`compact_input` on file `path`, with its output rendered as bytes for `write_remote`
+    (none for a dry run)."""
+    destination = plan.destinations.get(path, Destination("stdout"))
+    done = compact_input(path, plan, summarizer_for, written=destination.mode != "none")
+    data = None if destination.mode == "none" else b"".join(render(done.after.records))
+    return Remote(done.result, data, done.changed)
+
+
+def write_remote(
+    path: str, remote: Remote, plan: FilePlan, seen: Identity | None
+) -> batch.FileResult:
+    """Write what `compact_remote` made for `path` where the plan says, as `compact_file`
+    writes it; `seen` is the input's `file_identity` taken before it was read (in place)."""
+    destination = plan.destinations.get(path, Destination("stdout"))
+    if remote.data is None:
+        return remote.result
+    output, backup = write_chunks(
+        path,
+        [remote.data],
+        destination,
+        changed=remote.changed,
+        seen=seen,
+        final=len(plan.destinations) == 1,
+    )
+    return dataclasses.replace(remote.result, output=output, backup=backup)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ same output bytes, reports and errors, on every fixture and corpus session."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,9 @@ def test_stage_bytes_give_what_prune_and_summarize_write(path: Path, tmp_path: P
 def test_estimate_bytes_gives_the_estimate_of_the_file(path: Path, method: str) -> None:
     options = EstimateOptions(method=method)
     found = estimate_bytes(path.read_bytes(), options, name=str(path))
-    assert found == estimate_file(str(path), options)
+    assert found == estimate_file(str(path), replace(options, from_end=False))
+    quick = estimate_file(str(path), options)  # usage and auto: maybe read from the end
+    assert (found.tokens, found.method, found.status) == (quick.tokens, quick.method, quick.status)
 
 
 def test_bad_bytes_raise_what_a_bad_file_raises(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ import typer
 
 from compactcli.cli.admission import admission_lines
 from compactcli.cli.options import (
+    Address,
     ApiBase,
     Archive,
     As,
@@ -33,6 +34,8 @@ from compactcli.cli.options import (
     CutTurn,
     Dedupe,
     DryRun,
+    Engine,
+    EngineName,
     FailOnThreshold,
     Focus,
     Format,
@@ -82,7 +85,7 @@ if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
     from compactcli.cache import CachedSummarizer
-    from compactcli.compact_file import Destination
+    from compactcli.compact_file import Destination, FilePlan
     from compactcli.diff import DiffDict
     from compactcli.errors import InvalidFinding
     from compactcli.formats.repairing import RepairDict
@@ -144,6 +147,8 @@ def compact_command(
     format: Format = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     jobs: Jobs = 0,
+    engine: Engine = EngineName.local,
+    address: Address = None,
     llm_jobs: Annotated[
         int,
         typer.Option(min=1, help="LLM requests in flight at once, across all files.", metavar="N"),
@@ -181,6 +186,7 @@ def compact_command(
       compactcli compact session.jsonl -o compacted.jsonl
       compactcli compact ~/.claude/projects --out-dir compacted --max-tokens 100000
       compactcli compact session.jsonl --in-place --focus "the failing migration"
+      compactcli compact sessions/ --out-dir compacted --engine ray --address auto
     """
     # the pipeline's modules (and rich) load here, so that other commands start without them
     from compactcli import console
@@ -193,7 +199,14 @@ def compact_command(
         raise UsageError(f"--summarizer must be extractive or llm, not {summarizer!r}")
     if summarizer == "llm":
         require_llm()
+    on_ray = engine is EngineName.ray
+    if on_ray:
+        from compactcli.ray_engine import require_ray
+
+        require_ray()
     files = expand_inputs(paths or [])
+    if on_ray and STDIN in files:
+        raise UsageError("--engine ray reads files: standard input cannot be handed out")
     destinations = _destinations(paths or [], files, output, out_dir, in_place, dry_run)
     if boundary is not None and len(files) > 1:
         raise UsageError("--boundary takes one input; use --stats for many")
@@ -235,15 +248,18 @@ def compact_command(
     kind = report_kind(json, as_)
     report = _Report(files, kind=kind, to_stdout=to_stdout, dry_run=dry_run, verbose=verbose)
     with report.progress():
-        results = run_batch(
-            files,
-            work,
-            jobs=1 if STDIN in files else jobs,
-            mode="thread" if online else "process",
-            fail_fast=fail_fast,
-            on_result=report.add,
-            reraise=os.environ.get("COMPACTCLI_TRACEBACK") == "1",
-        )
+        if on_ray:
+            results = _on_ray(files, plan, online, cache, address, fail_fast, report.add)
+        else:
+            results = run_batch(
+                files,
+                work,
+                jobs=1 if STDIN in files else jobs,
+                mode="thread" if online else "process",
+                fail_fast=fail_fast,
+                on_result=report.add,
+                reraise=os.environ.get("COMPACTCLI_TRACEBACK") == "1",
+            )
     if backends is not None:
         for warning in backends.warnings():
             console.warning(warning)
@@ -259,6 +275,62 @@ def compact_command(
         )
     if code:
         raise typer.Exit(code)
+
+
+def _on_ray(
+    files: Sequence[str],
+    plan: FilePlan,
+    online: bool,
+    cache: bool,
+    address: str | None,
+    fail_fast: bool,
+    on_result: Callable[[FileResult], None],
+) -> list[FileResult]:
+    """The files compacted by Ray workers (`compactcli.ray_engine.map_files`) and written here,
+    as the local run writes them; with `fail_fast`, the files after a failure are skipped."""
+    from compactcli.batch import FileResult, failed_result
+    from compactcli.cache import default_cache_dir
+    from compactcli.compact_file import Remote, compact_remote, write_remote
+    from compactcli.in_place import file_identity
+    from compactcli.ray_engine import Summarizers, connect, map_files, shared_breaker
+
+    connect(address)
+    seen = {p: file_identity(p) for p in files if plan.destinations[p].mode == "in_place"}
+    summarizers = Summarizers(
+        default_cache_dir(os.environ) if online and cache else None,
+        shared_breaker() if online else None,
+    )
+    work = functools.partial(compact_remote, plan=plan, summarizer_for=summarizers)
+    results: list[FileResult] = []
+    stop = False
+
+    def written(path: str, done: Remote | FileResult) -> None:
+        nonlocal stop
+        if isinstance(done, FileResult) or stop:
+            result = done if isinstance(done, FileResult) else _skipped(path)
+        else:
+            try:
+                result = write_remote(path, done, plan, seen.get(path))
+            except Exception as error:
+                result = failed_result(path, error)
+        stop = stop or (fail_fast and result.failed)
+        results.append(result)
+        on_result(result)
+
+    order = iter(files)  # results arrive in input order
+
+    def arrived(outcome: Remote | FileResult) -> None:
+        written(next(order), outcome)
+
+    failed: Callable[[str, BaseException], Remote | FileResult] = failed_result
+    map_files(files, work, failed, address=address, on_result=arrived)
+    return results
+
+
+def _skipped(path: str) -> FileResult:
+    from compactcli.batch import FileResult
+
+    return FileResult(path, "skipped", message="not run: --fail-fast")
 
 
 def _destinations(

@@ -16,9 +16,12 @@ import orjson
 import typer
 
 from compactcli.cli.options import (
+    Address,
     As,
     BadLinePolicy,
     ContextWindow,
+    Engine,
+    EngineName,
     FailOnThreshold,
     Format,
     Jobs,
@@ -34,7 +37,7 @@ from compactcli.cli.options import (
     report_kind,
 )
 from compactcli.cli.runner import guarded, stdin_hint
-from compactcli.errors import ExitCode, InputError
+from compactcli.errors import ExitCode, InputError, UsageError
 from compactcli.inputs import STDIN, expand_inputs, largest_first, workers_for
 
 if TYPE_CHECKING:
@@ -110,6 +113,8 @@ def estimate_command(
     json: Json = False,
     as_: As = ReportAs.table,
     jobs: Jobs = 0,
+    engine: Engine = EngineName.local,
+    address: Address = None,
     on_bad_line: OnBadLine = BadLinePolicy.error,
     verbose: Verbose = False,
     quiet: Quiet = False,
@@ -128,6 +133,7 @@ def estimate_command(
       compactcli estimate session.jsonl
       compactcli estimate ~/.codex/sessions --json
       compactcli estimate logs/ --max-tokens 150000    # CI: exit 1 when over
+      compactcli estimate sessions/ --engine ray --address auto --json
     """
     from compactcli.estimate import EstimateOptions, failures
     from compactcli.policy import BUDGET_KEYS, Policies
@@ -135,7 +141,14 @@ def estimate_command(
 
     kind = report_kind(json, as_)
     json = kind is ReportAs.json
+    on_ray = engine is EngineName.ray
+    if on_ray:
+        from compactcli.ray_engine import require_ray
+
+        require_ray()
     files = expand_inputs(paths or [])
+    if on_ray and STDIN in files:
+        raise UsageError("--engine ray reads files: standard input cannot be handed out")
     stdin_hint(files)
     options = EstimateOptions(
         method=method.value,
@@ -152,7 +165,12 @@ def estimate_command(
     exit_code = ExitCode.OK
     reports: list[EstimateReport] = []
     failing: list[str] = []
-    for outcome in _count_all(files, options, format, on_bad_line, jobs, policies, given):
+    counted = (
+        _count_on_ray(files, options, format, on_bad_line, address, policies, given)
+        if on_ray
+        else _count_all(files, options, format, on_bad_line, jobs, policies, given)
+    )
+    for outcome in counted:
         for warning in outcome.warnings:
             _console().warning(warning)
         if outcome.report is None:
@@ -268,6 +286,43 @@ def _count_all(
         }
         for index in range(len(files)):
             yield futures[index].result()
+
+
+def _count_on_ray(
+    files: Sequence[str],
+    options: EstimateOptions,
+    format: str | None,
+    on_bad_line: BadLinePolicy,
+    address: str | None,
+    budgets: Policies | None = None,
+    given: frozenset[str] = frozenset(),
+) -> list[_Outcome]:
+    """Outcomes in input order, each file counted by a Ray worker
+    (`compactcli.ray_engine.map_files`)."""
+    import functools
+
+    from compactcli.ray_engine import map_files
+
+    work = functools.partial(
+        _count_one,
+        options=options,
+        format=format,
+        policy=on_bad_line.value,
+        budgets=budgets,
+        given=given,
+    )
+    return map_files(files, work, _not_counted, address=address)
+
+
+def _not_counted(path: str, error: BaseException) -> _Outcome:
+    """The outcome of a file whose count raised `error` on a Ray worker."""
+    from compactcli.errors import CompactError
+
+    if isinstance(error, CompactError):
+        return _Outcome(path, None, int(error.exit_code), str(error))
+    return _Outcome(
+        path, None, int(ExitCode.CHECK_FAILED), f"unexpected {type(error).__name__}: {error}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

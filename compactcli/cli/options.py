@@ -241,6 +241,35 @@ Jobs = Annotated[
         "--jobs", "-j", min=0, help="Files processed in parallel (0: one per CPU).", metavar="N"
     ),
 ]
+
+
+class EngineName(StrEnum):
+    """Where the files are processed (`--engine`)."""
+
+    local = "local"
+    ray = "ray"
+
+
+Engine = Annotated[
+    EngineName,
+    typer.Option(
+        "--engine",
+        help="local: processes on this machine (--jobs); ray: Ray Data tasks on the Ray at "
+        "--address, or on a local Ray started for the run (pip install 'compactcli[ray]'; "
+        "workers read the files by path).",
+        case_sensitive=False,
+    ),
+]
+Address = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="The Ray of --engine ray: auto (the one 'ray start' runs here) or ray://HOST:PORT; "
+        "default: a local Ray started for the run.",
+        show_default=False,
+        metavar="ADDRESS",
+    ),
+]
 ContextWindow = Annotated[
     int | None,
     typer.Option(

@@ -40,12 +40,13 @@ PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("Summary", _SUMMARY),
         ("Pruning old tool output", ("--keep-recent-tokens", *_PRUNE)),
         ("Input and counting", _INPUT),
-        ("Running", ("--llm-jobs", "--fail-fast", "--cache")),
+        ("Running", ("--engine", "--address", "--llm-jobs", "--fail-fast", "--cache")),
         ("Reports", _REPORTS),
     ),
     "estimate": (
         ("Limits", (*_LIMITS, "--model")),
         ("Input and counting", _INPUT),
+        ("Running", ("--engine", "--address")),
         ("Reports", _REPORTS),
     ),
     "summarize": (

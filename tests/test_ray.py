@@ -1,0 +1,270 @@
+"""The Ray engine on a local Ray of 2 CPUs: the same outputs and reports as the local run on
+every fixture and corpus session, a failing session failing alone, a killed worker's file run
+again, the LLM summary cache and circuit breaker shared by the workers, and sessions read from
+and written to a pyarrow filesystem with their stats rows (skipped where Ray Data is not
+installed, never under CI)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli_runner import run
+from tests.conftest import CORPUS, FIXTURES
+from tests.digest import _without_timings
+from tests.llm_server import error, ok, serve
+
+try:
+    import ray
+except ImportError:
+    if os.environ.get("CI"):
+        raise
+    pytest.skip(
+        "Ray Data is not installed (pip install 'compactcli[ray]')", allow_module_level=True
+    )
+
+from compactcli import ray_engine
+
+MODEL = "openai/gpt-4o-mini"
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # the workers' environment too
+    ray_engine.connect(num_cpus=2)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every fixture and corpus session, trajectories included, in one tree of folders."""
+    root = tmp_path_factory.mktemp("sessions")
+    not_sessions = shutil.ignore_patterns("*.md", "*.probes.jsonl")
+    for folder in ("transcripts", "real", "trajectories"):
+        shutil.copytree(FIXTURES / folder, root / folder, ignore=not_sessions)
+    if CORPUS.is_dir():
+        shutil.copytree(CORPUS, root / "corpus", ignore=not_sessions)
+    return root
+
+
+def _rows(text: str, out: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in text.splitlines()]
+    for row in rows:
+        row["output"] = row["output"] and os.path.relpath(row["output"], out)
+    return rows
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("options", [["--force"], ["--max-tokens", "3000", "--stats", "STATS"]])
+def test_compact_on_ray_writes_and_reports_what_the_local_run_does(
+    local_ray: None, sessions: Path, tmp_path: Path, options: list[str]
+) -> None:
+    found = {}
+    for engine in ("ray", "local"):
+        out = tmp_path / engine
+        stats = tmp_path / f"{engine}.stats"
+        given = [str(stats) if o == "STATS" else o for o in options]
+        jobs = ["--engine", "ray"] if engine == "ray" else ["--jobs", "1"]
+        done = run("compact", str(sessions), "--out-dir", str(out), "--json", *given, *jobs)
+        assert done.exit_code in (0, 1), done.stderr
+        stats_lines = stats.read_text().splitlines() if stats.exists() else []
+        found[engine] = (
+            _tree(out),
+            _rows(done.stdout, out),
+            done.exit_code,
+            [_without_timings(json.loads(line)) for line in stats_lines],
+        )
+    ray_tree, ray_rows, _ray_code, _ray_stats = found["ray"]
+    assert len(ray_tree) >= 60 and any(r["status"] == "compacted" for r in ray_rows)
+    assert found["ray"] == found["local"]
+
+
+def test_estimate_on_ray_reports_what_the_local_run_does(local_ray: None, sessions: Path) -> None:
+    on_ray = run("estimate", str(sessions), "--json", "--engine", "ray")
+    local = run("estimate", str(sessions), "--json", "--jobs", "1")
+    assert (on_ray.exit_code, on_ray.stdout, on_ray.stderr) == (
+        local.exit_code,
+        local.stdout,
+        local.stderr,
+    )
+    assert len(on_ray.stdout.splitlines()) >= 60
+
+
+def test_a_failing_session_fails_alone(local_ray: None, tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    source.mkdir()
+    shutil.copy(FIXTURES / "transcripts" / "codex-summarize-session.jsonl", source / "good.jsonl")
+    shutil.copy(FIXTURES / "invalid" / "codex-orphan-result.jsonl", source / "invalid.jsonl")
+    (source / "broken.jsonl").write_bytes(b'{"type": "session_meta"\n')
+    done = run("compact", str(source), "--out-dir", str(tmp_path / "out"), "--engine", "ray")
+    assert done.exit_code == 3  # the worst file's code: unreadable input
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["good.jsonl"]
+    assert f"error: {source / 'broken.jsonl'}:1: " in done.stderr
+    assert f"{source / 'invalid.jsonl'}:" in done.stderr
+    table = run(
+        "compact", str(source), "--dry-run", "--engine", "ray", "--json"
+    )
+    statuses = {
+        Path(r["path"]).name: r["status"] for r in map(json.loads, table.stdout.split("\n")[:-1])
+    }
+    assert statuses == {
+        "broken.jsonl": "failed",
+        "good.jsonl": "unchanged",
+        "invalid.jsonl": "failed",
+    }
+
+
+def _dies_once(marks: str, path: str) -> str:
+    """Kill this worker the first time `path` is run; the second time, say so."""
+    mark = Path(marks) / Path(path).name
+    if not mark.exists():
+        mark.write_text("died")
+        os._exit(1)
+    return f"{Path(path).name} done after {mark.read_text()}"
+
+
+def test_a_killed_worker_is_run_again(local_ray: None, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    paths = [str(tmp_path / f"s{n}.jsonl") for n in range(3)]
+    work = functools.partial(_dies_once, str(marks))
+    done = ray_engine.map_files(paths, work, lambda path, error: f"{path} failed: {error}")
+    assert done == [f"s{n}.jsonl done after died" for n in range(3)]
+
+
+def _raises_for_one(path: str) -> str:
+    if path.endswith("s1.jsonl"):
+        raise ValueError("scripted failure")
+    return "ok"
+
+
+def test_an_exception_is_the_files_result_and_the_others_go_on(local_ray: None) -> None:
+    got = ray_engine.map_files(
+        ["s0.jsonl", "s1.jsonl", "s2.jsonl"], _raises_for_one, lambda p, e: f"{p}: {e!r}"
+    )
+    assert got == ["ok", "s1.jsonl: ValueError('scripted failure')", "ok"]
+
+
+def _llm_sessions(tmp_path: Path, count: int) -> Path:
+    folder = tmp_path / "llm"
+    folder.mkdir()
+    data = (FIXTURES / "transcripts" / "pi-summarize-session.jsonl").read_bytes()
+    for n in range(count):  # each its own content: the cache keys differ
+        prompt = f"The CSV export (number {n})".encode()
+        (folder / f"s{n}.jsonl").write_bytes(data.replace(b"The CSV export", prompt))
+    return folder
+
+
+def _llm_run(folder: Path, out: Path, url: str) -> Any:
+    return run(
+        "compact", str(folder), "--out-dir", str(out), "--force", "--keep-recent-tokens", "50",
+        "--summarizer", "llm", "--model", MODEL, "--api-base", url, "--engine", "ray", "--json",
+    )  # fmt: skip
+
+
+def test_the_summary_cache_serves_every_worker(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_llm_summarizer import ANSWER
+
+    monkeypatch.setenv("COMPACTCLI_CACHE_DIR", str(tmp_path / "cache"))
+    folder = _llm_sessions(tmp_path, 4)
+    with serve(ok(ANSWER)) as server:
+        first = _llm_run(folder, tmp_path / "first", server.url)
+        asked = len(server.requests)
+        again = _llm_run(folder, tmp_path / "again", server.url)
+    assert first.exit_code == again.exit_code == 0, first.stderr + again.stderr
+    assert asked == 4 and len(server.requests) == 4  # the second run asked nothing
+    assert [r["llm_calls"] for r in map(json.loads, first.stdout.splitlines())] == [1] * 4
+    assert [r["llm_calls"] for r in map(json.loads, again.stdout.splitlines())] == [0] * 4
+    assert _tree(tmp_path / "first") == _tree(tmp_path / "again")
+
+
+def test_the_circuit_breaker_stops_every_worker(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPACTCLI_CACHE", "false")
+    folder = _llm_sessions(tmp_path, 8)
+    with serve(error(500, "overloaded")) as server:
+        done = _llm_run(folder, tmp_path / "out", server.url)
+    assert done.exit_code == 0, done.stderr
+    # each session that asks makes 3 attempts (2 retries); alone, 8 sessions would make 24
+    assert 9 <= len(server.requests) <= 15
+    assert "not called after 3 consecutive failures" in done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert all(r["status"] == "compacted" for r in rows)  # the extractive summary instead
+
+
+def test_sessions_from_a_filesystem_with_their_stats_rows(
+    local_ray: None, sessions: Path, tmp_path: Path
+) -> None:
+    import pyarrow.parquet
+
+    local = tmp_path / "local"
+    done = run("compact", str(sessions), "--force", "--out-dir", str(local), "--json", "-j", "1")
+    expected = {json.loads(line)["path"]: json.loads(line) for line in done.stdout.splitlines()}
+    tree = tmp_path / "tree"
+    shutil.copytree(sessions, tree / "s")
+    (tree / "broken").mkdir()
+    (tree / "broken" / "bad.jsonl").write_bytes(b"not json\n")
+    output, stats = tmp_path / "out", tmp_path / "stats"
+    found = ray_engine.compact_sessions(
+        f"file://{tree}", output=str(output), stats=str(stats), settings={"force": True}
+    )
+    rows = {r["path"]: r for r in ray_engine.rows(found)}
+    assert sorted(p.name for p in output.iterdir()) == ["s"]  # nothing for the broken one
+    assert _tree(output / "s") == _tree(local)
+    bad = rows.pop(str(tree / "broken" / "bad.jsonl"))
+    assert (bad["status"], bad["code"], bad["output"]) == ("failed", 3, "")
+    assert bad["error"].startswith(f"{tree / 'broken' / 'bad.jsonl'}:1: ")
+    assert len(rows) == len(expected)
+    for path, row in expected.items():
+        got = rows[str(tree / "s" / Path(path).relative_to(sessions))]
+        assert (got["status"], got["tokens_before"], got["tokens_after"], got["code"]) == (
+            row["status"],
+            row["tokens_before"],
+            row["tokens_after"],
+            row["exit_code"],
+        )
+        assert got["output"] == str(output / "s" / Path(path).relative_to(sessions))
+        assert got["error"] == ""
+    table = pyarrow.parquet.read_table(str(stats))
+    assert table.num_rows == len(expected) + 1
+    assert sorted(table.column("path").to_pylist()) == sorted([*rows, bad["path"]])
+
+
+def test_estimates_from_a_filesystem_as_json_lines(
+    local_ray: None, sessions: Path, tmp_path: Path
+) -> None:
+    done = run("estimate", str(sessions), "--json", "-j", "1", "--method", "heuristic")
+    expected = {
+        json.loads(line)["path"]: json.loads(line)["tokens"] for line in done.stdout.splitlines()
+    }
+    from compactcli.estimate import EstimateOptions
+
+    found = ray_engine.estimate_sessions(
+        str(sessions),
+        options=EstimateOptions(method="heuristic"),
+        stats=str(tmp_path / "stats"),
+        stats_format="json",
+    )
+    assert {r["path"]: r["tokens_before"] for r in ray_engine.rows(found)} == expected
+    written = [
+        json.loads(line)
+        for part in sorted((tmp_path / "stats").iterdir())
+        for line in part.read_text().splitlines()
+    ]
+    assert sorted(r["path"] for r in written) == sorted(expected)
