@@ -114,9 +114,7 @@ def test_a_failing_session_fails_alone(local_ray: None, tmp_path: Path) -> None:
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["good.jsonl"]
     assert f"error: {source / 'broken.jsonl'}:1: " in done.stderr
     assert f"{source / 'invalid.jsonl'}:" in done.stderr
-    table = run(
-        "compact", str(source), "--dry-run", "--engine", "ray", "--json"
-    )
+    table = run("compact", str(source), "--dry-run", "--engine", "ray", "--json")
     statuses = {
         Path(r["path"]).name: r["status"] for r in map(json.loads, table.stdout.split("\n")[:-1])
     }
