@@ -38,7 +38,7 @@ from compactcli.tokens import HeuristicCounter, TiktokenCounter
 
 __all__ = ["BLOCK", "TailResult", "TailStats", "read_from_end"]
 
-BLOCK = 1 << 18
+BLOCK = 1 << 14
 """Bytes read first from the end; each further read doubles."""
 
 

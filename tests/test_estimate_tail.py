@@ -113,7 +113,7 @@ def test_the_end_decides_a_real_session_at_the_default_block() -> None:
     stats = TailStats()
     report = estimate_file(str(path), EstimateOptions(method="auto"), tail=stats)
     assert (report.tokens, report.method, report.file_tokens) == (138382, "usage", None)
-    assert stats.bytes_read == estimate_tail.BLOCK < path.stat().st_size
+    assert stats.bytes_read < path.stat().st_size // 8
     assert same_as_forward(str(path), "auto")
 
 
@@ -140,7 +140,7 @@ def test_no_usage_after_the_last_compaction_is_the_heuristic_of_the_context() ->
         None,
         None,
     )
-    assert stats.bytes_read == estimate_tail.BLOCK
+    assert stats.bytes_read < Path(path).stat().st_size // 8
     assert same_as_forward(path, "usage") and same_as_forward(path, "auto")
 
 
@@ -329,7 +329,7 @@ def test_only_the_end_of_a_long_file_is_read(tmp_path: Path) -> None:
     for method in ("usage", "auto"):
         stats = TailStats()
         report = estimate_file(str(damaged), EstimateOptions(method=method), tail=stats)
-        assert stats.bytes_read == estimate_tail.BLOCK < len(middle)
+        assert stats.bytes_read <= 4 * estimate_tail.BLOCK < len(middle) // 100
         expected = _from_end_only(
             estimate_file(str(clean), EstimateOptions(method=method, from_end=False)).to_dict()
         )
