@@ -477,9 +477,7 @@ def estimate_file(
     detected = format is None
     if format is None:
         format = detect_format(objects, name)
-    hint = None
-    if options.model is None and counter is None:
-        hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
+    peek = options.model is None and counter is None  # the counter follows the head's model
     if (
         options.from_end
         and options.method in ("usage", "auto")
@@ -487,19 +485,49 @@ def estimate_file(
         and path != "-"
         and not path.endswith(".traj")
     ):
-        content = counter or _content_counter(options, hint, format)
-        found = read_from_end(path, format, objects, content, stats=tail)
-        if found is not None:
+        report = _from_end(path, options, format, name, head, objects, counter, peek, tail)
+        if report is not None:
             stream.close()
-            return _report(
-                found.ledger, found.view, options, format=format, source=name, whole=False
-            )
+            return report
+    hint = None
+    if peek:
+        hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
     lines: Iterable[tuple[int, Any, bytes | None]] = itertools.chain(head, stream)
     if detected:  # a file that mixes formats is an error (compactcli.formats.mixed)
         lines = checked_lines(lines, name)
     del head, objects  # the chain lets go of the head once it is read
     with collector_paused():  # a format read whole holds a transcript of many containers
         return _estimate_lines(lines, format, options, name, counter, hint)
+
+
+def _from_end(
+    path: str,
+    options: EstimateOptions,
+    format: str,
+    name: str,
+    head: Sequence[tuple[int, Any, bytes | None]],
+    objects: Sequence[Any],
+    counter: HeuristicCounter | TiktokenCounter | None,
+    peek: bool,
+    tail: TailStats | None,
+) -> EstimateReport | None:
+    """The report of `path` read from its end (`compactcli.estimate_tail`), or None. With
+    `peek`, the counter's density follows the model the head names, as in the forward read; that
+    model is looked up only when the figures depend on it (a count beside the recorded usage)."""
+    content = counter or _content_counter(options, None, format)
+    found = read_from_end(path, format, objects, content, stats=tail)
+    if found is None:
+        return None
+    report = _report(found.ledger, found.view, options, format=format, source=name, whole=False)
+    if not peek or report.method == "usage":
+        return report
+    hint = _peek_model([Record(raw=raw, lineno=lineno) for lineno, raw, _ in head], format)
+    if density_for(hint, format) is density_for(None, format):
+        return report
+    found = read_from_end(path, format, objects, _content_counter(options, hint, format))
+    if found is None:
+        return None
+    return _report(found.ledger, found.view, options, format=format, source=name, whole=False)
 
 
 def _peek_model(head: Sequence[Record], format: str) -> str | None:

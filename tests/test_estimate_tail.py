@@ -371,3 +371,48 @@ def test_the_table_shows_what_the_end_does_not_tell(
         None,
         None,
     )
+
+
+def _prompt_after(data: bytes) -> bytes:
+    """A prompt the user typed after the last record, not yet answered."""
+    records = _lines(data)
+    leaf = next(r for r in reversed(records) if r.get("type") in ("user", "assistant"))
+    prompt = {
+        **{k: v for k, v in leaf.items() if k not in ("message", "requestId", "toolUseResult")},
+        "parentUuid": leaf["uuid"],
+        "type": "user",
+        "message": {"role": "user", "content": "Now run the whole test suite, please."},
+        "uuid": "9a0a0000-0000-4000-8000-000000000001",
+        "timestamp": "2026-12-31T23:59:59.000Z",
+    }
+    return _dump([*records, prompt])
+
+
+@pytest.mark.parametrize("block", [97], indirect=True)
+@pytest.mark.parametrize(
+    ("name", "model", "other"),
+    [
+        ("codex-summarize-session.jsonl", b'"model":"gpt-5.5"', b'"model":"claude-sonnet-4-6"'),
+        ("claude-code-session.jsonl", b'"model":"claude-opus-4-6"', b'"model":"gpt-5.4"'),
+    ],
+)
+def test_the_count_after_the_usage_follows_the_model_of_the_first_records(
+    name: str, model: bytes, other: bytes, tmp_path: Path, block: int
+) -> None:
+    """A session whose model has the other tokenizer: what follows the last usage is counted
+    with that tokenizer's density, read from the end as forward."""
+    data = (FIXTURES / "transcripts" / name).read_bytes()
+    if name.startswith("claude-code"):
+        data = _prompt_after(data)
+    assert model in data
+    original = tmp_path / f"original-{name}"
+    original.write_bytes(data)
+    path = tmp_path / name
+    path.write_bytes(data.replace(model, other))
+    for method in ("auto", "usage"):
+        assert same_as_forward(str(path), method)
+    changed = estimate_file(str(path), EstimateOptions(method="auto"))
+    plain = estimate_file(str(original), EstimateOptions(method="auto"))
+    assert changed.method == plain.method == "usage+heuristic"
+    assert changed.file_tokens is plain.file_tokens is None
+    assert changed.after_usage != plain.after_usage
