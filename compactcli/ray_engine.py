@@ -2,9 +2,9 @@
 
 Two ways in (install with `pip install 'compactcli[ray]'`):
 
-- `map_files(paths, work, failed)` runs `work(path)` for each file as a Ray Data map (largest
-  files first, one task each, a task whose worker died retried `RETRIES` times) and gives the
-  results in input order; an exception in `work` becomes `failed(path, error)`, and the other
+- `map_files(paths, work, failed)` runs `work(path)` for each file as a Ray Data map (files in
+  batches of about equal bytes, four per CPU of the cluster, one task each, a task whose worker
+  died run again at most `RETRIES` times) and gives the results in input order; an exception in `work` becomes `failed(path, error)`, and the other
   files go on. The command line's `--engine ray` runs its own per-file work this way, so its
   outputs and reports are those of the local run; workers read the files by path, so they must
   see them (a local Ray, or a shared filesystem).
@@ -139,23 +139,45 @@ def map_files(
     if not paths:
         return []
     connect(address)
+    import ray
     import ray.data
 
-    items = [{"index": index, "path": paths[index]} for index in largest_first(paths)]
+    resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    cpus = max(1, int(resources.get("CPU", 1)))
+    batches = [{"paths": [[i, paths[i]] for i in batch]} for batch in _batches(paths, 4 * cpus)]
     dataset = _mapped(
-        ray.data.from_items(items, override_num_blocks=len(items)),
-        functools.partial(_run_row, work=work, failed=failed),
+        ray.data.from_items(batches, override_num_blocks=len(batches)),
+        functools.partial(_run_batch, work=work, failed=failed),
     )
     results: dict[int, T] = {}
     reported = 0
     for row in dataset.iter_rows():
-        index = int(row["index"])
-        results[index] = pickle.loads(row["result"])
+        for index, outcome in pickle.loads(row["results"]):
+            results[index] = outcome
         while reported in results:
             if on_result is not None:
                 on_result(results[reported])
             reported += 1
     return [results[index] for index in range(len(paths))]
+
+
+def _batches(paths: Sequence[str], count: int) -> list[list[int]]:
+    """The indexes of `paths` in at most `count` batches of about equal bytes (the largest file
+    first, each into the lightest batch), largest batch first: one Ray task each, so that a
+    task's overhead is paid per batch, not per file."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.path.getsize(path))
+        except OSError:
+            sizes.append(0)
+    batches: list[list[int]] = [[] for _ in range(min(count, len(paths)))]
+    load = [0] * len(batches)
+    for index in largest_first(paths):
+        lightest = load.index(min(load))
+        batches[lightest].append(index)
+        load[lightest] += sizes[index]
+    return sorted(batches, key=lambda b: -sum(sizes[i] for i in b))
 
 
 def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Dataset:
@@ -171,19 +193,22 @@ def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], dict[str, Any]]) ->
     return mapped
 
 
-def _run_row(
+def _run_batch(
     row: dict[str, Any],
     work: Callable[[str], Any],
     failed: Callable[[str, BaseException], Any],
 ) -> dict[str, Any]:
-    """One file of `map_files`: its result, or `failed`'s for the exception it raised, made
-    here (an exception need not cross processes), pickled."""
-    path = str(row["path"])
-    try:
-        outcome = work(path)
-    except Exception as error:  # the file fails alone
-        outcome = failed(path, error)
-    return {"index": row["index"], "result": pickle.dumps(outcome)}
+    """One batch of `map_files`: (index, result) for each of its files, or `failed`'s result
+    for an exception its `work` raised, made here (an exception need not cross processes),
+    pickled."""
+    done = []
+    for index, path in row["paths"]:
+        try:
+            outcome = work(str(path))
+        except Exception as error:  # the file fails alone
+            outcome = failed(str(path), error)
+        done.append((int(index), outcome))
+    return {"results": pickle.dumps(done)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -286,11 +286,12 @@ def _on_ray(
     fail_fast: bool,
     on_result: Callable[[FileResult], None],
 ) -> list[FileResult]:
-    """The files compacted by Ray workers (`compactcli.ray_engine.map_files`) and written here,
-    as the local run writes them; with `fail_fast`, the files after a failure are skipped."""
+    """The files compacted by Ray workers (`compactcli.ray_engine.map_files`), written as the
+    local run writes them: by the workers, or here when the result goes to standard output or
+    with `fail_fast` (the files after a failure are then skipped, not written)."""
     from compactcli.batch import FileResult, failed_result
     from compactcli.cache import default_cache_dir
-    from compactcli.compact_file import Remote, compact_remote, write_remote
+    from compactcli.compact_file import Remote, compact_file, compact_remote, write_remote
     from compactcli.in_place import file_identity
     from compactcli.ray_engine import Summarizers, connect, map_files, shared_breaker
 
@@ -300,7 +301,12 @@ def _on_ray(
         default_cache_dir(os.environ) if online and cache else None,
         shared_breaker() if online else None,
     )
-    work = functools.partial(compact_remote, plan=plan, summarizer_for=summarizers)
+    # the workers write the files themselves, as local worker processes do; the results come
+    # here to be written only for standard output, or to leave unwritten what --fail-fast skips
+    here = fail_fast or any(d.mode == "stdout" for d in plan.destinations.values())
+    work: Callable[[str], Remote | FileResult] = functools.partial(
+        compact_remote if here else compact_file, plan=plan, summarizer_for=summarizers
+    )
     results: list[FileResult] = []
     stop = False
 
