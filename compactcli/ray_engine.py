@@ -4,10 +4,11 @@ Two ways in (install with `pip install 'compactcli[ray]'`):
 
 - `map_files(paths, work, failed)` runs `work(path)` for each file as a Ray Data map (files in
   batches of about equal bytes, four per CPU of the cluster, one task each, a task whose worker
-  died run again at most `RETRIES` times) and gives the results in input order; an exception in `work` becomes `failed(path, error)`, and the other
-  files go on. The command line's `--engine ray` runs its own per-file work this way, so its
-  outputs and reports are those of the local run; workers read the files by path, so they must
-  see them (a local Ray, or a shared filesystem).
+  died run again at most `RETRIES` times) and gives the results in input order; an exception
+  in `work` becomes `failed(path, error)`, and the other files go on. The command line's
+  `--engine ray` runs its own per-file work this way, so its outputs and reports are those of
+  the local run; workers read the files by path, so they must see them (a local Ray, or a
+  shared filesystem).
 - `compact_sessions(inputs, output=..., stats=...)` and `estimate_sessions(inputs, stats=...)`
   take paths, folders or URIs (`s3://`, `gs://`, ... through pyarrow's filesystems), or a Ray
   Dataset of `path` and `bytes` rows, and run `compactcli.in_memory.compact_bytes` or

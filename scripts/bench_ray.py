@@ -16,8 +16,9 @@ It prints each run's wall seconds, MB/s, and the Ray runs' throughput as a share
 (target: `ray-warm` at least 0.8x). Every run's outputs are checked byte for byte against the
 first local run's. Last, the per-session figures a cost estimate is made of: CPU seconds per
 session (user + system of the local run) and, with `--llm-sample N`, the tokens the LLM
-summarizer sends and asks for per session, counted with tiktoken's o200k_base (the copy compactcli ships) from the requests
-N sessions made to a local fake model server (tests/llm_server.py); priced at `--cpu-hour` USD
+summarizer sends and asks for per session, counted with tiktoken's o200k_base (the copy
+compactcli ships) from the requests N sessions made to a local fake model server
+(tests/llm_server.py); priced at `--cpu-hour` USD
 per vCPU-hour and `--input-price` / `--output-price` USD per million tokens, per million
 sessions. Nothing here reaches the network.
 
