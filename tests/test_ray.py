@@ -266,3 +266,46 @@ def test_estimates_from_a_filesystem_as_json_lines(
         for line in part.read_text().splitlines()
     ]
     assert sorted(r["path"] for r in written) == sorted(expected)
+
+
+def test_a_dataset_of_paths_and_bytes_is_compacted_as_given(
+    local_ray: None, tmp_path: Path
+) -> None:
+    import ray.data
+
+    names = ["codex-summarize-session.jsonl", "pi-summarize-session.jsonl"]
+    items = [
+        {"path": f"archive/{name}", "bytes": (FIXTURES / "transcripts" / name).read_bytes()}
+        for name in names
+    ]
+    items.append({"path": "archive/empty.jsonl", "bytes": b""})
+    found = ray_engine.compact_sessions(
+        ray.data.from_items(items), settings={"force": True, "keep_recent_tokens": 300}
+    )
+    rows = {r["path"]: r for r in ray_engine.rows(found)}
+    for name in names:
+        local = run("compact", str(FIXTURES / "transcripts" / name), "--force",
+                    "--keep-recent-tokens", "300", "--json", "-o", str(tmp_path / name))  # fmt: skip
+        row = json.loads(local.stdout)
+        got = rows[f"archive/{name}"]
+        assert (got["status"], got["tokens_after"], got["output"]) == (
+            row["status"],
+            row["tokens_after"],
+            "",  # no output given: nothing written
+        )
+    assert rows["archive/empty.jsonl"]["error"] == "archive/empty.jsonl: empty file: no records"
+
+
+def test_the_cluster_script_of_the_docs_runs_on_folders_in_place_of_buckets(
+    local_ray: None, tmp_path: Path
+) -> None:
+    text = (FIXTURES.parent / "docs" / "ray.md").read_text()
+    script = text.split("```py\n# compact_archive.py\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(FIXTURES / "transcripts", tmp_path / "in" / "2026" / "11")
+    local = script.replace("s3://acme-agent-sessions/", f"file://{tmp_path}/in/")
+    local = local.replace("s3://acme-agent-sessions-compacted/", f"file://{tmp_path}/out/")
+    assert "s3://" not in local and 'address="auto"' in local
+    exec(compile(local.replace('address="auto"', "address=None"), "compact_archive.py", "exec"), {})
+    written = sorted(p.name for p in (tmp_path / "out" / "2026" / "11").iterdir())
+    assert written == sorted(p.name for p in (FIXTURES / "transcripts").glob("*.jsonl"))
+    assert any((tmp_path / "out" / "stats" / "2026-11").glob("*.parquet"))
