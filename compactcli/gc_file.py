@@ -55,7 +55,7 @@ def gc_file(
     if records is None:
         raise UsageError(
             f"{transcript.source}: gc knows what Claude Code, Codex and pi load on resume, "
-            f"not what a {transcript.format} session needs"
+            f"not what {transcript.format} sessions need"
         )
     result = transcript.evolve(records=tuple(records))
     changed = len(records) != len(transcript.records) or any(

@@ -116,8 +116,8 @@ def test_another_format_is_refused_with_the_reason(tmp_path: Path) -> None:
     done = run("gc", str(path), "-o", str(tmp_path / "out.jsonl"))
     assert done.exit_code == 2
     assert done.stderr == (
-        f"error: {path}: gc knows what Claude Code, Codex and pi load on resume, not what a "
-        "openai session needs\n"
+        f"error: {path}: gc knows what Claude Code, Codex and pi load on resume, not what "
+        "openai sessions need\n"
     )
     assert not (tmp_path / "out.jsonl").exists()
 

@@ -9,7 +9,8 @@ records and bytes before and after, and the bytes saved (or `--json` lines).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from compactcli.cli.options import (
@@ -18,6 +19,7 @@ from compactcli.cli.options import (
     DryRun,
     Format,
     InPlace,
+    Jobs,
     Json,
     OutDir,
     OutputFile,
@@ -32,6 +34,7 @@ from compactcli.cli.stage_output import run_files
 if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
+    from compactcli.compact_file import Destination
 
 
 @guarded
@@ -46,6 +49,7 @@ def gc_command(
     dry_run: DryRun = False,
     json: Json = False,
     as_: As = ReportAs.table,
+    jobs: Jobs = 0,
     quiet: Quiet = False,
 ) -> None:
     """Shrink a session file to what its agent loads next, and the metadata it needs.
@@ -65,29 +69,40 @@ def gc_command(
       compactcli gc session.jsonl --in-place --archive archive
     """
     from compactcli.cli.compact import file_destinations
-    from compactcli.gc_file import gc_file
 
     files, destinations = file_destinations(
         paths, output, out_dir, in_place, dry_run, [("--archive", archive)]
     )
 
-    def work(path: str) -> FileResult:
-        return gc_file(
-            path,
-            destinations[path],
-            format=format,
-            archive=None if dry_run else archive,
-            final=len(files) == 1,
-        )
-
+    work = functools.partial(
+        _collect_one,
+        destinations=destinations,
+        format=format,
+        archive=None if dry_run else archive,
+        final=len(files) == 1,
+    )
     run_files(
         files,
         work,
         destinations,
+        jobs=jobs,
         kind=report_kind(json, as_),
         table=render_results,
         row=json_row,
     )
+
+
+def _collect_one(
+    path: str,
+    destinations: Mapping[str, Destination],
+    format: str | None,
+    archive: str | None,
+    final: bool,
+) -> FileResult:
+    """One file of `gc` (module-level: it runs in worker processes)."""
+    from compactcli.gc_file import gc_file
+
+    return gc_file(path, destinations[path], format=format, archive=archive, final=final)
 
 
 COLUMNS = ("file", "records", "bytes before", "bytes after", "saved", "status")

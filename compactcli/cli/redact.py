@@ -11,6 +11,7 @@ single transcript is written there; the report then goes to standard error.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
@@ -20,6 +21,7 @@ from compactcli.cli.options import (
     DryRun,
     Format,
     InPlace,
+    Jobs,
     Json,
     OnBadLine,
     OutDir,
@@ -36,8 +38,10 @@ from compactcli.cli.stage_output import run_files
 if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
+    from compactcli.compact_file import Destination
     from compactcli.errors import InvalidFinding
     from compactcli.formats.repairing import RepairDict
+    from compactcli.jsonl import OnBadLine as BadLineName
     from compactcli.redact_transcript import RedactionDict
 
 
@@ -54,6 +58,7 @@ def redact_command(
     json: Json = False,
     as_: As = ReportAs.table,
     repair: Repair = False,
+    jobs: Jobs = 0,
     quiet: Quiet = False,
 ) -> None:
     """Replace every secret in every record with [REDACTED:<kind>], changing nothing else.
@@ -70,27 +75,46 @@ def redact_command(
       compactcli redact logs/ --dry-run
     """
     from compactcli.cli.compact import file_destinations
-    from compactcli.redact_transcript import redact_file
 
     files, destinations = file_destinations(paths, output, out_dir, in_place, dry_run)
 
-    def work(path: str) -> FileResult:
-        return redact_file(
-            path,
-            destinations[path],
-            format=format,
-            on_bad_line=on_bad_line.value,
-            final=len(files) == 1,
-            repair=repair,
-        )
-
+    work = functools.partial(
+        _redact_one,
+        destinations=destinations,
+        format=format,
+        on_bad_line=on_bad_line.value,
+        final=len(files) == 1,
+        repair=repair,
+    )
     run_files(
         files,
         work,
         destinations,
+        jobs=jobs,
         kind=report_kind(json, as_),
         table=render_results,
         row=json_row,
+    )
+
+
+def _redact_one(
+    path: str,
+    destinations: Mapping[str, Destination],
+    format: str | None,
+    on_bad_line: BadLineName,
+    final: bool,
+    repair: bool,
+) -> FileResult:
+    """One file of `redact` (module-level: it runs in worker processes)."""
+    from compactcli.redact_transcript import redact_file
+
+    return redact_file(
+        path,
+        destinations[path],
+        format=format,
+        on_bad_line=on_bad_line,
+        final=final,
+        repair=repair,
     )
 
 

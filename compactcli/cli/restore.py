@@ -10,7 +10,8 @@ and the size before and after (or `--json` lines).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import typer
@@ -19,6 +20,7 @@ from compactcli.cli.options import (
     As,
     DryRun,
     InPlace,
+    Jobs,
     Json,
     OutDir,
     OutputFile,
@@ -33,6 +35,7 @@ from compactcli.cli.stage_output import run_files
 if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
+    from compactcli.compact_file import Destination
     from compactcli.restore_file import UndoneDict
 
 RestoreArchive = Annotated[
@@ -64,6 +67,7 @@ def restore_command(
     dry_run: DryRun = False,
     json: Json = False,
     as_: As = ReportAs.table,
+    jobs: Jobs = 0,
     quiet: Quiet = False,
 ) -> None:
     """Undo the newest compaction compactcli wrote (--all: every one), byte for byte.
@@ -82,25 +86,40 @@ def restore_command(
       compactcli restore logs/ --all --dry-run
     """
     from compactcli.cli.compact import file_destinations
-    from compactcli.restore_file import restore_file
 
     files, destinations = file_destinations(
         paths, output, out_dir, in_place, dry_run, [("--archive", archive)]
     )
 
-    def work(path: str) -> FileResult:
-        return restore_file(
-            path, destinations[path], archive=archive, every=every, final=len(files) == 1
-        )
-
+    work = functools.partial(
+        _restore_one,
+        destinations=destinations,
+        archive=archive,
+        every=every,
+        final=len(files) == 1,
+    )
     run_files(
         files,
         work,
         destinations,
+        jobs=jobs,
         kind=report_kind(json, as_),
         table=render_results,
         row=json_row,
     )
+
+
+def _restore_one(
+    path: str,
+    destinations: Mapping[str, Destination],
+    archive: str | None,
+    every: bool,
+    final: bool,
+) -> FileResult:
+    """One file of `restore` (module-level: it runs in worker processes)."""
+    from compactcli.restore_file import restore_file
+
+    return restore_file(path, destinations[path], archive=archive, every=every, final=final)
 
 
 COLUMNS = ("file", "undone", "removed", "put back", "bytes before", "bytes after")

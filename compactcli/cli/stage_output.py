@@ -289,11 +289,13 @@ def run_files(
     kind: ReportAs,
     table: Callable[[Sequence[FileResult]], plain_table.Table],
     row: Callable[[FileResult], object],
+    jobs: int = 1,
 ) -> None:
     """Run a command that writes one transcript per file (`redact`, `restore`, `gc`): `work` on
-    each file in turn (`compactcli.batch.run_batch`: a file that fails, fails alone, its
-    warnings and error on standard error as it ends), then the report (`print_results`), and
-    exit with the worst file's code."""
+    each file (`compactcli.batch.run_batch`: `jobs` files at a time in worker processes, 0 one
+    per core, so `work` must then pickle; a file that fails, fails alone, its warnings and error
+    on standard error as it ends, in input order), then the report (`print_results`), and exit
+    with the worst file's code."""
     import os
 
     import typer
@@ -301,7 +303,7 @@ def run_files(
     from compactcli.batch import run_batch
 
     reraise = os.environ.get("COMPACTCLI_TRACEBACK") == "1"
-    results = run_batch(files, work, jobs=1, on_result=_problems, reraise=reraise)
+    results = run_batch(files, work, jobs=jobs, on_result=_problems, reraise=reraise)
     to_stdout = any(d.mode == "stdout" for d in destinations.values())
     print_results(results, kind=kind, to_stdout=to_stdout, table=table, row=row)
     code = max((r.code for r in results), default=0)
