@@ -118,3 +118,19 @@ def test_nothing_is_written_but_the_archive(
         data, settings={"force": True, "keep_recent_tokens": 200, "archive": "arch"}
     )
     assert [p.name for p in tmp_path.iterdir()] == ["arch"] and archived.data != result.data
+
+
+def test_a_compaction_in_memory_is_undone_by_restore(tmp_path: Path) -> None:
+    data = (FIXTURES / "transcripts" / "claude-code-summarize-session.jsonl").read_bytes()
+    archive = str(tmp_path / "archive")
+    result = compact_bytes(
+        data,
+        name="s.jsonl",
+        settings={"force": True, "keep_recent_tokens": 200, "archive": archive},
+    )
+    assert result.status == "compacted"
+    (tmp_path / "c.jsonl").write_bytes(result.data)
+    back = tmp_path / "back.jsonl"
+    done = run("restore", str(tmp_path / "c.jsonl"), "--archive", archive, "-o", str(back))
+    assert done.exit_code == 0, done.stderr
+    assert back.read_bytes() == data
