@@ -483,13 +483,27 @@ def _session_row(
 
 
 def _failed(path: str, error: str, code: int) -> SessionRow:
+    return _row(path, "failed", 0, 0, "", 0, code, error)
+
+
+def _row(
+    path: str,
+    status: str,
+    before: int,
+    after: int,
+    method: str,
+    llm_calls: int,
+    code: int,
+    error: str = "",
+) -> SessionRow:
+    """A stats row; `output` is filled in once the result is written."""
     return SessionRow(
         path=path,
-        status="failed",
-        tokens_before=0,
-        tokens_after=0,
-        method="",
-        llm_calls=0,
+        status=status,
+        tokens_before=before,
+        tokens_after=after,
+        method=method,
+        llm_calls=llm_calls,
         code=code,
         output="",
         error=error,
@@ -533,16 +547,14 @@ def _compact_session(
     resolved = {**settings}
     summarizer = summarizers(_resolved(resolved))
     result = compact_bytes(data, name=path, settings=resolved, summarizer=summarizer)
-    row = SessionRow(
-        path=path,
-        status=result.status,
-        tokens_before=result.tokens_before,
-        tokens_after=result.tokens_after,
-        method=result.method,
-        llm_calls=result.llm_calls,
-        code=result.code,
-        output="",
-        error="",
+    row = _row(
+        path,
+        result.status,
+        result.tokens_before,
+        result.tokens_after,
+        result.method,
+        result.llm_calls,
+        result.code,
     )
     return row, result.data
 
@@ -556,21 +568,12 @@ def _resolved(settings: Mapping[str, Any]) -> dict[str, Any]:
 def _estimate_session(
     data: bytes, path: str, options: EstimateOptions | None
 ) -> tuple[SessionRow, bytes | None]:
+    from compactcli.estimate import failures
     from compactcli.in_memory import estimate_bytes
 
     report = estimate_bytes(data, options, name=path)
-    row = SessionRow(
-        path=path,
-        status=report.status,
-        tokens_before=report.tokens,
-        tokens_after=report.tokens,
-        method=report.method,
-        llm_calls=0,
-        code=1 if report.status == "over_budget" else 0,
-        output="",
-        error="",
-    )
-    return row, None
+    code = 1 if failures(report) else 0  # over `max_tokens`, as the CI check exits
+    return _row(path, report.status, report.tokens, report.tokens, report.method, 0, code), None
 
 
 def rows(dataset: Dataset) -> Iterable[SessionRow]:
