@@ -84,11 +84,16 @@ class SessionRow(TypedDict):
 
 
 def require_ray() -> None:
-    """`UsageError` with the install line when Ray Data is not installed."""
+    """`UsageError` with the install line when Ray Data is not installed (found, not imported:
+    importing it takes a second)."""
+    import importlib.util
+
     try:
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise UsageError(f"the Ray engine needs Ray Data: {INSTALL}") from None
+        found = importlib.util.find_spec("ray.data") is not None
+    except ImportError:  # no `ray` package at all
+        found = False
+    if not found:
+        raise UsageError(f"the Ray engine needs Ray Data: {INSTALL}")
 
 
 def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
@@ -98,27 +103,27 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
     when this process is connected already."""
     require_ray()
     import ray
+
+    for name in ("ray", "ray.data"):  # failures come back as results; the rest is noise here
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if not ray.is_initialized():
+        options: dict[str, Any] = {
+            "namespace": NAMESPACE,
+            "logging_level": logging.ERROR,
+            "log_to_driver": False,
+            "configure_logging": True,
+        }
+        if address is None:
+            options["include_dashboard"] = False
+            options["num_cpus"] = num_cpus
+        else:
+            options["address"] = address
+        ray.init(**options)
     import ray.data
 
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
-    for name in ("ray", "ray.data"):  # failures come back as results; the rest is noise here
-        logging.getLogger(name).setLevel(logging.ERROR)
-    if ray.is_initialized():
-        return
-    options: dict[str, Any] = {
-        "namespace": NAMESPACE,
-        "logging_level": logging.ERROR,
-        "log_to_driver": False,
-        "configure_logging": True,
-    }
-    if address is None:
-        options["include_dashboard"] = False
-        options["num_cpus"] = num_cpus
-    else:
-        options["address"] = address
-    ray.init(**options)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -182,3 +182,25 @@ def test_eval_leaves_llm_replay_out_unless_named(no_litellm: Path, tmp_path: Pat
     # the rows of the other strategies are the same
     rows = [line for line in with_litellm.stdout.splitlines()[1:] if "llm-replay" not in line]
     assert without.stdout.splitlines()[1:] == rows
+
+
+REFUSE_RAY = REFUSE_LITELLM.replace("litellm", "ray").replace("RefuseLitellm", "RefuseRay")
+
+
+@pytest.mark.parametrize("command", ["compact", "estimate"])
+def test_the_ray_engine_names_the_install_command(
+    command: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    folder = tmp_path_factory.mktemp("no-ray")
+    (folder / "sitecustomize.py").write_text(REFUSE_RAY)
+    args = [
+        command,
+        CODEX,
+        "--engine",
+        "ray",
+        *(["-o", "out.jsonl"] if command == "compact" else []),
+    ]
+    done = _run(args, tmp_path, folder)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "error: the Ray engine needs Ray Data: pip install 'compactcli[ray]'\n"
+    assert not (tmp_path / "out.jsonl").exists()
