@@ -103,6 +103,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
     when this process is connected already."""
     require_ray()
     import ray
+    import ray.data  # it sets up its loggers: quietened after
 
     for name in ("ray", "ray.data"):  # failures come back as results; the rest is noise here
         logging.getLogger(name).setLevel(logging.ERROR)
@@ -119,8 +120,6 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
         else:
             options["address"] = address
         ray.init(**options)
-    import ray.data
-
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
@@ -150,7 +149,10 @@ def map_files(
 
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = max(1, int(resources.get("CPU", 1)))
-    batches = [{"paths": [[i, paths[i]] for i in batch]} for batch in _batches(paths, 4 * cpus)]
+    batches = [
+        {"indexes": batch, "paths": [paths[i] for i in batch]}
+        for batch in _batches(paths, 4 * cpus)
+    ]
     dataset = _mapped(
         ray.data.from_items(batches, override_num_blocks=len(batches)),
         functools.partial(_run_batch, work=work, failed=failed),
@@ -208,7 +210,7 @@ def _run_batch(
     for an exception its `work` raised, made here (an exception need not cross processes),
     pickled."""
     done = []
-    for index, path in row["paths"]:
+    for index, path in zip(row["indexes"], row["paths"], strict=True):
         try:
             outcome = work(str(path))
         except Exception as error:  # the file fails alone
