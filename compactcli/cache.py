@@ -60,7 +60,7 @@ def _plain(value: Any) -> Any:
                     "name": b.name,
                     "arguments": b.arguments,
                     "is_error": b.is_error,
-                    "images": b.images,
+                    "images": len(b.images),
                 }
                 for b in value.blocks
             ],

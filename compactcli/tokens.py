@@ -4,8 +4,10 @@ Every counter satisfies `TokenCounter`: `method` (the name reported next to ever
 makes), `text_tokens(text)`, `block_tokens(block)` (and `block_parts(block)`, the same split into
 fixed costs and text) and `message_tokens(message)`, plus `count_texts(texts)` for many texts.
 Blocks and messages are costed by the same rules whatever counts the text (`Costs`): a fixed
-overhead per message, per tool call or result block and per typed user turn, and a fixed cost
-per image or document instead of its base64 length.
+overhead per message, per tool call or result block and per typed user turn, and per image
+what the provider charges for its size (`compactcli.images`, by the profile's `image_rule`:
+Anthropic's for Claude's profile, OpenAI's tiles for OpenAI's), or a fixed cost when its size
+cannot be read, and for a document, instead of its base64 length.
 
 - `HeuristicCounter` (`heuristic`, or `calibrated` when fitted): characters divided by a
   density that depends on what the text is (prose, tool output, JSON), CJK characters one token
@@ -37,7 +39,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from compactcli.errors import BackendError, UsageError
 from compactcli.formats import get_format
-from compactcli.transcript import Block, Message
+from compactcli.images import ImageRule, image_tokens
+from compactcli.transcript import Block, Images, Message
 
 __all__ = [
     "CLAUDE",
@@ -110,13 +113,26 @@ class TokenCounter(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Costs:
-    """Fixed costs that are not text: framing per message and per tool block, media."""
+    """Fixed costs that are not text: framing per message and per tool block, media.
+
+    `image` is the cost of an image whose size is unknown; an image whose size was read costs
+    what `image_rule`'s provider charges for it (`compactcli.images.image_tokens`).
+    """
 
     message: int = 4
     tool: int = 8
     turn: int = 0  # context an agent injects with each typed user turn (reminders, state)
     image: int = 1600
     document: int = 1600
+    image_rule: ImageRule = "anthropic"
+
+    def media(self, images: Images) -> int:
+        """The tokens of the images and documents `images` lists: each sized image as its
+        provider charges for it, the others at the fixed cost."""
+        total = 0
+        for size in images:
+            total += self.image if size is None else image_tokens(size, self.image_rule)
+        return total
 
     def framing(self, message: Message) -> int:
         """The fixed tokens of a message itself (not of its blocks)."""
@@ -185,7 +201,12 @@ CLAUDE = Density(
     costs=Costs(message=15, tool=50),
 )
 OPENAI = Density(
-    "openai", prose=4.0, output=4.0, json=3.2, cjk=1.0, costs=Costs(message=10, tool=30)
+    "openai",
+    prose=4.0,
+    output=4.0,
+    json=3.2,
+    cjk=1.0,
+    costs=Costs(message=10, tool=30, image_rule="openai"),
 )
 
 _NUMBERED = re.compile(r" *\d+(?:\t|\u2192)")
@@ -267,22 +288,23 @@ class _Costing:
         self._memo[id(item)] = (item, value)  # holding the item keeps its id from being reused
 
     def parts(
-        self, kind: str, text: str, is_json: bool, name: str | None, images: int
+        self, kind: str, text: str, is_json: bool, name: str | None, images: Images
     ) -> tuple[int, int]:
         """`block_parts` for a block given by its fields (no `Block` needed)."""
         costs = self.costs
+        media = costs.media(images) if images else 0
         if kind == "tool_result":
             count = self._json(text) if is_json else self._output(text)
-            return costs.tool + images * costs.image, count
+            return costs.tool + media, count
         if kind == "tool_call":
             return costs.tool, self._prose(name or "") + self._json(text)
         if kind == "image":
-            return costs.image, 0
+            return (media if images else costs.image), 0
         if kind == "document":
             return costs.document, self._prose(text) if text else 0
         if is_json:
-            return images * costs.image, self._json(text)
-        return images * costs.image, self._prose(text)
+            return media, self._json(text)
+        return media, self._prose(text)
 
     def block_tokens(self, block: Block) -> int:
         """The tokens of one block: its text by kind, plus tool framing and media costs."""

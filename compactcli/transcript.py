@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from compactcli.images import ImageSize
+
 if TYPE_CHECKING:
     from compactcli.stats import StageStats
 
@@ -25,6 +27,10 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 """A message's role, normalised across formats (Claude Code tool results are `user`)."""
 
 JsonPath = tuple[str | int, ...]
+
+Images = tuple[ImageSize | None, ...]
+"""The images or documents a block is or carries: each one's size when its header could be
+read, else None (a URL, a file reference, a document, data that is cut or stripped)."""
 
 V = TypeVar("V")
 
@@ -79,7 +85,9 @@ class Block:
     `text` is the block's text for counting and summarizing: the text itself, a tool call's
     arguments as JSON text, or a tool result's content flattened to text. `json` says whether
     `text` is JSON (denser in tokens than prose). `path` locates the block's JSON object inside
-    its record's `raw`.
+    its record's `raw`. `images` holds one entry per image or document the block is (an
+    `image` block) or carries (a tool result's screenshots), with the image's size when it
+    could be read from its header.
     """
 
     kind: BlockKind
@@ -91,7 +99,7 @@ class Block:
     is_error: bool = False
     type: str = ""  # the format's own type name, e.g. "tool_use", "function_call_output"
     path: JsonPath = ()
-    images: int = 0  # images or documents carried inside (e.g. within a tool result)
+    images: Images = ()  # the image it is, or the images and documents carried inside
 
 
 @dataclass(frozen=True, slots=True)

@@ -204,13 +204,13 @@ def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> No
     result = library(path, max_tokens=2500, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (658, False, 603)
+    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (105, False, 603)
     assert (check.over, check.tokens_after) == ((), 2430)
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=658, summary_tokens=603),
+        SummarizeOptions(keep_recent_tokens=105, summary_tokens=603),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
@@ -220,8 +220,8 @@ def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> No
 def test_a_tail_fitted_in_steps_is_grown_back_into_the_room_the_budget_leaves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    path = EVAL_FIXTURES / "openai-20k-s3.jsonl"
-    budget = 4599  # a quarter of the session: the step that fits it leaves a fifth unused
+    path = EVAL_FIXTURES / "codex-20k-s2.jsonl"
+    budget = 5061  # a quarter of the session: the step that fits it leaves a fifth unused
     monkeypatch.setattr(compact_module, "REFILL_ATTEMPTS", 0)
     stepped = compact_check(library(path, max_tokens=budget, fit=True))
     monkeypatch.undo()

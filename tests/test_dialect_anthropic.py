@@ -10,6 +10,7 @@ import pytest
 from compactcli.errors import InputError
 from compactcli.formats import get_dialect
 from compactcli.formats.anthropic.dialect import AnthropicDialect
+from compactcli.images import ImageSize
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript
 
@@ -168,7 +169,11 @@ def test_images_and_documents() -> None:
         (5, "assistant", ["text"]),
     ]
     result = messages[2].blocks[0]
-    assert (result.text, result.images) == ("Screenshot of http://localhost:3000/dashboard", 1)
+    assert (result.text, result.images) == (
+        "Screenshot of http://localhost:3000/dashboard",
+        (ImageSize(1, 1),),  # the size read from the PNG header
+    )
+    assert messages[3].blocks[0].images == (None,)  # a document: no size
     # Two user messages in a row: the API merges them, the tool result still comes first.
     assert findings(t) == [
         (

@@ -20,6 +20,7 @@ from compactcli.formats.claude_code.dialect import ClaudeCodeDialect
 from compactcli.formats.claude_code.records import _record_lite, _record_message, _ShapeError
 from compactcli.formats.claude_code.state import _chain_of
 from compactcli.formats.detect import detect_format
+from compactcli.images import ImageSize
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Record, Transcript
 from compactcli.validation import validate
@@ -215,7 +216,8 @@ def test_images_in_user_content_and_in_a_tool_result() -> None:
     image = messages[0].blocks[1]
     assert (image.type, image.path) == ("image", ("message", "content", 1))
     result = messages[2].blocks[0]
-    assert (result.images, result.text, result.name) == (1, "", "Read")
+    assert (result.images, result.text, result.name) == ((ImageSize(1, 1),), "", "Read")
+    assert image.images == (ImageSize(1, 1),)
     assert usage_rows(t) == [
         (2, 16730, "msg_01z61ufgrU5Y0BgblgBC9wWk"),
         (4, 18475, "msg_01RGGWJCX29M4T0UR76WMzbo"),

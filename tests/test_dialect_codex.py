@@ -17,6 +17,7 @@ from compactcli.formats.base import Finding
 from compactcli.formats.codex.dialect import CodexDialect
 from compactcli.formats.codex.items import SUMMARY_PREFIX
 from compactcli.formats.detect import detect_format
+from compactcli.images import ImageSize
 from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
@@ -216,7 +217,7 @@ def test_session_blocks() -> None:
         "exec_command",
     )
     assert result.text.startswith("Chunk ID: db122e\nWall time: 0.8123 seconds\n")
-    assert (result.json, result.is_error, result.images) == (False, False, 0)
+    assert (result.json, result.is_error, result.images) == (False, False, ())
 
     (patch,) = by_index[23].blocks
     assert (patch.type, patch.name, patch.json) == ("custom_tool_call", "apply_patch", False)
@@ -258,9 +259,11 @@ def test_image_blocks() -> None:
     ]
     assert by_index[4].blocks[2].path == ("payload", "content", 2)
     (only_image,) = by_index[9].blocks
-    assert (only_image.text, only_image.images, only_image.name) == ("", 1, "view_image")
+    one = (ImageSize(1, 1),)  # the size read from the data URL's PNG header
+    assert (only_image.text, only_image.images, only_image.name) == ("", one, "view_image")
     (mixed,) = by_index[12].blocks
-    assert (mixed.text, mixed.images) == ("rendered 0 series (data/revenue.csv has no rows)", 1)
+    assert (mixed.text, mixed.images) == ("rendered 0 series (data/revenue.csv has no rows)", one)
+    assert by_index[4].blocks[2].images == one
     assert by_index[7].blocks[0].arguments == {"path": "/home/dev/dash/out/revenue.png"}
 
 

@@ -11,6 +11,7 @@ from compactcli.errors import InputError
 from compactcli.formats import get_dialect
 from compactcli.formats.detect import detect_format
 from compactcli.formats.openai.dialect import OpenAIDialect
+from compactcli.images import ImageSize
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript
 
@@ -201,6 +202,7 @@ def test_image_parts() -> None:
     ]
     image = OPENAI.messages(t)[1].blocks[1]
     assert (image.type, image.path) == ("image_url", ("content", 1))
+    assert image.images == (ImageSize(1, 1, low=True),)  # `detail: low`
     assert findings(t) == []
 
 

@@ -10,6 +10,7 @@ from compactcli.errors import InputError
 from compactcli.formats import get_dialect
 from compactcli.formats.pi.dialect import PiDialect
 from compactcli.formats.pi.views import COMPACTION_PREFIX
+from compactcli.images import ImageSize
 from compactcli.loading import read_transcript, to_bytes
 from compactcli.transcript import Block, Message, Transcript
 
@@ -299,7 +300,8 @@ def test_images_in_user_message_tool_result_and_custom_message() -> None:
         (5, "user", ["text", "image"]),
         (6, "assistant", ["text"]),
     ]
-    assert messages[2].blocks[0].images == 1
+    assert messages[2].blocks[0].images == (ImageSize(1, 1),)
+    assert messages[0].blocks[1].images == (ImageSize(1, 1),)
     assert messages[2].blocks[0].text == "Read image file [image/png]"
     assert messages[3].blocks[1].path == ("content", 1)  # the custom_message entry's content
     assert [t.line_of(m.index) for m in PI.context(t)] == [2, 3, 4, 5, 6]

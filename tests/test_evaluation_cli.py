@@ -63,15 +63,15 @@ def test_the_gate_figures(full_run: Run) -> None:
         "user_constraint": 1.0,
         "pending_ask": 1.0,
         "file_modified": 1.0,
-        "error_string": 0.92,
-        "decision": 0.9474,
-        "weighted": 0.9761,
+        "error_string": 1.0,
+        "decision": 0.8947,
+        "weighted": 0.9922,
         "violations": 0.0,
         "integrity": 1.0,
         "budget_10x": 0.6667,
         "weighted_4x": 1.0,
         "must_survive_50x": 1.0,
-        "drift": 1.63,
+        "drift": -0.8,
     }
 
 

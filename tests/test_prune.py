@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
@@ -22,6 +23,7 @@ from compactcli.tokens import get_counter
 from compactcli.transcript import Block, Transcript
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
+from tests.image_files import png
 from tests.transcript_strategies import FORMAT_NAMES, plans, render
 
 TRANSCRIPTS = FIXTURES / "transcripts"
@@ -214,8 +216,26 @@ def test_archive_holds_every_cleared_content_under_its_hash(tmp_path: Path) -> N
         assert orjson.dumps((archive / digest).read_text()).decode() in originals
 
 
+def _with_png(source: Path, target: Path, width: int, height: int) -> Path:
+    """`source` with the base64 data of each of its 1 x 1 PNG images replaced by a PNG of
+    `width` x `height`."""
+    tiny = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    text = source.read_text()
+    assert tiny in text
+    target.write_text(text.replace(tiny, base64.b64encode(png(width, height)).decode()))
+    return target
+
+
+def test_a_tiny_image_is_kept_where_its_marker_would_cost_more(tmp_path: Path) -> None:
+    source = TRANSCRIPTS / "anthropic-image.jsonl"  # its images are 1 x 1: one token each
+    tiny = run("prune", str(source), "--keep-recent", "0")
+    assert "[Old image cleared" not in tiny.stdout
+    large = _with_png(source, tmp_path / "large.jsonl", 1200, 800)  # 1,280 tokens each
+    assert "[Old image cleared" in run("prune", str(large), "--keep-recent", "0").stdout
+
+
 def test_archive_holds_a_cleared_image_under_its_hash(tmp_path: Path) -> None:
-    source = TRANSCRIPTS / "anthropic-image.jsonl"
+    source = _with_png(TRANSCRIPTS / "anthropic-image.jsonl", tmp_path / "in.jsonl", 640, 480)
     archive = tmp_path / "archive"
     out = tmp_path / "out.jsonl"
     result = run(
@@ -223,12 +243,12 @@ def test_archive_holds_a_cleared_image_under_its_hash(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     markers = re.findall(
-        r"\[Old image cleared: image/png, (\d+) bytes, sha256:([0-9a-f]{64})\]", out.read_text()
+        r"\[Old image cleared: image/png, ([\d,]+) bytes, sha256:([0-9a-f]{64})\]", out.read_text()
     )
     assert len(markers) == 1
     size, digest = markers[0]
     data = (archive / digest).read_bytes()
-    assert (len(data), hashlib.sha256(data).hexdigest()) == (int(size), digest)
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (int(size.replace(",", "")), digest)
     image = orjson.loads(data)
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
 

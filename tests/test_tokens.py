@@ -23,7 +23,7 @@ from compactcli.tokens import (
     get_counter,
     load_encoding,
 )
-from compactcli.transcript import Block, Message
+from compactcli.transcript import Block, Images, Message
 
 PLAIN = Density("plain", prose=4.0, output=4.0, json=2.0, cjk=1.0, costs=Costs(message=4, tool=8))
 
@@ -31,12 +31,12 @@ PLAIN = Density("plain", prose=4.0, output=4.0, json=2.0, cjk=1.0, costs=Costs(m
 def test_prose_json_and_output_densities() -> None:
     counter = HeuristicCounter(PLAIN)
     assert counter.text_tokens("a" * 400) == 100
-    assert counter.parts("text", "a" * 400, False, None, 0) == (0, 100)
-    assert counter.parts("text", "a" * 400, True, None, 0) == (0, 200)  # JSON is denser
-    assert counter.parts("tool_result", "a" * 400, False, "Bash", 0) == (8, 100)
-    assert counter.parts("tool_result", '{"a": 1}' * 50, True, "Bash", 0) == (8, 200)
+    assert counter.parts("text", "a" * 400, False, None, ()) == (0, 100)
+    assert counter.parts("text", "a" * 400, True, None, ()) == (0, 200)  # JSON is denser
+    assert counter.parts("tool_result", "a" * 400, False, "Bash", ()) == (8, 100)
+    assert counter.parts("tool_result", '{"a": 1}' * 50, True, "Bash", ()) == (8, 200)
     # a tool call: its name as prose, its arguments as JSON, one tool framing
-    assert counter.parts("tool_call", '{"command": "ls"}', True, "Bash", 0) == (8, 1 + 9)
+    assert counter.parts("tool_call", '{"command": "ls"}', True, "Bash", ()) == (8, 1 + 9)
 
 
 def test_rounding_is_to_the_nearest_token() -> None:
@@ -59,7 +59,7 @@ def test_images_and_documents_cost_a_fixed_amount_not_their_base64() -> None:
     counter = HeuristicCounter(PLAIN)
     assert counter.block_tokens(Block(kind="image")) == 1600
     assert counter.block_tokens(Block(kind="document")) == 1600
-    assert counter.parts("tool_result", "okay", False, "Read", 2) == (8 + 3200, 1)
+    assert counter.parts("tool_result", "okay", False, "Read", (None, None)) == (8 + 3200, 1)
 
 
 def test_numbered_listings_pay_for_their_line_numbers() -> None:
@@ -67,9 +67,9 @@ def test_numbered_listings_pay_for_their_line_numbers() -> None:
     tabbed = "     1\tdef f():\n     2\t    return 1"
     arrows = "     1\u2192def f():\n     2\u2192    return 1"
     # 35 characters at 2.6 per token, plus 4 tokens for each of the 2 numbered lines
-    assert counter.parts("tool_result", tabbed, False, "Read", 0) == (50, 13 + 8)
-    assert counter.parts("tool_result", arrows, False, "Read", 0) == (50, 13 + 8)
-    assert counter.parts("tool_result", "not numbered\nat all", False, "Bash", 0) == (50, 7)
+    assert counter.parts("tool_result", tabbed, False, "Read", ()) == (50, 13 + 8)
+    assert counter.parts("tool_result", arrows, False, "Read", ()) == (50, 13 + 8)
+    assert counter.parts("tool_result", "not numbered\nat all", False, "Bash", ()) == (50, 7)
 
 
 def test_message_framing() -> None:
@@ -138,7 +138,7 @@ def test_exact_counter_uses_the_injected_encoding_and_loads_it_once() -> None:
     assert counter.method == "exact"
     assert counter.text_tokens("one two three") == 3
     assert counter.count_texts(["a b", "", "c"]) == [2, 0, 1]
-    assert counter.parts("tool_call", '{"x": 1}', True, "Bash", 0) == (8, 1 + 2)
+    assert counter.parts("tool_call", '{"x": 1}', True, "Bash", ()) == (8, 1 + 2)
     assert FakeEncoding.loads == 1
     assert isinstance(counter, TokenCounter)
     assert isinstance(HeuristicCounter(), TokenCounter)
@@ -246,7 +246,7 @@ def test_a_block_is_counted_once_per_counter() -> None:
 
     class Recording(HeuristicCounter):
         def parts(
-            self, kind: str, text: str, is_json: bool, name: str | None, images: int
+            self, kind: str, text: str, is_json: bool, name: str | None, images: Images
         ) -> tuple[int, int]:
             calls.append((kind, text))
             return super().parts(kind, text, is_json, name, images)
@@ -254,7 +254,7 @@ def test_a_block_is_counted_once_per_counter() -> None:
     counter = Recording()
     block = Block(kind="tool_result", text="x" * 400, name="Read")
     twin = Block(kind="tool_result", text="x" * 400, name="Read")
-    expected = HeuristicCounter().parts("tool_result", "x" * 400, False, "Read", 0)
+    expected = HeuristicCounter().parts("tool_result", "x" * 400, False, "Read", ())
     assert counter.block_parts(block) == expected
     assert counter.block_parts(block) == expected
     assert calls == [("tool_result", "x" * 400)]

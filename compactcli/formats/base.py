@@ -53,6 +53,7 @@ from typing import Any, ClassVar, Literal, TypedDict, TypeVar
 from compactcli.transcript import (
     Block,
     Compaction,
+    Images,
     Message,
     Record,
     Transcript,
@@ -218,7 +219,7 @@ class Dialect(ABC):
         return BufferingStreamer(self, source)
 
 
-LightBlock = tuple[str, str, bool, "str | None", int]
+LightBlock = tuple[str, str, bool, "str | None", Images]
 """A block as plain values: (kind, text, json, name, images), the fields of `Block` that count."""
 
 LightMessage = tuple[int, str, "str | None", tuple[LightBlock, ...]]

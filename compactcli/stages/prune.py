@@ -3,10 +3,11 @@
 `prune(transcript, options, counter=...)` returns a new transcript in which old, long results of
 compactable tools, outside a protected recent tail, have their content replaced by a one-line
 digest placeholder, older copies of an identical output are cleared, and old images become a
-marker. A call keeps its result record and id, nothing outside the context view is touched, a
-second run changes nothing, and with `archive` every cleared content is kept under its hash. The
-stage appends one `StageStats` (its result a `PruneResult`) and, when it changed anything, the
-format's boundary record, which holds how to undo the step (`compactcli.undo.record`).
+marker where the marker costs fewer tokens than the image. A call keeps its result record and
+id, nothing outside the context view is touched, a second run changes nothing, and with
+`archive` every cleared content is kept under its hash. The stage appends one `StageStats` (its
+result a `PruneResult`) and, when it changed anything, the format's boundary record, which holds
+how to undo the step (`compactcli.undo.record`).
 """
 
 from __future__ import annotations
@@ -188,8 +189,9 @@ def prune(
     file a call read (`AGENTS.md`, `SKILL.md`...: the rules the agent works by). A placeholder
     must be smaller than what it replaces, in characters and tokens, or the result stays whole.
     Older copies of an identical output are cleared too (the newest stays whole), and old
-    images become a marker. With `archive`, every cleared content is written there under its
-    hash, so nothing is lost.
+    images become a marker, unless the marker would cost as many tokens as the image (a tiny
+    one, whose size its header gives). With `archive`, every cleared content is written there
+    under its hash, so nothing is lost.
 
     A call keeps its result record and id; thinking blocks and records outside the context view
     are never touched; results already cleared are left alone, so a second run changes nothing;
@@ -242,7 +244,7 @@ def prune(
                 continue
             for block in message.blocks:
                 if block.kind == "image":
-                    _clear_image(edits, message, block)
+                    _clear_image(edits, message, block, counter)
 
     changed = bool(edits.results or edits.duplicates or edits.images)
     tokens_before = context_tokens(transcript, counter)
@@ -433,7 +435,7 @@ def _instructions(result: _Result) -> bool:
 
 
 def _long_enough(result: _Result, options: PruneOptions) -> bool:
-    return len(result.text) > options.min_chars or result.block.images > 0
+    return len(result.text) > options.min_chars or bool(result.block.images)
 
 
 def _compactable(result: _Result, options: PruneOptions) -> bool:
@@ -514,12 +516,15 @@ def _clear(edits: _Edits, result: _Result, counter: TokenCounter, *, duplicate: 
     edits.cleared.append(entry)
 
 
-def _clear_image(edits: _Edits, message: Message, block: Block) -> None:
+def _clear_image(edits: _Edits, message: Message, block: Block, counter: TokenCounter) -> None:
+    """Replace an old image by a marker, when the marker costs fewer tokens than the image."""
     raw = get_in(edits.records[message.index].raw, block.path)
     data = content_bytes(raw)
     digest = sha256(data)
     media = _media_type(raw)
     line = f"[Old image cleared: {media}, {len(data):,} bytes, sha256:{digest}]"
+    if counter.text_tokens(line) >= counter.block_tokens(block):
+        return
     index = message.index
     edits.records[index] = edits.dialect.replace_with_text(edits.records[index], block, line)
     edits.keep(raw)

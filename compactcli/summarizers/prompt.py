@@ -138,7 +138,7 @@ def _block_text(block: Block) -> str | None:
     if block.kind == "tool_result":
         label = f"[tool result{': ' + block.name if block.name else ''}"
         label += " (error)]" if block.is_error else "]"
-        extra = f" [{block.images} image(s)]" if block.images else ""
+        extra = f" [{len(block.images)} image(s)]" if block.images else ""
         return f"{label}{extra} {block.text}".rstrip()
     if block.kind in ("image", "document"):
         return f"[{block.kind}]"

@@ -17,7 +17,8 @@ from compactcli.errors import InputError
 from compactcli.formats.base import Finding, remembered
 from compactcli.formats.plain.dialect import PlainDialect, parse_records
 from compactcli.formats.values import json_text, kind_of, looks_json, number
-from compactcli.transcript import Block, JsonPath, Message, Transcript, Usage
+from compactcli.images import ImageSize, source_size
+from compactcli.transcript import Block, Images, JsonPath, Message, Transcript, Usage
 
 _Fail = Callable[[str], InputError]
 _Line = Callable[[Message], int]
@@ -293,9 +294,9 @@ def _block(block: Any, path: JsonPath, fail: _Fail) -> Block:
     if kind == "text":
         return Block("text", _text(block.get("text")), type=kind, path=path)
     if kind == "image":
-        return Block("image", type=kind, path=path)
+        return Block("image", type=kind, path=path, images=(source_size(block),))
     if kind == "document":
-        return Block("document", type=kind, path=path)
+        return Block("document", type=kind, path=path, images=(None,))
     if kind == "thinking":
         return Block("thinking", _text(block.get("thinking")), type=kind, path=path)
     if kind == "redacted_thinking":
@@ -341,16 +342,16 @@ def _block(block: Any, path: JsonPath, fail: _Fail) -> Block:
     )
 
 
-def _flatten(content: Any, path: JsonPath, fail: _Fail) -> tuple[str, int]:
-    """A tool_result's content as text, and how many images and documents it holds."""
+def _flatten(content: Any, path: JsonPath, fail: _Fail) -> tuple[str, Images]:
+    """A tool_result's content as text, and the images and documents it holds."""
     if content is None:
-        return "", 0
+        return "", ()
     if isinstance(content, str):
-        return content, 0
+        return content, ()
     if not isinstance(content, list):
         raise fail(f"tool_result block {path[-1]} content is {kind_of(content)}")
     texts: list[str] = []
-    images = 0
+    images: list[ImageSize | None] = []
     for part in content:
         if not isinstance(part, Mapping):
             raise fail(f"tool_result block {path[-1]} holds {kind_of(part)}, not a block")
@@ -358,12 +359,12 @@ def _flatten(content: Any, path: JsonPath, fail: _Fail) -> tuple[str, int]:
         if kind == "text":
             texts.append(_text(part.get("text")))
         elif kind in ("image", "document"):
-            images += 1
+            images.append(source_size(part))
         elif kind == "search_result":
             for inner in part.get("content") or ():
                 if isinstance(inner, Mapping) and inner.get("type") == "text":
                     texts.append(_text(inner.get("text")))
-    return "\n".join(texts), images
+    return "\n".join(texts), tuple(images)
 
 
 def _text(value: Any) -> str:

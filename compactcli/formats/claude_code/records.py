@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from compactcli.formats.base import LightBlock
+from compactcli.images import ImageSize, source_size
 from compactcli.transcript import Block, BlockKind, JsonPath, Message
 
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment"})
@@ -199,7 +200,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
     if not isinstance(call_id, str):
         raise _ShapeError(f"tool_result at {_where(path)} has no string tool_use_id")
     content = item.get("content")
-    images = 0
+    images: list[ImageSize | None] = []
     if content is None:
         text, is_json = "", False
     elif isinstance(content, str):
@@ -214,7 +215,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
                 if kind == "text" and isinstance(part.get("text"), str):
                     parts.append(part["text"])
                 elif kind in ("image", "document"):
-                    images += 1
+                    images.append(source_size(part))
                 else:
                     parts.append(_dump(part))
             else:
@@ -235,7 +236,7 @@ def _tool_result_block(item: Mapping[str, Any], path: JsonPath, names: Mapping[s
         is_error=item.get("is_error") is True,
         type="tool_result",
         path=path,
-        images=images,
+        images=tuple(images),
     )
 
 
@@ -287,7 +288,7 @@ def _block(item: Any, path: JsonPath, names: dict[str, str]) -> Block:
         return _tool_result_block(item, path, names)
     if kind in ("image", "document"):
         block_kind: BlockKind = "image" if kind == "image" else "document"
-        return Block(kind=block_kind, type=kind, path=path)
+        return Block(kind=block_kind, type=kind, path=path, images=(source_size(item),))
     # server_tool_use, web_search_tool_result, tool_reference, unknown: opaque, counted as JSON
     return Block(
         kind="other",
@@ -506,13 +507,13 @@ def _light_block(item: Mapping[str, Any], names: dict[str, str]) -> LightBlock |
     kind = item.get("type")
     if kind == "text":
         text = item.get("text", "")
-        return ("text", text, False, None, 0) if isinstance(text, str) else None
+        return ("text", text, False, None, ()) if isinstance(text, str) else None
     if kind == "tool_result":
         call_id = item.get("tool_use_id")
         content = item.get("content")
         if not isinstance(call_id, str) or not isinstance(content, str):
             return None
-        return ("tool_result", content, _looks_json(content), names.get(call_id), 0)
+        return ("tool_result", content, _looks_json(content), names.get(call_id), ())
     if kind == "tool_use":
         call_id = item.get("id")
         name = item.get("name")
@@ -520,8 +521,8 @@ def _light_block(item: Mapping[str, Any], names: dict[str, str]) -> LightBlock |
             return None
         names[call_id] = name
         arguments = item.get("input")
-        return ("tool_call", _dump(arguments if arguments is not None else {}), True, name, 0)
+        return ("tool_call", _dump(arguments if arguments is not None else {}), True, name, ())
     if kind == "thinking":
         thinking = item.get("thinking", "")
-        return ("thinking", thinking if isinstance(thinking, str) else "", False, None, 0)
+        return ("thinking", thinking if isinstance(thinking, str) else "", False, None, ())
     return None

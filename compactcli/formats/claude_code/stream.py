@@ -108,7 +108,7 @@ class ClaudeCodeStreamer(Streamer):
         content = message.get("content", _ABSENT) if isinstance(message, dict) else _ABSENT
         blocks: list[LightBlock] = []
         if isinstance(content, str):
-            blocks.append(("text", content, False, None, 0))
+            blocks.append(("text", content, False, None, ()))
         elif isinstance(content, list):
             names = self.names
             for item in content:

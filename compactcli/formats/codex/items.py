@@ -16,7 +16,8 @@ from typing import Any
 
 import orjson
 
-from compactcli.transcript import Block, JsonPath, Message, Role
+from compactcli.images import ImageSize, image_size
+from compactcli.transcript import Block, Images, JsonPath, Message, Role
 
 RECORD_TYPES = frozenset(
     {"session_meta", "response_item", "compacted", "turn_context", "event_msg"}
@@ -88,13 +89,19 @@ def is_contextual(text: str) -> bool:
     return text.lstrip()[:40].lower().startswith(CONTEXTUAL_USER_PREFIXES)
 
 
-def _output_blocks(output: Any, what: str) -> tuple[str, bool, int, bool]:
+def input_image_size(item: Mapping[str, Any]) -> ImageSize | None:
+    """The size of an `input_image` item's image, when its `image_url` is a `data:` URL whose
+    header reads (`detail: low` noted)."""
+    return image_size(item.get("image_url"), low=item.get("detail") == "low")
+
+
+def _output_blocks(output: Any, what: str) -> tuple[str, bool, Images, bool]:
     """(text, is_json, images, is_error) of a tool output in any of its shapes."""
     if isinstance(output, str):
-        return output, _looks_like_json(output), 0, False
+        return output, _looks_like_json(output), (), False
     if isinstance(output, list):
         texts: list[str] = []
-        images = 0
+        images: list[ImageSize | None] = []
         for item in output:
             if not isinstance(item, dict):
                 raise BadShape(f"{what} output array holds a non-object item")
@@ -104,15 +111,17 @@ def _output_blocks(output: Any, what: str) -> tuple[str, bool, int, bool]:
                 if not isinstance(text, str):
                     raise BadShape(f"{what} output {kind} item has no string 'text'")
                 texts.append(text)
-            elif kind in ("input_image", "image", "input_file"):
-                images += 1
-        return "\n".join(texts), False, images, False
+            elif kind in ("input_image", "image"):
+                images.append(input_image_size(item))
+            elif kind == "input_file":
+                images.append(None)
+        return "\n".join(texts), False, tuple(images), False
     if isinstance(output, dict):
         content = output.get("content_items", output.get("content"))
         if content is None:
             content = ""
-        text, is_json, images, _ = _output_blocks(content, what)
-        return text, is_json, images, output.get("success") is False
+        text, is_json, inner, _ = _output_blocks(content, what)
+        return text, is_json, inner, output.get("success") is False
     raise BadShape(f"{what} output is neither a string, an array nor an object")
 
 
@@ -185,7 +194,8 @@ class ItemReader:
         elif kind == "image_generation_call":
             prompt = item.get("revised_prompt")
             text = prompt if isinstance(prompt, str) else ""
-            blocks = (Block("other", text=text, type=kind, path=path, images=1),)
+            image = image_size(item.get("result"))
+            blocks = (Block("other", text=text, type=kind, path=path, images=(image,)),)
         elif kind in _COMPACTION_ITEMS:
             _optional_string(item, "encrypted_content", what)
             blocks = (Block("other", type=kind, path=path),)
@@ -236,7 +246,8 @@ class ItemReader:
                     raise BadShape(f"message {part_type} item {position} has no string 'text'")
                 blocks.append(Block("text", text=text, type=part_type, path=where))
             elif part_type == "input_image":
-                blocks.append(Block("image", type=part_type, path=where))
+                image = input_image_size(part)
+                blocks.append(Block("image", type=part_type, path=where, images=(image,)))
             else:
                 text = part.get("text")
                 blocks.append(
@@ -323,10 +334,11 @@ class ItemReader:
         )
 
     def _result(self, item: Mapping[str, Any], kind: str, path: JsonPath) -> Block:
+        images: Images
         if kind == "tool_search_output":
             call_id = _optional_string(item, "call_id", kind) or ""
             tools = item.get("tools")
-            text, is_json, images, is_error = _dumps(tools), True, 0, False
+            text, is_json, images, is_error = _dumps(tools), True, (), False
         else:
             call_id = _string(item, "call_id", kind)
             if "output" not in item:

@@ -17,6 +17,7 @@ from compactcli.errors import InputError
 from compactcli.formats.base import Finding, remembered
 from compactcli.formats.plain.dialect import PlainDialect, parse_records
 from compactcli.formats.values import json_text, kind_of, looks_json, number, parse_json
+from compactcli.images import ImageSize, image_size
 from compactcli.transcript import Block, JsonPath, Message, Role, Transcript, Usage
 
 ROLES: dict[str, Role] = {
@@ -328,9 +329,11 @@ def _content_blocks(content: Any, role: str, fail: _Fail) -> list[Block]:
         elif kind == "think":
             blocks.append(Block("thinking", _text(part.get("think")), type="think", path=where))
         elif kind == "image_url":
-            blocks.append(Block("image", type="image_url", path=where))
+            blocks.append(
+                Block("image", type="image_url", path=where, images=(_image_url_size(part),))
+            )
         elif kind == "file":
-            blocks.append(Block("document", type="file", path=where))
+            blocks.append(Block("document", type="file", path=where, images=(None,)))
         else:
             blocks.append(Block("other", type=str(kind or ""), path=where))
     return blocks
@@ -392,10 +395,19 @@ def _arguments_block(
     )
 
 
+def _image_url_size(part: Mapping[str, Any]) -> ImageSize | None:
+    """The size of an `image_url` part's image, when it is a `data:` URL whose header reads
+    (`detail: low` noted)."""
+    value = part.get("image_url")
+    if isinstance(value, Mapping):
+        return image_size(value.get("url"), low=value.get("detail") == "low")
+    return image_size(value)
+
+
 def _result_blocks(raw: Mapping[str, Any], role: str, fail: _Fail) -> tuple[Block, ...]:
     content = raw.get("content")
     texts: list[str] = []
-    images = 0
+    images: list[ImageSize | None] = []
     if isinstance(content, str):
         texts.append(content)
     elif isinstance(content, list):
@@ -404,8 +416,10 @@ def _result_blocks(raw: Mapping[str, Any], role: str, fail: _Fail) -> tuple[Bloc
                 raise fail(f"{role} content part {position} is {kind_of(part)}, not an object")
             if part.get("type") == "text":
                 texts.append(_text(part.get("text")))
-            elif part.get("type") in ("image_url", "file"):
-                images += 1
+            elif part.get("type") == "image_url":
+                images.append(_image_url_size(part))
+            elif part.get("type") == "file":
+                images.append(None)
     elif content is not None:
         raise fail(f"{role} content is {kind_of(content)}, not a string, a list or null")
     text = "\n".join(texts)
@@ -426,7 +440,7 @@ def _result_blocks(raw: Mapping[str, Any], role: str, fail: _Fail) -> tuple[Bloc
             call_id=call_id,
             name=name,
             type="tool",
-            images=images if position == 0 else 0,
+            images=tuple(images) if position == 0 else (),
         )
         for position, call_id in enumerate(ids or [None])
     ]

@@ -13,7 +13,8 @@ from typing import Any
 from compactcli.errors import InputError
 from compactcli.formats.pi.tree import _Tree, position_of, read_tree
 from compactcli.formats.values import json_text, kind_of, looks_json
-from compactcli.transcript import Block, JsonPath, Message, Transcript
+from compactcli.images import ImageSize, image_size
+from compactcli.transcript import Block, Images, JsonPath, Message, Transcript
 
 # The text pi wraps summaries in when it sends them to the model (core/messages.ts).
 COMPACTION_PREFIX = (
@@ -249,7 +250,8 @@ def _content_blocks(content: Any, path: JsonPath, fail: _Fail, role: str) -> tup
         if kind == "text":
             blocks.append(Block("text", _text(block.get("text")), type="text", path=where))
         elif kind == "image":
-            blocks.append(Block("image", type="image", path=where))
+            image = image_size(block.get("data"))
+            blocks.append(Block("image", type="image", path=where, images=(image,)))
         else:
             blocks.append(Block("other", type=str(kind or ""), path=where))
     return tuple(blocks)
@@ -289,30 +291,31 @@ def _assistant_blocks(content: Any, path: JsonPath, fail: _Fail) -> tuple[Block,
                 )
             )
         elif kind == "image":
-            blocks.append(Block("image", type="image", path=where))
+            image = image_size(block.get("data"))
+            blocks.append(Block("image", type="image", path=where, images=(image,)))
         else:
             blocks.append(Block("other", type=str(kind or ""), path=where))
     return tuple(blocks)
 
 
-def _flatten(content: Any, fail: _Fail) -> tuple[str, int]:
-    """A toolResult's content as text, and the number of images in it."""
+def _flatten(content: Any, fail: _Fail) -> tuple[str, Images]:
+    """A toolResult's content as text, and the images in it."""
     if content is None:
-        return "", 0
+        return "", ()
     if isinstance(content, str):
-        return content, 0
+        return content, ()
     if not isinstance(content, list):
         raise fail(f"toolResult content is {kind_of(content)}, not a list")
     texts: list[str] = []
-    images = 0
+    images: list[ImageSize | None] = []
     for position, block in enumerate(content):
         if not isinstance(block, Mapping):
             raise fail(f"toolResult content block {position} is {kind_of(block)}, not an object")
         if block.get("type") == "text":
             texts.append(_text(block.get("text")))
         elif block.get("type") == "image":
-            images += 1
-    return "\n".join(texts), images
+            images.append(image_size(block.get("data")))
+    return "\n".join(texts), tuple(images)
 
 
 def _text(value: Any) -> str:
