@@ -65,3 +65,25 @@ def test_with_records_on_standard_output_the_rows_go_to_standard_error() -> None
     assert done.stdout.startswith("{")  # the records
     rows = done.stderr[done.stderr.index("file,before,") :]  # after the notes
     assert [r["file"] for r in _rows(rows, ",")] == [FILES[1]]
+
+
+@pytest.mark.parametrize("stage", ["prune", "summarize"])
+def test_stage_rows_hold_the_figures_of_its_json(stage: str, tmp_path: Path) -> None:
+    source = FILES[1]
+    args = [stage, source, "--keep-recent-tokens", "100"]
+    lines = run(*args, "-o", str(tmp_path / "a.jsonl"), "--json")
+    rows = run(*args, "-o", str(tmp_path / "b.jsonl"), "--as", "csv")
+    assert lines.exit_code == rows.exit_code == 0
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    (found,) = [s for s in json.loads(lines.stdout)["stages"] if s["stage"] == stage]
+    (row,) = [r for r in _rows(rows.stdout, ",") if r["stage"] == stage]
+    assert (int(row["tokens before"]), int(row["after"])) == (
+        found["tokens_before"],
+        found["tokens_after"],
+    )
+    assert int(row["saved"]) == found["tokens_before"] - found["tokens_after"]
+    dry = run(*args, "--dry-run", "--as", "tsv")  # the rows in place of the diff
+    assert _rows(dry.stdout, "\t") == _rows(rows.stdout, ",")
+    piped = run(*args, "--as", "tsv")  # records on standard output, the rows on standard error
+    assert _rows(piped.stderr, "\t") == _rows(rows.stdout, ",")
+    assert all("stages" not in json.loads(line) for line in piped.stdout.splitlines())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from compactcli.cli.admission import admit_input, refuse_invalid_result
 from compactcli.cli.options import (
     Archive,
+    As,
     BadLinePolicy,
     BoundaryFile,
     Dedupe,
@@ -19,12 +20,14 @@ from compactcli.cli.options import (
     OutputFile,
     Quiet,
     Repair,
+    ReportAs,
     Source,
     StageKeepRecentTokens,
     StatsFile,
     TokenMethod,
     Tools,
     read_one,
+    report_kind,
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import finish_stage, stage_destination
@@ -52,6 +55,7 @@ def prune_command(
     repair: Repair = False,
     quiet: Quiet = False,
     json: Json = False,
+    as_: As = ReportAs.table,
 ) -> None:
     """Clear the content of old tool results, keeping each call paired with its result.
 
@@ -106,5 +110,5 @@ def prune_command(
         in_place=in_place,
         seen=seen,
         archive=options.archive,
-        json=json,
+        report_as=report_kind(json, as_).value,
     )

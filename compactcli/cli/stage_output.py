@@ -127,7 +127,7 @@ def finish_stage(
     in_place: bool = False,
     seen: Identity | None = None,
     archive: str | None = None,
-    json: bool = False,
+    report_as: str = "table",
 ) -> None:
     """Write (or, dry, show) the result of a stage command and its reports.
 
@@ -137,9 +137,11 @@ def finish_stage(
     A changed result carries how to undo it (`compactcli.undo.record`, in `archive` too).
     The stats report is appended to `stats` and the last boundary's details written to
     `boundary` (both atomically, `compactcli.atomic`, with the input's permission bits), and a
-    short stats table is shown on standard error when that is a terminal; with `json` the stats
-    report is printed instead as one JSON line (`stage_json`), with the diff under `"diff"` in
-    place of its text on a dry run. Once the transcript
+    short stats table is shown on standard error when that is a terminal. `report_as` `json`
+    prints the stats report instead as one JSON line (`stage_json`), with the diff under
+    `"diff"` in place of its text on a dry run; `csv` or `tsv` print the table's rows (bare
+    numbers), in place of the diff on a dry run; both on standard output, or on standard error
+    when the transcript went there. Once the transcript
     is written the run is settled (`compactcli.interrupts.settle`): a Ctrl-C after that no
     longer interrupts it.
     """
@@ -154,7 +156,7 @@ def finish_stage(
     changed = any(s.changed for s in after.stats)
     if changed and not dry_run:  # how to undo it (`compactcli restore`)
         after = undo.record(before, after, archive=archive)
-    if dry_run and not json:
+    if dry_run and report_as == "table":
         print_diff(diff(before, after, counter=counter))
     elif dry_run:
         pass
@@ -173,14 +175,19 @@ def finish_stage(
     if boundary is not None and not dry_run:
         details = [s.details["boundary"] for s in after.stats if "boundary" in s.details]
         write_json(boundary, details[-1] if details else None, mode=mode)
-    if json:
+    to_stdout = not dry_run and not in_place and (output is None or output == "-")
+    stream = sys.stderr if to_stdout else sys.stdout  # the transcript's stream stays its own
+    if report_as == "json":
         line = stage_json(
             data,
             output=None if dry_run else (before.source if in_place else output or "-"),
             diff=diff(before, after, counter=counter) if dry_run else None,
         )
-        to_stdout = not dry_run and not in_place and (output is None or output == "-")
-        print(line, file=sys.stderr if to_stdout else sys.stdout, flush=True)
+        print(line, file=stream, flush=True)
+    elif report_as in ("csv", "tsv"):
+        from compactcli import console
+
+        console.print_rows(stats_table(data), "," if report_as == "csv" else "\t", stream)
     elif sys.stderr.isatty():
         from compactcli import console
 
@@ -220,9 +227,9 @@ def print_diff(report: DiffReport, *, file: TextIO | None = None) -> None:
         out.print(Text(line, style=style))
 
 
-def print_stats(data: StatsReport) -> None:
-    """A short table of what each stage did, on standard error."""
-    from compactcli import console
+def stats_table(data: StatsReport) -> plain_table.Table:
+    """What each stage did: its tokens before and after, saved, results cleared, method."""
+    from compactcli import plain_table
 
     rows = []
     for stage in data["stages"]:
@@ -239,7 +246,15 @@ def print_stats(data: StatsReport) -> None:
             ]
         )
     columns = ["stage", "tokens before", "after", "saved", "cleared", "method"]
-    console.stderr().print(console.table(columns, rows, right=(1, 2, 3, 4)))
+    return plain_table.Table.of(columns, rows, right=(1, 2, 3, 4))
+
+
+def print_stats(data: StatsReport) -> None:
+    """A short table of what each stage did, on standard error."""
+    from compactcli import console
+
+    table = stats_table(data)
+    console.stderr().print(console.table(table.columns, table.rows, right=sorted(table.right)))
 
 
 def print_results(

@@ -6,6 +6,7 @@ from compactcli.cli.admission import admit_input, refuse_invalid_result
 from compactcli.cli.options import (
     ApiBase,
     Archive,
+    As,
     BadLinePolicy,
     BoundaryFile,
     CutTurn,
@@ -21,6 +22,7 @@ from compactcli.cli.options import (
     ProtectFirst,
     Quiet,
     Repair,
+    ReportAs,
     Source,
     StageKeepRecentTokens,
     StatsFile,
@@ -29,6 +31,7 @@ from compactcli.cli.options import (
     Timeout,
     TokenMethod,
     read_one,
+    report_kind,
 )
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import finish_stage, stage_destination
@@ -61,6 +64,7 @@ def summarize_command(
     repair: Repair = False,
     quiet: Quiet = False,
     json: Json = False,
+    as_: As = ReportAs.table,
 ) -> None:
     """Replace the old middle of the conversation with one structured summary.
 
@@ -139,5 +143,5 @@ def summarize_command(
         in_place=in_place,
         seen=seen,
         archive=archive,
-        json=json,
+        report_as=report_kind(json, as_).value,
     )
