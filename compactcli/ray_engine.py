@@ -1,8 +1,8 @@
-"""Ray Data as the engine: the same per-session work as a local run, scheduled over a Ray cluster.
+"""Ray as the engine: the same per-session work as a local run, scheduled over a Ray cluster.
 
 Two ways in (install with `pip install 'compactcli[ray]'`):
 
-- `map_files(paths, work, failed)` runs `work(path)` for each file as a Ray Data map (files in
+- `map_files(paths, work, failed)` runs `work(path)` for each file in Ray tasks (files in
   batches of about equal bytes, four per CPU of the cluster, one task each, a task whose worker
   died run again at most `RETRIES` times) and gives the results in input order; an exception
   in `work` becomes `failed(path, error)`, and the other files go on. The command line's
@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import pickle
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
@@ -98,28 +97,35 @@ def require_ray() -> None:
 
 def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
     """Join the Ray at `address` (`auto`: the one `ray start` runs on this machine), or start
-    a local one when None (of `num_cpus`, default all); quietly (no progress bars, errors
-    only), in the `compactcli` namespace (Ray says nothing of its own actors there). Nothing
-    when this process is connected already."""
+    a local one when None (of `num_cpus`, default all); quietly (errors only), in the
+    `compactcli` namespace (Ray says nothing of its own actors there). Nothing when this process
+    is connected already."""
     require_ray()
     import ray
-    import ray.data  # it sets up its loggers: quietened after
 
-    for name in ("ray", "ray.data"):  # failures come back as results; the rest is noise here
-        logging.getLogger(name).setLevel(logging.ERROR)
-    if not ray.is_initialized():
-        options: dict[str, Any] = {
-            "namespace": NAMESPACE,
-            "logging_level": logging.ERROR,
-            "log_to_driver": False,
-            "configure_logging": True,
-        }
-        if address is None:
-            options["include_dashboard"] = False
-            options["num_cpus"] = num_cpus
-        else:
-            options["address"] = address
-        ray.init(**options)
+    logging.getLogger("ray").setLevel(logging.ERROR)  # failures come back as results
+    if ray.is_initialized():
+        return
+    options: dict[str, Any] = {
+        "namespace": NAMESPACE,
+        "logging_level": logging.ERROR,
+        "log_to_driver": False,
+        "configure_logging": True,
+    }
+    if address is None:
+        options["include_dashboard"] = False
+        options["num_cpus"] = num_cpus
+    else:
+        options["address"] = address
+    ray.init(**options)
+
+
+def _data() -> None:
+    """Ray Data loaded (it sets up its own loggers) and quietened: no progress bars, errors
+    only."""
+    import ray.data
+
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
@@ -137,30 +143,29 @@ def map_files(
     address: str | None = None,
     on_result: Callable[[T], None] | None = None,
 ) -> list[T]:
-    """`work(path)` for every path as a Ray Data map: the results in input order, each also
-    given to `on_result` as soon as it and every result before it have arrived; a path whose
-    `work` raised gets `failed(path, error)`, made in the worker. `work` and `failed` must be
-    picklable (module-level functions, or `functools.partial`s of them); so must results."""
+    """`work(path)` for every path in Ray tasks: the results in input order, each also given to
+    `on_result` as soon as it and every result before it have arrived; a path whose `work`
+    raised gets `failed(path, error)`, made in the worker. `work` and `failed` must be picklable
+    (module-level functions, or `functools.partial`s of them); so must results. Plain Ray tasks,
+    not a Ray Data map: the files are names, not data to stream, and a job of Ray Data costs
+    this command about 2.5 s more on a running Ray (scripts/bench_ray.py, docs/ray.md)."""
     if not paths:
         return []
     connect(address)
     import ray
-    import ray.data
 
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = max(1, int(resources.get("CPU", 1)))
-    batches = [
-        {"indexes": batch, "paths": [paths[i] for i in batch]}
-        for batch in _batches(paths, 4 * cpus)
+    run = ray.remote(num_cpus=1, max_retries=RETRIES)(_run_batch)
+    shared = ray.put((work, failed))  # sent once, not with every task
+    pending = [
+        run.remote(batch, [paths[i] for i in batch], shared) for batch in _batches(paths, 4 * cpus)
     ]
-    dataset = _mapped(
-        ray.data.from_items(batches, override_num_blocks=len(batches)),
-        functools.partial(_run_batch, work=work, failed=failed),
-    )
     results: dict[int, T] = {}
     reported = 0
-    for row in dataset.iter_rows():
-        for index, outcome in pickle.loads(row["results"]):
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for index, outcome in ray.get(done[0]):
             results[index] = outcome
         while reported in results:
             if on_result is not None:
@@ -202,21 +207,21 @@ def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], dict[str, Any]]) ->
 
 
 def _run_batch(
-    row: dict[str, Any],
-    work: Callable[[str], Any],
-    failed: Callable[[str, BaseException], Any],
-) -> dict[str, Any]:
+    indexes: Sequence[int],
+    paths: Sequence[str],
+    shared: tuple[Callable[[str], Any], Callable[[str, BaseException], Any]],
+) -> list[tuple[int, Any]]:
     """One batch of `map_files`: (index, result) for each of its files, or `failed`'s result
-    for an exception its `work` raised, made here (an exception need not cross processes),
-    pickled."""
+    for an exception its `work` raised, made here (an exception need not cross processes)."""
+    work, failed = shared
     done = []
-    for index, path in zip(row["indexes"], row["paths"], strict=True):
+    for index, path in zip(indexes, paths, strict=True):
         try:
-            outcome = work(str(path))
+            outcome = work(path)
         except Exception as error:  # the file fails alone
-            outcome = failed(str(path), error)
-        done.append((int(index), outcome))
-    return {"results": pickle.dumps(done)}
+            outcome = failed(path, error)
+        done.append((index, outcome))
+    return done
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,6 +399,7 @@ def _run_sessions(
         raise UsageError(f"stats_format must be parquet or json, not {stats_format!r}")
     import ray.data
 
+    _data()
     if isinstance(inputs, ray.data.Dataset):
         sessions, root = inputs, None
     else:

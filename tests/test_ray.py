@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,7 +202,8 @@ def test_the_circuit_breaker_stops_every_worker(
     assert done.exit_code == 0, done.stderr
     # each session that asks makes 3 attempts (2 retries); alone, 8 sessions would make 24
     assert 9 <= len(server.requests) <= 15
-    assert "not called after 3 consecutive failures" in done.stderr
+    # the breaker opened at 3 failures in a row (4 when the two workers failed at once)
+    assert re.search(r"not called after [34] consecutive failures", done.stderr)
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert all(r["status"] == "compacted" for r in rows)  # the extractive summary instead
 
