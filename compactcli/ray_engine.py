@@ -212,7 +212,12 @@ def _run_batch(
     shared: tuple[Callable[[str], Any], Callable[[str, BaseException], Any]],
 ) -> list[tuple[int, Any]]:
     """One batch of `map_files`: (index, result) for each of its files, or `failed`'s result
-    for an exception its `work` raised, made here (an exception need not cross processes)."""
+    for an exception its `work` raised, made here (an exception need not cross processes). The
+    worker keeps each file's data until the next file's comes, as the command line's own worker
+    processes do (`compactcli.lifetime`)."""
+    from compactcli import lifetime
+
+    lifetime.enable()  # as in the command line's own worker processes: no freeing file by file
     work, failed = shared
     done = []
     for index, path in zip(indexes, paths, strict=True):
