@@ -254,7 +254,7 @@ Engine = Annotated[
     EngineName,
     typer.Option(
         "--engine",
-        help="local: processes on this machine (--jobs); ray: Ray Data tasks on the Ray at "
+        help="local: processes on this machine (--jobs); ray: Ray tasks on the Ray at "
         "--address, or on a local Ray started for the run (pip install 'compactcli[ray]'; "
         "workers read the files by path).",
         case_sensitive=False,
