@@ -174,18 +174,13 @@ def _decide(
             ledger.add(message)
     except (InputError, ValueError):
         return None, TailVerdict.no("a record the format cannot read")
-    if not view.usage:
-        verdict = check(records, streamer, view, None)
-        if not verdict.decided:
-            return None, verdict
-        if view.model is None:
-            return None, TailVerdict.need("no model named in what was read")
-        return TailResult(ledger, view, len(records)), verdict
-    analysis = Analysis(ledger, view)
-    last = analysis.anchors[-1] if analysis.anchors else None
-    if last is None or last.usage is not view.usage[-1]:
-        return None, TailVerdict.need("the last usage has no response on what was read")
-    first = ledger.record[analysis.context[last.first]]
+    first = None  # the record that starts the last usage's response, when there is a usage
+    if view.usage:
+        analysis = Analysis(ledger, view)
+        last = analysis.anchors[-1] if analysis.anchors else None
+        if last is None or last.usage is not view.usage[-1]:
+            return None, TailVerdict.need("the last usage has no response on what was read")
+        first = ledger.record[analysis.context[last.first]]
     verdict = check(records, streamer, view, first)
     if not verdict.decided:
         return None, verdict
