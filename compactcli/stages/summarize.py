@@ -411,18 +411,9 @@ def _summarize_at(
         lambda: sum(tokens[i] for i in cut.middle if context[i].summary),
         counter,
     )
+    quoted = context[cut.pinned] if cut.pinned is not None else None
     result = summarizer.summarize(
-        SummaryRequest(
-            messages=earlier.turns,
-            counter=counter,
-            budget_tokens=budget,
-            format=transcript.format,
-            previous=earlier.text,
-            previous_facts=earlier.facts,
-            focus=options.focus,
-            redact=options.redact,
-            quoted_request=context[cut.pinned] if cut.pinned is not None else None,
-        )
+        _request(earlier, transcript, counter, budget, options.focus, options.redact, quoted)
     )
     carried = earlier.facts
     if options.redact and carried is not None:  # read from an earlier boundary, as written
@@ -620,16 +611,29 @@ def summary_of(
     tokens = [counter.message_tokens(m) for m in middle]
     summaries = sum(t for t, m in zip(tokens, middle, strict=True) if m.summary)
     budget = _budget(None, sum(tokens), earlier.text, lambda: summaries, counter)
-    return summarizer.summarize(
-        SummaryRequest(
-            messages=earlier.turns,
-            counter=counter,
-            budget_tokens=budget,
-            format=transcript.format,
-            previous=earlier.text,
-            previous_facts=earlier.facts,
-            focus=focus,
-        )
+    return summarizer.summarize(_request(earlier, transcript, counter, budget, focus))
+
+
+def _request(
+    earlier: _Earlier,
+    transcript: Transcript,
+    counter: TokenCounter,
+    budget: int,
+    focus: str | None,
+    redact: bool = True,
+    quoted: Message | None = None,
+) -> SummaryRequest:
+    """The request for a summary of the turns after `earlier`'s summaries, which it updates."""
+    return SummaryRequest(
+        messages=earlier.turns,
+        counter=counter,
+        budget_tokens=budget,
+        format=transcript.format,
+        previous=earlier.text,
+        previous_facts=earlier.facts,
+        focus=focus,
+        redact=redact,
+        quoted_request=quoted,
     )
 
 
