@@ -148,3 +148,42 @@ def test_a_tight_budget_drops_bare_words_nothing_lines_and_repeats() -> None:
     assert "asked after the backup script" not in fitted
     whole = fit_earlier(AGENT_SUMMARY, 10_000, count)
     assert ".git/" in whole and "None explicitly stated" in whole  # all of it, when it fits
+
+
+FILE_LIST = """Summary:
+1. Primary Request and Intent:
+   - "Move the scripts to the repo root."
+3. Files and Code Sections:
+   - **`backend/ops/run.sh`** (later moved to `ops/run.sh` at repo root)
+     - Created this session; `BASE_URL` is always a raw overwrite, so no edits were required.
+   - **`backend/ops/backup.sh`** (later moved to `ops/backup.sh` at repo root)
+   - **`backend/ops/restore.sh`** (later moved to `ops/restore.sh` at repo root)
+6. All user messages (verbatim, excluding tool results and system-reminders):
+   - "Move the scripts to the repo root."
+"""
+
+
+def test_a_list_of_files_whose_lines_differ_only_in_their_paths_is_kept_whole() -> None:
+    fitted = fit_earlier(FILE_LIST, 120, count)
+    assert count(fitted) <= 120
+    # each head names a path no line taken named: never a repeat of the line before it
+    for path in ("ops/run.sh", "ops/backup.sh", "ops/restore.sh"):
+        assert path in fitted
+    # "always" and "required" in a line about a file describe the code, not a user's rule
+    assert "Created this session" not in fitted
+    assert "(1 more line not shown)" in fitted
+
+
+def test_a_numbered_heading_with_a_long_aside_opens_a_section() -> None:
+    sections = parse_earlier(FILE_LIST)
+    assert [s.heading.split(" (")[0] for s in sections] == [
+        "Primary Request and Intent",
+        "Files and Code Sections",
+        "All user messages",
+    ]
+    assert sections[-1].kind == "rules"
+    fitted = fit_earlier(FILE_LIST, 50, count)
+    assert count(fitted) <= 50
+    assert fitted.count("Move the scripts to the repo root.") == 1
+    # sections with nothing shown are named on one line, without their asides
+    assert fitted.endswith("(Not shown: Files and Code Sections, All user messages.)")

@@ -37,6 +37,9 @@ PRIORITY: dict[str, int] = {
     "files": 3,
     "context": 4,
 }
+_DESCRIBED = frozenset({"files", "state", "errors"})
+"""Sections that describe the work: a rule word in them (`always` a raw overwrite, `required`
+no edits) describes code, not a rule the user set."""
 CODE_PRIORITY = 6
 LOW_PRIORITY = 5
 LINE_CHARS = 400
@@ -47,7 +50,7 @@ SAME_WORDS = 0.8
 """A line whose words are this share of a line already taken says nothing new at a tight budget."""
 
 _RULE = compile_lazily(
-    r"\b(?:never|must|always|do not|don't|required|without (?:an )?explicit)\b",
+    r"\b(?:never|must|always|do not|don't|without (?:an )?explicit)\b",
     re.IGNORECASE,
 )
 _USER_QUOTE = compile_lazily(r"^(?:[-*] )?(?:\*\*[^*]+\*\*:? )?[\"“]")
@@ -58,6 +61,8 @@ _BARE = compile_lazily(r"^[^\s`*-][^\s`]*$")
 _ITEM = compile_lazily(r"^(?:[-*]|\d{1,2}\.) ")
 _QUOTE_END = compile_lazily(r"^((?:[-*] )?(?:\*\*[^*]+\*\*:? )?[\"“].*?[\"”])\s*[—–(-]")
 _WORD = compile_lazily(r"[a-z0-9_]{3,}")
+_NAME = compile_lazily(r"`([^`\n]{2,80})`")
+_PARENTHESES = compile_lazily(r"\([^)]*\)")
 
 _WRAPPER_LINES = (
     "This session is being continued from a previous conversation",
@@ -67,7 +72,7 @@ _WRAPPER_LINES = (
     "Please continue the conversation from where we left",
 )
 _MD_HEADING = compile_lazily(r"^#{1,6}\s+(.+?)\s*#*$")
-_NUMBERED_HEADING = compile_lazily(r"^(\d{1,2})\.\s+([A-Z][\w ,/&'()-]{2,60}):\s*$")
+_NUMBERED_HEADING = compile_lazily(r"^(\d{1,2})\.\s+([A-Z][\w ,/&'()-]{2,100}):\s*$")
 _BOLD_HEADING = compile_lazily(r"^\*\*([^*]{2,80})\*\*:?\s*$")
 _LABEL_HEADING = compile_lazily(r"^([A-Z][A-Za-z&'-]*(?: [A-Za-z&'/-]+){0,3}):\s*$")
 _TABLE_RULE = compile_lazily(r"^\|?\s*:?-{2,}")
@@ -103,7 +108,7 @@ def _heading(line: str) -> tuple[str, str] | None:
         if match:
             return match.group(1).strip(), ""
     match = _NUMBERED_HEADING.match(line)
-    if match and len(match.group(2).split()) <= 6:
+    if match and len(_PARENTHESES.sub("", match.group(2)).split()) <= 6:
         return match.group(2).strip(), ""
     return None
 
@@ -174,30 +179,46 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def _repeats(words: frozenset[str], said: Sequence[frozenset[str]]) -> bool:
-    """Whether a line of `words` says again what one of the lines `said` says."""
+def _names(text: str) -> frozenset[str]:
+    """The names a line sets in backticks (paths, commands, identifiers)."""
+    return frozenset(_NAME.findall(text))
+
+
+def _repeats(
+    words: frozenset[str],
+    names: frozenset[str],
+    said: Sequence[frozenset[str]],
+    named: set[str],
+) -> bool:
+    """Whether a line of `words` says again what one of the lines `said` says; never a line that
+    names something (in backticks) no line taken named, such as the next of a list of files whose
+    lines differ only in their paths."""
+    if names - named:
+        return False
     return bool(words) and any(len(words & t) >= SAME_WORDS * len(words) for t in said)
 
 
 def priority(section: Section, line: Line) -> int:
     """Lower is kept first: by the section's kind, a nested line of files, decisions or state
     after the lines that head them, code last. Whatever its section, a line that quotes the
-    user or states a rule (never, must, always, do not, without explicit ...) is kept first, as
-    the user's rules are; a line that only says there is nothing (none, no pending ...) or is
-    one bare word (a path such as `.git/`, a stray line of code) is `LOW_PRIORITY`, shown only
-    when the whole summary fits; a line of the files that is neither an item nor names a path
-    in backticks comes after the lines that head them."""
-    if line.code:
-        return CODE_PRIORITY
+    user is kept first, as the user's rules are, and so is a line that states a rule (never,
+    must, always, do not, without explicit ...) outside the sections that describe the work
+    (`_DESCRIBED`); a line that only says there is nothing (none, no pending ...) or is one bare
+    word (a path such as `.git/`, a stray line of code) is `LOW_PRIORITY`, shown only when the
+    whole summary fits. Of the files, the lines that head them (an item, or a path in backticks)
+    come first, the lines under them that name something next, the rest after those."""
     text = line.text
     if _NOTHING.match(text) or _BARE.match(text):
         return LOW_PRIORITY
-    if _ruled(text):
+    if line.code:
+        return CODE_PRIORITY
+    if _USER_QUOTE.match(text) or (_RULE.search(text) and section.kind not in _DESCRIBED):
         return 0
     rank = PRIORITY[section.kind]
     if section.kind == "files":
-        heads = line.depth == 0 and bool(_ITEM.match(text))
-        return 1 if heads or "`" in text[:60] else 4
+        if line.depth == 0 and (_ITEM.match(text) or "`" in text[:60]):
+            return 1
+        return 3 if "`" in text[:60] else 4
     if line.depth > 0 and rank >= 2:
         return rank + 1
     return rank
@@ -217,14 +238,14 @@ def _render(sections: Sequence[Section], chosen: Sequence[Sequence[int]]) -> str
         missing = len(section.lines) - len(shown)
         if not shown:
             if missing:
-                hidden.append(f"{section.heading or 'text'} ({missing})")
+                hidden.append(_PARENTHESES.sub("", section.heading).strip() or "text")
             continue
         body = "\n".join(shown)
         if missing:
-            body += f"\n({missing} more lines not shown)"
+            body += f"\n({missing} more {'line' if missing == 1 else 'lines'} not shown)"
         parts.append(f"### {section.heading}\n{body}" if section.heading else body)
     if hidden:
-        parts.append(f"(Not shown: {', '.join(hidden)} lines.)")
+        parts.append(f"(Not shown: {', '.join(hidden)}.)")
     return "\n\n".join(p for p in parts if p.strip())
 
 
@@ -269,9 +290,11 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     used = count(_render(sections, chosen))  # the closing line that names every section
     opened: set[int] = set()
     said: list[frozenset[str]] = []
+    named: set[str] = set()
     for rank, i, j in order:
         words = _words(sections[i].lines[j].text)
-        if rank == LOW_PRIORITY or _repeats(words, said):
+        names = _names(sections[i].lines[j].text)
+        if rank == LOW_PRIORITY or _repeats(words, names, said, named):
             continue
         price = count(_short(sections[i].lines[j].text)) + 1
         if i not in opened:  # the section's heading and its "more lines" line come with it
@@ -281,6 +304,7 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
             used += price
             opened.add(i)
             said.append(words)
+            named.update(names)
     for _, i, j in order:
         text_ = sections[i].lines[j].text
         if chosen[i][j] == 1 and len(text_) > SHORT_CHARS:
