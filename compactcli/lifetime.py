@@ -15,12 +15,16 @@ The command line opts in to skipping it; the library never does on its own:
 - `exit_now(code)` flushes standard output and standard error and ends the process with `code`
   without the interpreter's teardown (`os._exit`), when nothing else is left to run at exit: no
   thread but the main one and no exit handler registered (a library such as an LLM client may
-  register some). Otherwise it raises `SystemExit(code)` as usual. A standard output whose
-  reader went away (`| head`) is left unflushed, quietly, as the error boundary leaves it
-  (`compactcli.cli.runner`); one that cannot be written for another reason (a full disk) is
-  reported in one line on standard error, and a run that would have exited 0 exits 5
-  (`ExitCode.OUTPUT`). Either way it is pointed at /dev/null (`silence_stdout`), so that what
-  it still holds is dropped.
+  register some), apart from those `exit_past` named. Otherwise it raises `SystemExit(code)` as
+  usual. A standard output whose reader went away (`| head`) is left unflushed, quietly, as the
+  error boundary leaves it (`compactcli.cli.runner`); one that cannot be written for another reason
+  (a full disk) is reported in one line on standard error, and a run that would have exited 0 exits
+  5 (`ExitCode.OUTPUT`). Either way it is pointed at /dev/null (`silence_stdout`), so that what it
+  still holds is dropped.
+- `exit_past(threads, handlers)` names threads and a count of exit handlers that `exit_now` may end
+  the process past, when enabled: those of a client whose server notices the process gone by itself
+  (a Ray driver joined to a running cluster: the cluster ends the driver's job when its connection
+  closes, so disconnecting first is a second of work with no result).
 - `collector_paused()` (a context manager, also a decorator) holds off automatic cyclic garbage
   collection while one transcript is processed, library or command line alike.
 """
@@ -33,14 +37,14 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
 
 from compactcli.errors import STDOUT, ExitCode, OutputError
 
-__all__ = ["enable", "enabled", "exit_now", "keep", "silence_stdout"]
+__all__ = ["enable", "enabled", "exit_now", "exit_past", "keep", "silence_stdout"]
 
-_state: dict[str, Any] = {"enabled": False, "kept": ()}
+_state: dict[str, Any] = {"enabled": False, "kept": (), "past_threads": (), "past_handlers": 0}
 
 
 def enable() -> None:
@@ -61,6 +65,15 @@ def keep(*objects: Any) -> None:
     gc.freeze()
 
 
+def exit_past(threads: Iterable[threading.Thread], handlers: int) -> None:
+    """Let `exit_now` end the process although `threads` still run and `handlers` more exit
+    handlers are registered (see the module docstring); nothing unless enabled."""
+    if not _state["enabled"]:
+        return
+    _state["past_threads"] = (*_state["past_threads"], *threads)
+    _state["past_handlers"] += handlers
+
+
 def exit_now(code: int) -> NoReturn:
     """End the process with `code`, skipping the interpreter's teardown when that is safe."""
     try:
@@ -79,7 +92,9 @@ def exit_now(code: int) -> NoReturn:
             sys.stderr.flush()
     except (OSError, ValueError):  # nowhere left to say anything
         pass
-    if threading.active_count() > 1 or atexit._ncallbacks():
+    main, past = threading.main_thread(), _state["past_threads"]
+    others = [t for t in threading.enumerate() if t is not main and t not in past]
+    if others or atexit._ncallbacks() > _state["past_handlers"]:
         raise SystemExit(code)
     os._exit(code)
 

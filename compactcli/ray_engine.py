@@ -3,8 +3,8 @@
 Two ways in (install with `pip install 'compactcli[ray]'`):
 
 - `map_files(paths, work, failed)` runs `work(path)` for each file in Ray tasks (files in
-  batches of about equal bytes, four per CPU of the cluster, one task each, a task whose worker
-  died run again at most `RETRIES` times) and gives the results in input order; an exception
+  batches that shrink as the work runs out, largest files first, one task each, a task whose
+  worker died run again at most `RETRIES` times) and gives the results in input order; an exception
   in `work` becomes `failed(path, error)`, and the other files go on. The command line's
   `--engine ray` runs its own per-file work this way, so its outputs and reports are those of
   the local run; workers read the files by path, so they must see them (a local Ray, or a
@@ -28,12 +28,12 @@ Ray actor, `BREAKER_ACTOR`, that every worker's LLM summarizer reports to) work 
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
+from compactcli import lifetime
 from compactcli.errors import UsageError
 from compactcli.inputs import largest_first
 from compactcli.summarizers.llm import BREAKER_THRESHOLD, CircuitBreaker
@@ -57,6 +57,9 @@ __all__ = [
 
 RETRIES = 3
 """How many times a task whose worker died (killed, out of memory) is run again."""
+MIN_BATCH_BYTES = 4 << 20
+"""The least bytes of files `map_files` hands a task (but the last), so that a tree of small
+files is not a task per file."""
 BREAKER_ACTOR = "compactcli-breaker"
 """The named Ray actor that holds the circuit breaker's counts for every worker."""
 INSTALL = "pip install 'compactcli[ray]'"
@@ -84,14 +87,15 @@ class SessionRow(TypedDict):
 
 def require_ray() -> None:
     """`UsageError` with the install line when Ray Data is not installed (found, not imported:
-    importing it takes a second)."""
+    importing Ray takes a second, and `connect` must see it imported first)."""
     import importlib.util
 
     try:
-        found = importlib.util.find_spec("ray.data") is not None
-    except ImportError:  # no `ray` package at all
-        found = False
-    if not found:
+        spec = importlib.util.find_spec("ray")
+    except (ImportError, ValueError):
+        spec = None
+    folders = (spec.submodule_search_locations or []) if spec is not None else []
+    if not any(os.path.isdir(os.path.join(folder, "data")) for folder in folders):
         raise UsageError(f"the Ray engine needs Ray Data: {INSTALL}")
 
 
@@ -99,8 +103,17 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
     """Join the Ray at `address` (`auto`: the one `ray start` runs on this machine), or start
     a local one when None (of `num_cpus`, default all); quietly (errors only), in the
     `compactcli` namespace (Ray says nothing of its own actors there). Nothing when this process
-    is connected already."""
+    is connected already. A command line that joined a running Ray ends without disconnecting
+    (`compactcli.lifetime.exit_past`)."""
+    import atexit
+    import sys
+    import threading
+
+    imported = "ray" in sys.modules
+    threads, handlers = set(threading.enumerate()), atexit._ncallbacks()
     require_ray()
+    import logging  # after the count: Ray's loggers are what it registers an exit handler for
+
     import ray
 
     logging.getLogger("ray").setLevel(logging.ERROR)  # failures come back as results
@@ -118,11 +131,19 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
     else:
         options["address"] = address
     ray.init(**options)
+    if address is not None and not imported:
+        # the cluster ends this driver's job when its connection closes: a command line that
+        # is done need not disconnect first (`compactcli.lifetime.exit_past`; a Ray started
+        # here is shut down at exit as usual, its processes being this one's)
+        started = [t for t in threading.enumerate() if t not in threads]
+        lifetime.exit_past(started, atexit._ncallbacks() - handlers)
 
 
 def _data() -> None:
     """Ray Data loaded (it sets up its own loggers) and quietened: no progress bars, errors
     only."""
+    import logging
+
     import ray.data
 
     logging.getLogger("ray.data").setLevel(logging.ERROR)
@@ -159,7 +180,7 @@ def map_files(
     run = ray.remote(num_cpus=1, max_retries=RETRIES)(_run_batch)
     shared = ray.put((work, failed))  # sent once, not with every task
     pending = [
-        run.remote(batch, [paths[i] for i in batch], shared) for batch in _batches(paths, 4 * cpus)
+        run.remote(batch, [paths[i] for i in batch], shared) for batch in _batches(paths, cpus)
     ]
     results: dict[int, T] = {}
     reported = 0
@@ -174,23 +195,35 @@ def map_files(
     return [results[index] for index in range(len(paths))]
 
 
-def _batches(paths: Sequence[str], count: int) -> list[list[int]]:
-    """The indexes of `paths` in at most `count` batches of about equal bytes (the largest file
-    first, each into the lightest batch), largest batch first: one Ray task each, so that a
-    task's overhead is paid per batch, not per file."""
+def _batches(paths: Sequence[str], cpus: int) -> list[list[int]]:
+    """The indexes of `paths` in batches, one Ray task each (a task's overhead is paid per
+    batch, not per file), in the order they go out: the largest files first, each batch a
+    `1 / (2 * cpus)` share of the bytes not yet handed out and at least `MIN_BATCH_BYTES` (or
+    one file). The batches shrink as the work runs out, so that the last ones are small and
+    every worker finishes at about the same time (guided self-scheduling), whatever a file's
+    bytes cost."""
     sizes = []
     for path in paths:
         try:
             sizes.append(os.path.getsize(path))
         except OSError:
             sizes.append(0)
-    batches: list[list[int]] = [[] for _ in range(min(count, len(paths)))]
-    load = [0] * len(batches)
+    remaining = sum(sizes)
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    taken = target = 0
     for index in largest_first(paths):
-        lightest = load.index(min(load))
-        batches[lightest].append(index)
-        load[lightest] += sizes[index]
-    return sorted(batches, key=lambda b: -sum(sizes[i] for i in b))
+        if not batch:
+            target = max(remaining // (2 * cpus), MIN_BATCH_BYTES)
+        batch.append(index)
+        taken += sizes[index]
+        remaining -= sizes[index]
+        if taken >= target:
+            batches.append(batch)
+            batch, taken = [], 0
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Dataset:

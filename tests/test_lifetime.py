@@ -3,8 +3,9 @@
 `keep` holds nothing unless enabled, and when enabled holds the last call's objects (freeing the
 previous call's) out of the collector's sight; `exit_now` flushes the standard streams and ends
 the process with the code given, and falls back to a normal exit (exit handlers run) while an
-exit handler is registered or another thread runs. The command line's exit codes and output
-through `main()` are checked by every test that runs `compactcli` in a subprocess."""
+exit handler is registered or another thread runs, but for those `exit_past` named. The command
+line's exit codes and output through `main()` are checked by every test that runs `compactcli`
+in a subprocess."""
 
 from __future__ import annotations
 
@@ -72,6 +73,16 @@ if mode == "handler":
     atexit.register(lambda: print("handler ran", file=sys.stderr))
 if mode == "thread":
     threading.Thread(target=time.sleep, args=(0.2,)).start()
+if mode.startswith("past"):  # a client's thread and exit handler that exit_now may end past
+    lifetime.enable()
+    client = threading.Thread(target=time.sleep, args=(30,), daemon=True)
+    client.start()
+    atexit.register(lambda: print("handler ran", file=sys.stderr))
+    lifetime.exit_past([client], 1)
+if mode == "past+thread":  # and a thread no one named: a normal exit
+    threading.Thread(target=time.sleep, args=(0.2,)).start()
+if mode == "past+handler":  # and an exit handler no one named: a normal exit
+    atexit.register(lambda: print("other handler ran", file=sys.stderr))
 sys.stdout.write("partial line, not flushed")
 sys.stderr.write("to stderr, not flushed")
 try:
@@ -107,6 +118,9 @@ def _run(mode: str) -> subprocess.CompletedProcess[str]:
         ("plain", "to stderr, not flushed"),  # flushed, then the process ends at once
         ("handler", "to stderr, not flushedSystemExit 3\nhandler ran\n"),  # a normal exit
         ("thread", "to stderr, not flushedSystemExit 3\n"),  # a normal exit: the thread ends
+        ("past", "to stderr, not flushed"),  # ends at once, past the named thread and handler
+        ("past+thread", "to stderr, not flushedSystemExit 3\nhandler ran\n"),
+        ("past+handler", "to stderr, not flushedSystemExit 3\nother handler ran\nhandler ran\n"),
     ],
 )
 def test_exit_now_flushes_and_ends_with_the_code(mode: str, stderr: str) -> None:

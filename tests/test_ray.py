@@ -157,6 +157,36 @@ def test_an_exception_is_the_files_result_and_the_others_go_on(local_ray: None) 
     assert got == ["ok", "s1.jsonl: ValueError('scripted failure')", "ok"]
 
 
+@pytest.mark.parametrize(
+    ("megabytes", "cpus"),
+    [([50, 40, 30, 20, 10, 5, 1, 1, 1], 2), ([3] * 40, 2), ([0.01] * 300, 8), ([200], 4), ([], 2)],
+)
+def test_batches_hold_every_file_once_and_shrink_as_the_work_runs_out(
+    tmp_path: Path, megabytes: list[float], cpus: int
+) -> None:
+    paths = []
+    for n, size in enumerate(megabytes):
+        path = tmp_path / f"s{n}.jsonl"
+        with open(path, "wb") as f:
+            f.truncate(int(size * 1e6))  # sparse: the size is what counts
+        paths.append(str(path))
+    batches = ray_engine._batches(paths, cpus)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(paths)))
+    sizes = [sum(os.path.getsize(paths[i]) for i in batch) for batch in batches]
+    total = sum(sizes)
+    if batches:
+        assert max(batches[0], key=lambda i: megabytes[i]) == megabytes.index(max(megabytes))
+    for done, (batch, size) in enumerate(zip(batches, sizes, strict=True)):
+        before = sum(sizes[:done])
+        share = max((total - before) // (2 * cpus), ray_engine.MIN_BATCH_BYTES)
+        last = max(os.path.getsize(paths[i]) for i in batch)
+        # a batch stops at the file that brings it to its share of what is left (the last batch
+        # may hold less): never a task per small file, never one worker left with the rest
+        assert size - last < share
+        assert size >= share or done == len(batches) - 1
+    assert len(batches) <= max(1, len(paths))
+
+
 def _llm_sessions(tmp_path: Path, count: int) -> Path:
     folder = tmp_path / "llm"
     folder.mkdir()
