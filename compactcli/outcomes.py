@@ -26,6 +26,8 @@ from compactcli.transcript import Block
 
 ERROR_CHARS = 240
 """The longest error line kept (characters)."""
+ANSWER_CHARS = 120
+"""The longest one-line output kept as a command's answer (characters)."""
 
 
 def head_tail(text: str, limit: int) -> str:
@@ -156,6 +158,24 @@ def shell_output(text: str) -> str:
         return text
     output = wrapped.get("output") if isinstance(wrapped, dict) else None
     return output if isinstance(output, str) else text
+
+
+def one_line_answer(text: str) -> str:
+    """What a shell printed, when that is one short line (a path, a version, a count, a hash:
+    the answer the command was run for), out of the agents' wrappers (exit code, wall time,
+    `Output:` lines); "" when it printed nothing, more than one line, a line longer than
+    `ANSWER_CHARS`, or its output was cleared."""
+    text = _TAG.sub("", shell_output(text))
+    kept = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line and not _NOISE_LINE.match(line):
+            kept.append(line)
+            if len(kept) > 1:
+                return ""
+    if not kept or len(kept[0]) > ANSWER_CHARS or kept[0].startswith("[Old tool result"):
+        return ""
+    return kept[0]
 
 
 def error_line(text: str) -> str:

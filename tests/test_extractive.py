@@ -40,7 +40,7 @@ Fix the port handling in server.py. Use pnpm, never npm. Do not touch migrations
 - Resolved: Error: listen EADDRINUSE: address already in use :::5432 (Bash: cd /repo && pnpm test 2>&1 | tail -20)
 
 ## Commands
-- `pnpm test` (ok, ran 2 times)
+- `pnpm test` (ok, ran 2 times): ok 12 tests
 
 ## Decisions
 - I decided to read the port from the environment instead of hard-coding it.
@@ -105,7 +105,7 @@ def test_summary_with_room_for_everything() -> None:
     assert (result.summarizer, result.model, result.llm_calls) == ("extractive", None, 0)
     assert result.details == {
         "extractive": {
-            "summary_tokens": 224,
+            "summary_tokens": COUNTER.text_tokens(FULL),  # the text as written
             "budget_tokens": 2000,
             "over_budget": False,
             "omitted": {},

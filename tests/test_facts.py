@@ -130,8 +130,9 @@ def test_facts_of_a_small_session() -> None:
         constraints=("Use pnpm, never npm.", "Do not touch migrations/."),
         files_read=("src/server.py",),
         files_modified=("src/server.py",),
-        # two runs of the same command (a `cd` before, a pipe to `tail` after): its last run
-        commands=(Command("pnpm test", "ok", runs=2),),
+        # two runs of the same command (a `cd` before, a pipe to `tail` after): its last run,
+        # with what it printed when that is one short line
+        commands=(Command("pnpm test", "ok", "ok 12 tests", runs=2),),
         errors=(
             ErrorFact("String to replace not found in file.", True, "Edit", "src/server.py"),
             ErrorFact(
@@ -292,6 +293,41 @@ def test_a_skill_body_names_its_skill_file_in_the_folders_own_separator() -> Non
         "C:\\skills\\r\\SKILL.md",
     )
     assert facts.user_messages == ()
+
+
+def test_a_command_that_printed_one_short_line_keeps_it_as_its_answer() -> None:
+    codex = "Chunk ID: f3\nWall time: 0.0000 seconds\nProcess exited with code 0\nOutput:\n{}\n"
+    messages = conversation(
+        ("user", "Set up opencode."),
+        (
+            "assistant",
+            [
+                call("c1", "Bash", command="command -v opencode || true"),
+                call("c2", "Bash", command="which node"),  # only looks: kept for its answer
+                call("c3", "Bash", command="ls -la"),  # only looks, several lines: left out
+                call("c4", "Bash", command="npm install"),  # several lines: no answer
+                call("c5", "Bash", command="git rev-parse HEAD"),  # only looks, printed nothing
+                call("c6", "Bash", command="make build"),  # one line, too long to be an answer
+            ],
+        ),
+        (
+            "user",
+            [
+                result("c1", codex.format("/opt/homebrew/bin/opencode")),
+                result("c2", "/usr/local/bin/node\n"),
+                result("c3", "total 8\n-rw-r--r-- 1 a staff 10 x\n"),
+                result("c4", "added 12 packages\nfound 0 vulnerabilities"),
+                result("c5", codex.format("")),
+                result("c6", "x" * 121),
+            ],
+        ),
+    )
+    assert extract_facts(messages).commands == (
+        Command("command -v opencode || true", "ok", "/opt/homebrew/bin/opencode"),
+        Command("which node", "ok", "/usr/local/bin/node"),
+        Command("npm install", "ok"),
+        Command("make build", "ok"),
+    )
 
 
 def test_a_rejected_call_gives_the_users_reason() -> None:

@@ -25,6 +25,7 @@ from compactcli.outcomes import (
     exit_code,
     head_tail,
     one_line,
+    one_line_answer,
     outcome,
     pasted_errors,
 )
@@ -64,7 +65,7 @@ from compactcli.user_text import skill_file, squeeze, typed_text
 class Command:
     command: str
     outcome: str  # "ok" | "failed" | "rejected" | "unknown"
-    detail: str = ""  # a short excerpt of what it printed, for failures
+    detail: str = ""  # a short excerpt of what it printed: its error, or its one-line answer
     runs: int = 1  # how many times it ran (the outcome is the last run's)
 
 
@@ -590,8 +591,10 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         if message:  # a milestone: with the agent's reports, not the command log
             made = GIT_COMMIT_LINE.search(block.text, 0, 2000)
             state.reports.add(f"Committed{f' {made.group(2)}' if made else ''}: {message}")
-        elif call.command and not read_only_command(call.command):
-            state.add_command(call.command, "ok")
+        elif call.command:  # a command that only looked is worth a line for its answer alone
+            answer = one_line_answer(block.text)
+            if answer or not read_only_command(call.command):
+                state.add_command(call.command, "ok", answer)
         if call.command and "commit" in call.command:  # `git commit` names the commit it made
             for match in GIT_COMMIT_LINE.finditer(block.text, 0, 2000):
                 state.add_identifiers(match.group(0))
