@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 
 from compactcli.summarizers.carriers import (
+    INSERTED_LINES,
     accepted_plan,
     created_names,
     edit_notes,
@@ -98,6 +99,52 @@ def test_edits_say_what_changed_per_file() -> None:
         ("app.py", "`TIMEOUT = 5` -> `TIMEOUT = 1`"),
         ("old.py", "deleted"),
     ]
+
+
+def test_an_edit_note_names_where_it_changed_and_puts_changed_comments_first() -> None:
+    old = (
+        "export function getPackageDir(): string {\n"
+        "\t// check if package.json exists in __dirname or its parent\n"
+        "\tif (existsSync(join(__dirname, 'package.json'))) {\n"
+        "\t\treturn __dirname;\n\t}\n\treturn dirname(__dirname);\n}"
+    )
+    new = (
+        "export function getPackageDir(): string {\n"
+        "\t// walk up from __dirname until we find package.json\n"
+        "\tlet dir = __dirname;\n\twhile (dir !== dirname(dir)) {\n"
+        "\t\tif (existsSync(join(dir, 'package.json'))) {\n"
+        "\t\t\treturn dir;\n\t\t}\n\t\tdir = dirname(dir);\n\t}\n\treturn __dirname;\n}"
+    )
+    edit = {"path": "src/config.ts", "oldText": old, "newText": new}
+    assert edit_notes("edit", edit) == [
+        (
+            "src/config.ts",
+            "in `getPackageDir`: `// check if package.json exists in __dirname or its parent` -> "
+            "`// walk up from __dirname until we find package.json`; "
+            "`if (existsSync(join(__dirname, 'package.json'))) {` -> "
+            "`if (existsSync(join(dir, 'package.json'))) {`",
+        )
+    ]
+    # a few lines inserted into a method: noted as added, in the method
+    old = "  async prompt(text: string): Promise<void> {\n    const expand = true;"
+    new = (
+        "  async prompt(text: string): Promise<void> {\n"
+        "    // flush pending bash messages first\n    this._flushPending();\n"
+        "    const expand = true;"
+    )
+    edit = {"file_path": "session.ts", "old_string": old, "new_string": new}
+    assert edit_notes("Edit", edit) == [
+        (
+            "session.ts",
+            "in `prompt`: added `// flush pending bash messages first`, `this._flushPending();`",
+        )
+    ]
+    # control statements and calls are not where a change is
+    edit = {"file_path": "a.ts", "old_string": "if (a) {\n  b();", "new_string": "if (a) {\n  c();"}
+    assert edit_notes("Edit", edit) == [("a.ts", "`b();` -> `c();`")]
+    many = "\n".join(f"line {n}" for n in range(INSERTED_LINES + 1))
+    edit = {"file_path": "b.py", "old_string": "x = 1", "new_string": "x = 1\n" + many}
+    assert edit_notes("Edit", edit) == []  # a long insertion is new code, not a change note
 
 
 def test_created_names_come_from_what_an_edit_writes() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -206,29 +206,78 @@ def _path(arguments: Mapping[str, Any]) -> str | None:
 CHANGES_PER_EDIT = 2
 
 
+INSERTED_LINES = 4
+"""An insertion of at most this many lines is noted (`added ...`); a longer one is new code whose
+names the identifiers carry."""
+_COMMENT = compile_lazily(r"^(?://|#(?![!\[{])|/\*|\*(?!\*)|--|;;)\s*\S")
+_SIGNATURE = compile_lazily(
+    r"^(?:export\s+)?(?:default\s+)?(?:(?:public|private|protected|internal|static|async|"
+    r"override|abstract|final|pub(?:\([^)]*\))?)\s+)*"
+    r"(?:(?:def|fn|func|function|class|interface|struct|impl|trait|enum)\s+)?"
+    r"([A-Za-z_][A-Za-z0-9_]{2,})\s*(?:<[^>]*>)?\s*\([^=]*\)[^=(]*[{:]$"
+)
+_NOT_SIGNATURES = frozenset({"if", "for", "while", "switch", "catch", "with", "return", "elif"})
+
+
+def _enclosing(lines: Sequence[str], before: int) -> str | None:
+    """The name of the last function, method or class whose signature line is among `lines`
+    before `before`: where in the file an edit's change is."""
+    for line in reversed(lines[:before]):
+        found = _SIGNATURE.match(line) or _DEFINITION.match(line)
+        if found and found.group(1) not in _NOT_SIGNATURES and found.group(1) not in _NOT_NAMES:
+            return found.group(1)
+    return None
+
+
 def _change(old: str, new: str) -> str | None:
-    """`old -> new` for the short lines an edit replaced one for one (at most
-    `CHANGES_PER_EDIT`, joined by `; `), else None."""
+    """What an edit changed, in at most `CHANGES_PER_EDIT` short parts joined by `; `: `old ->
+    new` for lines it replaced one for one, `added ...` for a few lines it inserted, changed
+    comments first (they say why); led by `in NAME:` when the edit's text shows the signature of
+    the function, method or class the change is in. None when no line is short enough to show.
+    """
     old_lines = [line.strip() for line in old.strip().splitlines() if line.strip()]
     new_lines = [line.strip() for line in new.strip().splitlines() if line.strip()]
-    pairs: list[str] = []
+    found: list[tuple[str, str | None]] = []
+    first: int | None = None
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        olds, news = old_lines[i1:i2], new_lines[j1:j2]
+        if tag == "insert" and len(news) <= INSERTED_LINES:
+            first = i1 if first is None else first
+            found.extend((line, None) for line in news)
+            continue
         if tag != "replace":
             continue
-        olds, news = old_lines[i1:i2], new_lines[j1:j2]
+        first = i1 if first is None else first
         if len(olds) == len(news) and len(olds) <= 2:
-            found = list(zip(olds, news, strict=True))
-        else:  # lines rewritten among others: each with the new line most like it
-            found = []
-            for o in olds:
-                like = difflib.get_close_matches(o, news, n=1, cutoff=0.75)
-                if like and like[0] != o:
-                    found.append((o, like[0]))
-        for o, n in found:
-            if len(o) <= CHANGE_CHARS and len(n) <= CHANGE_CHARS and len(pairs) < CHANGES_PER_EDIT:
-                pairs.append(f"`{o}` -> `{n}`")
-    return "; ".join(pairs) or None
+            found.extend(zip(olds, news, strict=True))
+            continue
+        # lines rewritten among others: each with the new line most like it, a comment with
+        # the first new comment
+        comments = [n for n in news if _COMMENT.match(n)]
+        for o in olds:
+            like = difflib.get_close_matches(o, news, n=1, cutoff=0.75)
+            if not like and _COMMENT.match(o) and comments:
+                like = [comments.pop(0)]
+            if like and like[0] != o:
+                found.append((o, like[0]))
+    shown = [
+        (o, n) for o, n in found if len(o) <= CHANGE_CHARS and (n is None or len(n) <= CHANGE_CHARS)
+    ]
+    shown.sort(key=lambda pair: not _COMMENT.match(pair[1] if pair[1] is not None else pair[0]))
+    parts: list[str] = []
+    added: list[str] = []
+    for o, n in shown[:CHANGES_PER_EDIT]:
+        if n is None:
+            added.append(f"`{o}`")
+        else:
+            parts.append(f"`{o}` -> `{n}`")
+    if added:
+        parts.append("added " + ", ".join(added))
+    if not parts:
+        return None
+    where = _enclosing(old_lines, first) if first is not None else None
+    return (f"in `{where}`: " if where else "") + "; ".join(parts)
 
 
 def _patch_text(arguments: Any) -> str | None:
