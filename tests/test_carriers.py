@@ -101,6 +101,12 @@ def test_edits_say_what_changed_per_file() -> None:
     ]
 
 
+def _note(tool: str, edit: dict[str, str]) -> str:
+    """The one note an edit gives."""
+    [(_, note)] = edit_notes(tool, edit)
+    return note
+
+
 def test_an_edit_note_names_where_it_changed_and_puts_changed_comments_first() -> None:
     old = (
         "export function getPackageDir(): string {\n"
@@ -115,16 +121,9 @@ def test_an_edit_note_names_where_it_changed_and_puts_changed_comments_first() -
         "\t\tif (existsSync(join(dir, 'package.json'))) {\n"
         "\t\t\treturn dir;\n\t\t}\n\t\tdir = dirname(dir);\n\t}\n\treturn __dirname;\n}"
     )
-    edit = {"path": "src/config.ts", "oldText": old, "newText": new}
-    assert edit_notes("edit", edit) == [
-        (
-            "src/config.ts",
-            "in `getPackageDir`: `// check if package.json exists in __dirname or its parent` -> "
-            "`// walk up from __dirname until we find package.json`; "
-            "`if (existsSync(join(__dirname, 'package.json'))) {` -> "
-            "`if (existsSync(join(dir, 'package.json'))) {`",
-        )
-    ]
+    notes = {
+        "getPackageDir": _note("edit", {"path": "c.ts", "oldText": old, "newText": new}),
+    }
     # a few lines inserted into a method: noted as added, in the method
     old = "  async prompt(text: string): Promise<void> {\n    const expand = true;"
     new = (
@@ -132,13 +131,16 @@ def test_an_edit_note_names_where_it_changed_and_puts_changed_comments_first() -
         "    // flush pending bash messages first\n    this._flushPending();\n"
         "    const expand = true;"
     )
-    edit = {"file_path": "session.ts", "old_string": old, "new_string": new}
-    assert edit_notes("Edit", edit) == [
-        (
-            "session.ts",
-            "in `prompt`: added `// flush pending bash messages first`, `this._flushPending();`",
-        )
-    ]
+    notes["prompt"] = _note("Edit", {"file_path": "s.ts", "old_string": old, "new_string": new})
+    assert notes == {
+        "getPackageDir": "in `getPackageDir`: "
+        "`// check if package.json exists in __dirname or its parent` -> "
+        "`// walk up from __dirname until we find package.json`; "
+        "`if (existsSync(join(__dirname, 'package.json'))) {` -> "
+        "`if (existsSync(join(dir, 'package.json'))) {`",
+        "prompt": "in `prompt`: added `// flush pending bash messages first`, "
+        "`this._flushPending();`",
+    }
     # control statements and calls are not where a change is
     edit = {"file_path": "a.ts", "old_string": "if (a) {\n  b();", "new_string": "if (a) {\n  c();"}
     assert edit_notes("Edit", edit) == [("a.ts", "`b();` -> `c();`")]
