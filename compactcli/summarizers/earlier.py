@@ -38,8 +38,8 @@ PRIORITY: dict[str, int] = {
     "context": 4,
 }
 _DESCRIBED = frozenset({"files", "state", "errors"})
-"""Sections that describe the work: a rule word in them (`always` a raw overwrite, `required`
-no edits) describes code, not a rule the user set."""
+"""Sections that describe the work: a rule word in them (`always` a raw overwrite, `never`
+touched) describes the code, not a rule the user set."""
 CODE_PRIORITY = 6
 LOW_PRIORITY = 5
 LINE_CHARS = 400
