@@ -11,6 +11,9 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.cli_runner import run
-from tests.conftest import CORPUS, FIXTURES
+from tests.conftest import CORPUS, FIXTURES, ROOT
 from tests.digest import _without_timings
 from tests.llm_server import error, ok, serve
 
@@ -91,6 +94,38 @@ def test_compact_on_ray_writes_and_reports_what_the_local_run_does(
     ray_tree, ray_rows, _ray_code, _ray_stats = found["ray"]
     assert len(ray_tree) >= 60 and any(r["status"] == "compacted" for r in ray_rows)
     assert found["ray"] == found["local"]
+
+
+def test_a_command_that_joined_a_running_ray_ends_at_once_and_its_job_with_it(
+    local_ray: None, tmp_path: Path
+) -> None:
+    """The command line joined to a running Ray (`--address`) ends without disconnecting
+    (`lifetime.exit_past`): it exits with its code and its output written, and the cluster ends
+    its job and workers."""
+    session = FIXTURES / "transcripts" / "claude-code-summarize-session.jsonl"
+    local = run("compact", str(session), "--force", "-o", str(tmp_path / "local.jsonl"))
+    address = ray.get_runtime_context().gcs_address
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    out = tmp_path / "ray.jsonl"
+    command = ["compact", str(session), "--force", "-o", str(out), "--engine", "ray"]
+    with subprocess.Popen(
+        [sys.executable, "-m", "compactcli", *command, "--address", address],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr) == (local.exit_code, local.stderr)
+    assert out.read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    ended = time.monotonic() + 30
+    while True:  # the cluster notices the driver gone
+        known = ray._private.state.jobs()  # type: ignore[no-untyped-call]
+        jobs = [j for j in known if j.get("DriverPid") == process.pid]
+        if (jobs and all(j["IsDead"] for j in jobs)) or time.monotonic() > ended:
+            break
+        time.sleep(0.2)
+    assert jobs and all(j["IsDead"] for j in jobs)
 
 
 def test_estimate_on_ray_reports_what_the_local_run_does(local_ray: None, sessions: Path) -> None:
