@@ -1,7 +1,8 @@
 """`compactcli export`: every fixture and corpus transcript renders as Markdown and as one HTML
 page; prompts, calls, summaries, boundaries and cleared outputs show as they should; secrets are
-redacted; and the HTML page is opened in a real headless Chromium, which takes a screenshot and
-gives back the text it rendered (skipped where Chromium is absent, never under CI)."""
+redacted; and a page of each format, each with images or non-ASCII text and the largest real
+session are opened in a real headless Chromium, which takes a screenshot and gives back the
+document it built (skipped where Chromium is absent, never under CI)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,21 @@ def test_every_transcript_renders_with_its_prompts(path: Path) -> None:
     flat = " ".join(markdown.stdout.split())
     for prompt in _prompts(path)[:20]:
         assert prompt[:200] in flat
+    _check_page(path, page.stdout)
+
+
+def _check_page(path: Path, text: str) -> None:
+    """The page (or the DOM a browser built from it) holds the session's title as its heading,
+    the file's path, the first word of the first prompts and, after a compaction, its mark."""
+    heading = session_title(str(path)) or str(path)  # a Claude Code session's title
+    shown = html.unescape(text)  # a browser's DOM and the page escape quotes differently
+    assert f"<h1>{heading}</h1>" in shown
+    assert str(path) in shown
+    for prompt in _prompts(path)[:3]:
+        assert prompt.split()[0] in shown
+    transcript = read_transcript(str(path))
+    if get_dialect(transcript.format).compactions(transcript):
+        assert "Compacted here" in shown
 
 
 def test_calls_fold_their_results_and_compactions_are_marked(tmp_path: Path) -> None:
@@ -103,9 +119,23 @@ def _chromium(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def _browser_files() -> list[Path]:
+    """The pages opened in the browser: the first transcript of each format, every one with
+    images or non-ASCII text, and the largest real session (the static checks above hold for
+    every page)."""
+    chosen: dict[str, Path] = {}
+    for path in FILES:
+        special = "image" in path.stem or "unicode" in path.stem
+        chosen.setdefault(path.stem if special else read_transcript(str(path)).format, path)
+    real = [p for p in FILES if p.parent == CORPUS]
+    return sorted(
+        {*chosen.values(), *([max(real, key=lambda p: p.stat().st_size)] if real else [])}
+    )
+
+
+@pytest.mark.parametrize("path", _browser_files(), ids=lambda p: p.name)
 def test_the_page_renders_in_a_real_browser(path: Path, tmp_path: Path) -> None:
-    """Every page, opened in headless Chromium: a screenshot is drawn, and the text it rendered
+    """A page opened in headless Chromium: a screenshot is drawn, and the document it built
     holds the title, the first prompts and, after a compaction, its mark and summary."""
     if CHROMIUM is None:
         if os.environ.get("CI"):
@@ -115,17 +145,10 @@ def test_the_page_renders_in_a_real_browser(path: Path, tmp_path: Path) -> None:
     assert run("export", str(path), "--html", "-o", str(page)).exit_code == 0
     shot = tmp_path / "shot.png"
     done = _chromium(
-        f"--screenshot={shot}", "--window-size=1000,1400", page.as_uri(), home=tmp_path / "a"
-    )
+        f"--screenshot={shot}", "--window-size=1000,1400", "--dump-dom", page.as_uri(),
+        home=tmp_path / "a",
+    )  # fmt: skip
     assert shot.is_file(), done.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000  # a page drawn, not blank
-    dom = _chromium("--dump-dom", page.as_uri(), home=tmp_path / "b").stdout
-    heading = session_title(str(path)) or str(path)  # a Claude Code session's title
-    assert f"<h1>{html.escape(heading, quote=False)}</h1>" in dom
-    assert html.escape(str(path), quote=False) in dom
-    for prompt in _prompts(path)[:3]:
-        assert html.escape(prompt.split()[0], quote=False) in dom
-    transcript = read_transcript(str(path))
-    if get_dialect(transcript.format).compactions(transcript):
-        assert "Compacted here" in dom
+    _check_page(path, done.stdout)
