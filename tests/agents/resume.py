@@ -60,6 +60,7 @@ class Resumed:
     """One resume of a session by a real agent."""
 
     agent: str
+    folder: Path  # the run's folder: the agent's home and working directory are in it
     session: Path  # the session file the agent resumed, as it is after the run
     before: bytes  # the session file's bytes as placed, before the run
     exit_code: int
@@ -183,6 +184,7 @@ def _run(
     done = run_agent(agent, argv, env, cwd, stdin, server.received)
     return Resumed(
         agent=agent,
+        folder=cwd.parent,
         session=session,
         before=before,
         exit_code=done.returncode,
