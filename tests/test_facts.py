@@ -201,6 +201,10 @@ def test_previous_facts_carry_on() -> None:
             ["#5658", "INVO-8781", "#77"],
         ),
         (
+            "Case PV-2026-0451 is open; PROJ-12-fix-login names PROJ-12.",
+            ["PV-2026-0451", "PROJ-12"],
+        ),
+        (
             "Work on branch feat/payments-record-396, then rebase on branch main.",
             [
                 "branch feat/payments-record-396",

@@ -1,13 +1,13 @@
 """Names a summary keeps verbatim, found in user and assistant text.
 
-`identifiers(text)` returns, in order and each once, the identifiers a text names: a commit (a
-7-40 digit hex id after "commit", "sha" or "revision", and `git commit`'s own `[branch abc1234]`
-line, `GIT_COMMIT_LINE`), a pull request or issue number (`#123`, "PR 123"; never a colour such
-as `#333` or `#112233`), a tracker ticket (`ABC-123`, not a standard such as `UTF-8`), a branch
-(after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main, master, develop,
-trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version (`pkg@1.2.3`,
-`group:artifact:2.6.0`, "Spring Boot 3.3.4"). Each is a string such as "commit 2e45f5f", "#12",
-"AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`).
+`identifiers(text)` returns, in order and each once, the identifiers a text names: a commit (a 7-40
+digit hex id after "commit", "sha" or "revision", and `git commit`'s own `[branch abc1234]` line,
+`GIT_COMMIT_LINE`), a pull request or issue number (`#123`, "PR 123"; never a colour such as `#333`
+or `#112233`), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a standard such as
+`UTF-8`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main,
+master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version
+(`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"). Each is a string such as "commit
+2e45f5f", "#12", "AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _VERSION = compile_lazily(
 _NAMED_NUMBER = compile_lazily(
     r"\b(?:PR|MR|[Pp]ull [Rr]equest|[Mm]erge [Rr]equest|[Ii]ssue)[\s:]+#?(\d{1,7})\b"
 )
-_TICKET = compile_lazily(r"\b([A-Z][A-Z]{1,9}-\d{2,7})\b")
+_TICKET = compile_lazily(r"\b([A-Z]{2,10}-\d{2,7}(?:-\d{1,7})*)\b(?!-\d)")
 _NOT_TICKETS = frozenset(  # standards and algorithms named like tickets (UTF-16, SHA-256)
     ("UTF", "ISO", "SHA", "RFC", "ECMA", "IEEE", "CVE", "TLS", "SSL", "HTTP", "AES", "RSA", "MD")
 )
