@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli_runner import run
+from tests.cli_runner import Run, run
 from tests.conftest import CORPUS, FIXTURES, ROOT
 from tests.digest import _without_timings
 from tests.llm_server import error, ok, serve
@@ -59,6 +59,16 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def forced_locally(sessions: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+    """Every session compacted with `--force` by the local engine on one job: its output folder
+    and the run (`--json` rows), which the tests of the Ray engine compare with."""
+    out = tmp_path_factory.mktemp("forced") / "local"
+    done = run("compact", str(sessions), "--force", "--out-dir", str(out), "--json", "-j", "1")
+    assert done.exit_code in (0, 1), done.stderr
+    return out, done
+
+
 def _rows(text: str, out: Path) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in text.splitlines()]
     for row in rows:
@@ -74,7 +84,11 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("options", [["--force"], ["--max-tokens", "3000", "--stats", "STATS"]])
 def test_compact_on_ray_writes_and_reports_what_the_local_run_does(
-    local_ray: None, sessions: Path, tmp_path: Path, options: list[str]
+    local_ray: None,
+    sessions: Path,
+    forced_locally: tuple[Path, Run],
+    tmp_path: Path,
+    options: list[str],
 ) -> None:
     found = {}
     for engine in ("ray", "local"):
@@ -82,7 +96,10 @@ def test_compact_on_ray_writes_and_reports_what_the_local_run_does(
         stats = tmp_path / f"{engine}.stats"
         given = [str(stats) if o == "STATS" else o for o in options]
         jobs = ["--engine", "ray"] if engine == "ray" else ["--jobs", "1"]
-        done = run("compact", str(sessions), "--out-dir", str(out), "--json", *given, *jobs)
+        if engine == "local" and options == ["--force"]:
+            out, done = forced_locally
+        else:
+            done = run("compact", str(sessions), "--out-dir", str(out), "--json", *given, *jobs)
         assert done.exit_code in (0, 1), done.stderr
         stats_lines = stats.read_text().splitlines() if stats.exists() else []
         found[engine] = (
@@ -274,12 +291,11 @@ def test_the_circuit_breaker_stops_every_worker(
 
 
 def test_sessions_from_a_filesystem_with_their_stats_rows(
-    local_ray: None, sessions: Path, tmp_path: Path
+    local_ray: None, sessions: Path, forced_locally: tuple[Path, Run], tmp_path: Path
 ) -> None:
     import pyarrow.parquet
 
-    local = tmp_path / "local"
-    done = run("compact", str(sessions), "--force", "--out-dir", str(local), "--json", "-j", "1")
+    local, done = forced_locally
     expected = {json.loads(line)["path"]: json.loads(line) for line in done.stdout.splitlines()}
     tree = tmp_path / "tree"
     shutil.copytree(sessions, tree / "s")
