@@ -722,6 +722,19 @@ def test_constraints_come_from_sentences_and_skip_code() -> None:
     )
 
 
+def test_an_adjective_ending_in_only_sets_no_rule() -> None:
+    facts = extract_facts(
+        conversation(
+            (
+                "user",
+                "The mount is read-only and the beta is invite-only. Only edit the tests. "
+                "Use only pnpm.",
+            )
+        )
+    )
+    assert facts.constraints == ("Only edit the tests.", "Use only pnpm.")
+
+
 def test_a_rule_that_introduces_a_list_is_read_with_its_short_items() -> None:
     facts = extract_facts(
         conversation(

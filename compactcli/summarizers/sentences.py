@@ -42,7 +42,7 @@ class _Cue:
 
 
 _CONSTRAINT = _Cue(
-    r"\b(?:don'?t|do\s+not|never|must|mustn'?t|always|only|without|instead|"
+    r"\b(?:don'?t|do\s+not|never|must|mustn'?t|always|(?<!-)only|without|instead|"
     r"avoid|prefer|make\s+sure|ensure|shouldn'?t|should\s+not|no\s+need\s+to|not\s+allowed|"
     r"stick\s+(?:to|with)|please\s+use|pls\s+use|keep\s+using|rather\s+than|"
     r"under\s+no\s+circumstances|remember\s+(?:to|that))\b"
@@ -171,9 +171,9 @@ _STRONG = _Cue(
 
 
 def constraint_sentences(text: str) -> list[str]:
-    """User sentences that set a rule or a preference (don't, never, must, always, only, avoid,
-    prefer, make sure, use X...; questions only with a strong word), each cut around its cue to
-    at most `SENTENCE_CHARS` (`as_constraint`).
+    """User sentences that set a rule or a preference (don't, never, must, always, only but not
+    the end of an adjective such as read-only, avoid, prefer, make sure, use X...; questions only
+    with a strong word), each cut around its cue to at most `SENTENCE_CHARS` (`as_constraint`).
     """
     return [found for found in map(as_constraint, sentences(text, lists=True)) if found]
 
