@@ -220,12 +220,14 @@ _SOFT_ERROR = compile_lazily(
     r"\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b"
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,
-# `~/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: ...`, `bash: line 3: x: command not found`),
+# `~/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: ...`, `bash: line 3: x: command not found`,
+# zsh's `(eval):1: no matches found: *.md` for a glob that matched nothing),
 # and a compiler's or linter's diagnostic at a file position (`src/a.ts:26:10
 # lint/correctness/noUnusedImports`, `a.c:3:8: warning: ...`).
 _DIAGNOSTIC = compile_lazily(
-    r"^[\w./~@-]*(?:sh|rc|\.zsh|\.bash)(?::\s*(?:line )?\d+)?: .*?\b(?:operation not permitted|"
-    r"permission denied|command not found|no such file or directory|not found|failed)\b|"
+    r"^(?:[\w./~@-]*(?:sh|rc|\.zsh|\.bash)|\(eval\))(?::\s*(?:line )?\d+)?: .*?\b(?:"
+    r"operation not permitted|permission denied|command not found|no such file or directory|"
+    r"no matches found|not found|failed)\b|"
     r"^[\w./@-]+\.\w+[:(]\d+(?:[:,]\d+)?\)?:?\s+(?:lint/\w|(?:fatal )?error\b|warning\b)",
     re.IGNORECASE,
 )

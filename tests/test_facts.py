@@ -1264,6 +1264,10 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
             "/home/u/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: operation not permitted",
         ),
         ("bash: line 3: deploy: command not found\n", "bash: line 3: deploy: command not found"),
+        (  # a glob that matched nothing, piped on to `head` (which exits 0)
+            "(eval):1: no matches found: /home/u/docs/README*\n",
+            "(eval):1: no matches found: /home/u/docs/README*",
+        ),
         (  # a linter's diagnostic in a check that passed
             "Checked 40 files\nsrc/mode.ts:26:10 lint/correctness/noUnusedImports  FIXABLE\n",
             "src/mode.ts:26:10 lint/correctness/noUnusedImports FIXABLE",
