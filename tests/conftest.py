@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -37,6 +37,19 @@ def script_module(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def representative(paths: Sequence[Path]) -> list[Path]:
+    """Of `paths`, the first transcript of each format and every one with images or non-ASCII
+    text (its name says `image` or `unicode`): the inputs a check too slow for every file runs
+    on."""
+    from compactcli import read_transcript
+
+    chosen: dict[str, Path] = {}
+    for path in paths:
+        special = "image" in path.stem or "unicode" in path.stem
+        chosen.setdefault(path.stem if special else read_transcript(str(path)).format, path)
+    return sorted(chosen.values())
 
 
 def _group(item: pytest.Item) -> str | None:

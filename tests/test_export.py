@@ -18,7 +18,7 @@ from compactcli import get_dialect, read_transcript
 from compactcli.formats import session_title
 from compactcli.redact import redact
 from tests.cli_runner import run
-from tests.conftest import CORPUS, FIXTURES
+from tests.conftest import CORPUS, FIXTURES, representative
 from tests.test_secrets_end_to_end import leaks, planted
 
 FILES = sorted((FIXTURES / "transcripts").glob("*.jsonl")) + sorted(CORPUS.glob("*.jsonl"))
@@ -120,17 +120,12 @@ def _chromium(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _browser_files() -> list[Path]:
-    """The pages opened in the browser: the first transcript of each format, every one with
-    images or non-ASCII text, and the largest real session (the static checks above hold for
-    every page)."""
-    chosen: dict[str, Path] = {}
-    for path in FILES:
-        special = "image" in path.stem or "unicode" in path.stem
-        chosen.setdefault(path.stem if special else read_transcript(str(path)).format, path)
+    """The pages opened in the browser: the representative transcripts (one of each format,
+    each with images or non-ASCII text) and the largest real session; the static checks above
+    hold for every page."""
     real = [p for p in FILES if p.parent == CORPUS]
-    return sorted(
-        {*chosen.values(), *([max(real, key=lambda p: p.stat().st_size)] if real else [])}
-    )
+    largest = [max(real, key=lambda p: p.stat().st_size)] if real else []
+    return sorted({*representative(FILES), *largest})
 
 
 @pytest.mark.parametrize("path", _browser_files(), ids=lambda p: p.name)

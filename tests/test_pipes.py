@@ -2,7 +2,9 @@
 
 Every bundled transcript goes through:
 
-- `compactcli prune F OPTIONS | compactcli summarize OPTIONS` (two processes, a real pipe),
+- `compactcli prune F OPTIONS | compactcli summarize OPTIONS` (two processes and a real pipe for
+  one transcript of each format and each with images or non-ASCII text; for the others the same
+  two commands in this process, the first's output given to the second as its input),
 - `compactcli compact F --force OPTIONS` (one process),
 - `compactcli.stages.compact.compact(...)` (the library, in this process),
 
@@ -36,10 +38,13 @@ from compactcli.stages.summarize import SummarizeOptions
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
 from compactcli.undo import split_lines
-from tests.cli_runner import read_terminal
-from tests.conftest import FIXTURES
+from tests.cli_runner import read_terminal, run
+from tests.conftest import FIXTURES, representative
 
 FILES = sorted((FIXTURES / "transcripts").glob("*.jsonl"))
+PIPED = representative(FILES)
+"""The fixtures that go through a real pipe between two processes (one of each format, and
+each with images or non-ASCII text)."""
 KEEP = "300"
 BIN = str(Path(sys.executable).parent / "compactcli")
 
@@ -87,7 +92,8 @@ def _compact(path: Path, cwd: Path, *options: str) -> bytes:
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bytes, bytes]]:
     """(pipe, compact) output of every fixture: one `compact` run over the whole folder (into
-    --out-dir), and the pipes run a few at a time."""
+    --out-dir); the pipes of the representative fixtures (`PIPED`) run a few at a time, and the
+    others' two commands run in this process, the first's output the second's input."""
     cwd = tmp_path_factory.mktemp("pipes")  # no policy file here
     keep = ("--keep-recent-tokens", KEEP)
     folder = FIXTURES / "transcripts"
@@ -97,7 +103,15 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bytes, 
         return path.name, (_pipe(path, cwd, *keep), (cwd / "out" / path.name).read_bytes())
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(both, FILES))
+        found = dict(pool.map(both, PIPED))
+    for path in FILES:  # the others: the same two commands in this process, bytes between them
+        if path.name not in found:
+            pruned = run("prune", str(path), *keep)
+            assert pruned.exit_code == 0, pruned.stderr
+            piped = run("summarize", *keep, input=pruned.stdout_bytes)
+            assert piped.exit_code == 0, piped.stderr
+            found[path.name] = (piped.stdout_bytes, (cwd / "out" / path.name).read_bytes())
+    return found
 
 
 @pytest.mark.parametrize("name", ["pi-session.jsonl", "claude-code-summarize-session.jsonl"])
