@@ -204,13 +204,13 @@ def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> No
     result = library(path, max_tokens=2500, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (105, False, 603)
+    assert (check.keep_recent_tokens, check.cut_turn, check.summary_tokens) == (122, False, 603)
     assert (check.over, check.tokens_after) == ((), 2430)
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=105, summary_tokens=603),
+        SummarizeOptions(keep_recent_tokens=122, summary_tokens=603),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
@@ -272,7 +272,7 @@ def test_fit_lowers_the_kept_tail_until_the_result_is_under() -> None:
     result = library(PI, threshold="3000", fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.keep_recent_tokens, check.attempts) == ((), 2331, 3)
+    assert (check.over, check.keep_recent_tokens, check.attempts) == ((), 2363, 3)
     assert check.tokens_after < 3000
     # the same bytes as the two stages run with the tail that fitted
     transcript = read_transcript(str(PI))

@@ -524,3 +524,21 @@ def test_what_the_agent_said_mid_turn_and_last_is_said_once_as_the_current_state
     summary = summarize(messages, 2000).text
     assert summary.count(said) == 1
     assert f"## Current state (the agent's last message)\n{said}\n" in summary
+
+
+def test_an_error_a_command_printed_is_said_once_under_errors() -> None:
+    shown = "zsh:3: permission denied: /etc/hosts"
+    messages = conversation(
+        ("user", "Point the app at the staging host."),
+        ("assistant", [call("c1", "Bash", command="source ~/.zshrc; cat /etc/hosts")]),
+        ("user", [result("c1", f"{shown}\n127.0.0.1 localhost\n")]),
+        ("assistant", [call("c2", "Bash", command="make build")]),
+        ("user", [result("c2", "Exit code: 2\nerror: missing target 'build'", is_error=True)]),
+        ("assistant", [text("Both need a look.")]),
+    )
+    text_ = summarize(messages, 2000).text
+    assert text_.count(shown) == 1 and text_.count("missing target 'build'") == 1
+    assert "- `source ~/.zshrc; cat /etc/hosts` (ok)\n" in text_
+    assert "- `make build` (failed)\n" in text_
+    errors = text_.split("## Errors\n", 1)[1].split("\n\n", 1)[0]
+    assert shown in errors and "missing target 'build'" in errors

@@ -229,7 +229,8 @@ def _items(
     the current state. The rest rank, first added first: user messages (newest first, the
     full text of long ones last), the approved plan, end-of-turn reports, identifiers the goal
     does not already name (newest first), decisions, mid-turn reports, failed commands and
-    resolved errors, files read, other commands.
+    resolved errors, files read, other commands. A command's error line that the errors show
+    (an unresolved error is always shown) is not said again at the command.
     """
     items: list[_Item] = []
     # what the request quoted after the summary gives, shown as a reference to it
@@ -289,7 +290,10 @@ def _items(
     for path in facts.files_modified:
         add(FILES_MODIFIED, _file_shapes(path, edits.get(path, ())), kept=True)
     count = len(facts.commands)
+    unresolved = {error.text for error in facts.errors if not error.resolved}
     for position, command in enumerate(facts.commands):
+        if command.detail in unresolved:  # the error it printed is under Errors, always shown
+            command = replace(command, detail="")
         failed = command.outcome == "failed"
         rank = (30_000 if failed else 50_000) + (count - position)
         short = replace(command, command=head_tail(command_key(command.command), 80))
@@ -531,7 +535,8 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     """Facts (and any earlier-summary text) read back from a summary in our own format.
 
     None when `text` is not one of ours (it has none of our section headings at line start).
-    Items a budget left out cannot be recovered; what was shown is. A request quoted after the
+    Items a budget left out cannot be recovered; what was shown is (a command's error line shown
+    only under Errors, at the command it names, is its detail again). A request quoted after the
     summary (under `REQUEST_HEADING`) stands in for the items that refer to it (`SEE_REQUEST`).
     """
     lines = text.splitlines()
@@ -608,6 +613,12 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
             errors.append(
                 ErrorFact(text=line.removeprefix(PASTED_LINE), resolved=False, tool=PASTED)
             )
+    # a command whose error line the errors show (and name it at) had that line as its detail
+    printed = {error.where: error.text for error in errors if not error.resolved and error.where}
+    commands = [
+        replace(c, detail=printed[c.command]) if not c.detail and c.command in printed else c
+        for c in commands
+    ]
     modified: list[str] = []
     changes: list[tuple[str, str]] = []
     for line in bullets.get(FILES_MODIFIED, []):
