@@ -542,3 +542,19 @@ def test_an_error_a_command_printed_is_said_once_under_errors() -> None:
     assert "- `make build` (failed)\n" in text_
     errors = text_.split("## Errors\n", 1)[1].split("\n\n", 1)[0]
     assert shown in errors and "missing target 'build'" in errors
+
+
+def test_a_window_of_a_long_rule_sentence_is_not_repeated_when_the_message_is_shown() -> None:
+    dictated = (
+        "so first we ship the split mode on mainnet and then the agent comes and it talks to "
+        "the group and it keeps the ledger and then we open the fund mode but invite only for "
+        "a closed beta and we keep the settlement in usdc and after that the card partners "
+        "come in and we look at the tax part later on when the rest of it is stable and tested "
+        "and the docs say all of that already so the roadmap only needs the order of it and the "
+        "names of the partners we talk to and the dates we know of and the people who own each "
+        "part of it so that the team can see it at a glance when they open the roadmap page"
+    )
+    messages = conversation(("user", dictated), ("assistant", [text("Noted, I will plan it.")]))
+    found = summarize(messages, 4000).text
+    assert "## Constraints and preferences" not in found
+    assert found.count("invite only") == 1  # in the goal, shown whole

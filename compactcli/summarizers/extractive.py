@@ -386,8 +386,10 @@ def _render(items: Sequence[_Item], update: bool) -> str:
 
 
 def _said(line: str, shown: Sequence[str]) -> bool:
-    """Whether a constraint line is said whole by one of the `shown` user messages."""
-    return len(line) > 12 and any(line in text for text in shown)
+    """Whether a constraint line is said whole by one of the `shown` user messages (a window of
+    a long sentence, cut at either end with `…`, by its text inside the cuts)."""
+    core = line.strip("… ")
+    return len(core) > 12 and any(core in text for text in shown)
 
 
 _TIER = 10_000
