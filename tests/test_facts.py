@@ -735,6 +735,45 @@ def test_an_adjective_ending_in_only_sets_no_rule() -> None:
     assert facts.constraints == ("Only edit the tests.", "Use only pnpm.")
 
 
+def test_a_sentence_between_the_labels_of_a_copied_page_sets_no_rule() -> None:
+    page = (
+        "POST\n/cases/{caseId}/follow-ups\n\nParameters\nCancel\nReset\nName    Description\n"
+        "caseId *\nstring\nRequest URL\nhttp://localhost:8080/cases/7\nServer response\n"
+        "Failed to fetch.\nPossible Reasons:\n\nCORS\nNetwork Failure\n"
+        'URL scheme must be "http" or "https" for CORS request.\nResponses\n'
+        "Why does it fail? Never restart the server without asking.\n"
+    )
+    facts = extract_facts(conversation(("user", page)))
+    # the console's text is pasted, the last line typed
+    assert facts.constraints == ("Never restart the server without asking.",)
+
+
+def test_a_brief_of_one_line_sections_keeps_its_rules() -> None:
+    brief = "".join(
+        f"{title}\n{rule}\n"
+        for title, rule in (
+            ("Stack", "Use Postgres 16."),
+            ("Style", "Never add a dependency without asking."),
+            ("Tests", "Always run pytest before a commit."),
+            ("Deploy", "Ship it from main."),
+            ("Docs", "Keep the README short."),
+            ("Data", "The exports must stay CSV."),
+            ("Review", "Prefer small pull requests."),
+            ("Release", "Tag every release."),
+        )
+    )
+    facts = extract_facts(conversation(("user", brief)))
+    # eight labels, none two in a row: sections, not a page
+    assert facts.constraints == (
+        "Use Postgres 16.",
+        "Never add a dependency without asking.",
+        "Always run pytest before a commit.",
+        "Keep the README short.",
+        "The exports must stay CSV.",
+        "Prefer small pull requests.",
+    )
+
+
 def test_a_rule_that_introduces_a_list_is_read_with_its_short_items() -> None:
     facts = extract_facts(
         conversation(

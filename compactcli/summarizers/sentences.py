@@ -1,11 +1,12 @@
 """What the facts read from prose, sentence by sentence.
 
-`sentences(text)` splits text outside fenced code and pasted JSON into one-line sentences; a user
-sentence is a constraint when it sets a rule or a preference (`constraint_sentences`), an
-assistant sentence a decision when it states a choice (`decision_sentences`), and `condense`
-shortens a long message to what matters in it. `setting_values` and `supersedes` say when a later
-sentence gives a setting another value, and `fold_superseded` puts each replaced sentence next to
-its replacement, so an old value never reads as current.
+`sentences(text)` splits text outside fenced code, pasted JSON and copied pages into one-line
+sentences; a user sentence is a constraint when it sets a rule or a preference
+(`constraint_sentences`), an assistant sentence a decision when it states a choice
+(`decision_sentences`), and `condense` shortens a long message to what matters in it.
+`setting_values` and `supersedes` say when a later sentence gives a setting another value, and
+`fold_superseded` puts each replaced sentence next to its replacement, so an old value never
+reads as current.
 """
 
 from __future__ import annotations
@@ -112,8 +113,50 @@ LEAD_IN_ITEM_CHARS = 160
 """The longest list item read with the sentence that introduces it (longer ones are prose)."""
 
 
+LABEL_WORDS = 4
+"""The most words a line of a copied page's interface (`Request body`, `Cancel`) holds."""
+PAGE_LABELS = 8
+"""How many such labels, some in a run of `PAGE_RUN`, make a text a copied page."""
+PAGE_RUN = 4
+
+
+def _label(line: str, bullet: bool) -> bool:
+    """Whether `line` reads as a label of a copied page: a few words, no sentence or lead-in
+    punctuation, no heading or list marker, and no rule cue (`no sudo` is a rule)."""
+    return (
+        not bullet
+        and len(line.split()) <= LABEL_WORDS
+        and not line.endswith((".", "!", "?", ":", ";", ","))
+        and not line.startswith("#")
+        and _CONSTRAINT.search(line) is None
+        and _CONSTRAINT_START.search(line) is None
+    )
+
+
+def _page_lines(lines: Sequence[tuple[str, bool]]) -> set[int]:
+    """The lines of a copied page that sit between two of its labels (`URL scheme must be
+    "http"` between `Network Failure` and `Responses` in a pasted API console): text the user
+    pasted, not wrote. A text is a page when it holds at least `PAGE_LABELS` labels, `PAGE_RUN`
+    of them in a row; a brief with one-line sections (`Stack` / `Use Postgres.`) is not."""
+    labels = [_label(line, bullet) for line, bullet in lines]
+    if sum(labels) < PAGE_LABELS:
+        return set()
+    run = longest = 0
+    for is_label in labels:
+        run = run + 1 if is_label else 0
+        longest = max(longest, run)
+    if longest < PAGE_RUN:
+        return set()
+    return {
+        at
+        for at in range(1, len(lines) - 1)
+        if not labels[at] and labels[at - 1] and labels[at + 1]
+    }
+
+
 def sentences(text: str, *, lists: bool = False) -> list[str]:
-    """The sentences of `text` outside fenced code and pasted JSON, one line each, in order.
+    """The sentences of `text` outside fenced code, pasted JSON and copied pages, one line
+    each, in order.
 
     With `lists` (a user's text), a line that ends by introducing a list (`Do not change:`) is
     read with the short items that follow it as one sentence (`Do not change: the Reader
@@ -121,11 +164,12 @@ def sentences(text: str, *, lists: bool = False) -> list[str]:
     """
     found: list[str] = []
     lines = _logical_lines(text)
+    pasted = _page_lines(lines)
     at = 0
     while at < len(lines):
         line = lines[at][0]
         at += 1
-        if _code_like(line):
+        if _code_like(line) or at - 1 in pasted:
             continue
         parts = [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
         if lists and parts and parts[-1].endswith(":"):
