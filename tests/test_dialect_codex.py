@@ -235,6 +235,76 @@ def test_session_blocks() -> None:
     assert text.text.startswith("Fixed: `total()` subtracted the discount twice.")
 
 
+# --- views of a transcript made from another ---------------------------------------------------
+
+
+def _views(t: Transcript) -> tuple[list[Message], list[Message]]:
+    return CODEX.messages(t), CODEX.context(t)
+
+
+def _fresh(t: Transcript) -> Transcript:
+    """The same records in a transcript made from nothing: its views are all read anew."""
+    return Transcript(records=t.records, format="codex", source=t.source)
+
+
+def _derived(parent: Transcript, records: list[Record]) -> Transcript:
+    _views(parent)  # the parent's timeline is made first, as a stage's input has it
+    return parent.evolve(records=tuple(records))
+
+
+def _renamed(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**raw, "payload": {**raw["payload"], "name": name}}
+
+
+@pytest.mark.parametrize("path", VALID_FILES, ids=lambda p: p.name)
+def test_a_transcript_made_from_another_reads_as_read_anew(path: Path) -> None:
+    parent = read_transcript(str(path))
+    records = list(parent.records)
+    calls = [
+        i
+        for i, r in enumerate(records)
+        if isinstance(r.raw, dict)
+        and r.raw.get("type") == "response_item"
+        and r.raw["payload"].get("type") == "function_call"
+    ]
+    turn = line("turn_context", {"model": "other-model"})
+    answered = [records[i].raw["payload"]["call_id"] for i in calls[:1]]
+    appended = [
+        user("and then?"),
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "ok"}],
+        },
+        *({"type": "function_call_output", "call_id": c, "output": "again"} for c in answered),
+    ]
+    variants = {
+        # the same JSON objects in new records (read back), and more records after them
+        "settled": [Record(r.raw, r.line, r.lineno) for r in records],
+        "appended": records + [Record(line("response_item", item)) for item in appended],
+        # a record changed in the middle: a call's name, which the results after it take
+        "renamed": [
+            Record(_renamed(r.raw, "renamed_tool")) if i in calls[:1] else r
+            for i, r in enumerate(records)
+        ],
+        # another model from the middle on: the assistant messages after it carry it
+        "model": [Record(turn) if i == len(records) // 2 else r for i, r in enumerate(records)],
+    }
+    for name, changed in variants.items():
+        child = _derived(parent, changed)
+        assert _views(child) == _views(_fresh(child)), name
+    if calls:  # the renamed call's result is named after it
+        renamed = _derived(parent, variants["renamed"])
+        call_id = records[calls[0]].raw["payload"]["call_id"]
+        names = {
+            b.name
+            for m in CODEX.messages(renamed)
+            for b in m.tool_results
+            if b.call_id == call_id and records[m.index].raw["payload"].get("name") is None
+        }
+        assert names <= {"renamed_tool"}
+
+
 def test_event_mirrors_are_not_messages() -> None:
     t = load("codex-session.jsonl")
     indexes = {m.index for m in CODEX.messages(t)}

@@ -11,7 +11,9 @@ records.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from compactcli.errors import InputError
@@ -38,6 +40,33 @@ from compactcli.transcript import (
     get_in,
     set_in,
 )
+
+_TIMELINE = "codex:timeline"
+"""The view of what `CodexDialect._timeline` read and where it ended (`_Timeline`)."""
+_RAW = operator.attrgetter("raw")
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """A response item as read: its `payload` object, the reader's model then, its message."""
+
+    payload: Mapping[str, Any]
+    model: str | None
+    message: Message | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Timeline:
+    """A transcript's timeline with what made it: each record's JSON object (`raws`), each
+    response item as read (by record index), and the reader's state after the last record
+    (model, call names, the open unit)."""
+
+    raws: tuple[Any, ...]
+    items: Mapping[int, _Item]
+    steps: tuple[Step, ...]
+    model: str | None
+    names: Mapping[str, str]
+    unit: str | None
 
 
 class CodexDialect(Dialect):
@@ -120,7 +149,7 @@ class CodexDialect(Dialect):
         for index, record in transcript.objects():
             if record.raw.get("type") == "compacted":
                 start = index + 1
-        dropped = rolled_back(self._timeline(transcript, None)) if has_rollback(transcript) else []
+        dropped = rolled_back(self._steps(transcript)) if has_rollback(transcript) else []
         found: list[Usage] = []
         previous: Any = None
         for index, record in transcript.objects():
@@ -224,17 +253,41 @@ class CodexDialect(Dialect):
 
     def _timeline(self, transcript: Transcript, findings: list[Finding] | None) -> list[Step]:
         """Replay steps in file order. With `findings`, bad shapes become `bad-shape` findings
-        and the bad item is left out; without, they raise `InputError`."""
+        and the bad item is left out; without, they raise `InputError`.
+
+        Without `findings`, what the transcript this one was made from (by `evolve`: a stage's
+        result, or it settled) read is reused (`_Timeline`): when its records' JSON objects
+        are the first of these in the same places, its steps are these steps' start and only
+        the records after them are read; else a response item it read as the same JSON object
+        at the same place, with the same model and call names before it, is not read again.
+        A stage changes a few records of a large session, or adds a few at its end; the others
+        cost a lookup."""
         builder = ItemReader()
         steps: list[Step] = []
         unit: str | None = None
+        items: dict[int, _Item] = {}
+        earlier: Mapping[int, _Item] = {}
+        records = transcript.records
+        begin = 0
+        if findings is None:
+            parent: _Timeline | None = transcript.inherited(_TIMELINE)
+            if parent is not None and len(parent.raws) <= len(records):
+                if all(map(operator.is_, parent.raws, map(_RAW, records))):
+                    begin = len(parent.raws)
+                    builder = ItemReader(model=parent.model, names=dict(parent.names))
+                    steps, unit, items = list(parent.steps), parent.unit, dict(parent.items)
+                else:
+                    earlier = parent.items
 
         def bad(record: Record, problem: str) -> None:
             if findings is None:
                 raise InputError(transcript.source, record.lineno, problem)
             findings.append(Finding(record.lineno, "bad-shape", problem))
 
-        for index, record in transcript.objects():
+        for index in range(begin, len(records)):
+            record = records[index]
+            if not isinstance(record.raw, dict):
+                continue
             kind = record.raw.get("type")
             if not isinstance(kind, str) or kind not in RECORD_TYPES:
                 continue
@@ -248,11 +301,22 @@ class CodexDialect(Dialect):
                 if isinstance(model, str):
                     builder.model = model
             elif kind == "response_item":
-                try:
-                    message = builder.item(payload, index, ("payload",))
-                except BadShape as error:
-                    bad(record, f"response_item: {error}")
-                    continue
+                known = earlier.get(index)
+                if (
+                    known is not None
+                    and known.payload is payload
+                    and known.model == builder.model
+                    and builder.again(payload, known.message)
+                ):
+                    message = known.message
+                else:
+                    try:
+                        message = builder.item(payload, index, ("payload",))
+                    except BadShape as error:
+                        bad(record, f"response_item: {error}")
+                        continue
+                if findings is None:
+                    items[index] = _Item(payload, builder.model, message)
                 if message is None:
                     continue
                 message, unit = in_unit(message, unit, str(index))
@@ -273,6 +337,16 @@ class CodexDialect(Dialect):
                         steps.append(Step("rollback", index, turns=turns))
                 elif event == "turn_aborted":
                     steps.append(Step("aborted", index))
+        if findings is None:
+            made = _Timeline(
+                tuple(map(_RAW, records)),
+                items,
+                tuple(steps),
+                builder.model,
+                dict(builder.names),
+                unit,
+            )
+            transcript.view(_TIMELINE, lambda: made)
         return steps
 
     def _compacted(self, builder: ItemReader, payload: Mapping[str, Any], index: int) -> Step:

@@ -212,6 +212,24 @@ class ItemReader:
             path=path,
         )
 
+    def again(self, item: Mapping[str, Any], message: Message | None) -> bool:
+        """Whether `message`, what another reader with this reader's `model` read from this very
+        `item` object at the same place, is what `item` reads as here: a tool result's name
+        comes from the calls read before it, so it must resolve alike. When it is, this reader
+        learns what reading `item` teaches it (the name of each call), as `item` would."""
+        if message is None:
+            return True
+        for block in message.blocks:
+            if block.kind == "tool_result":
+                own = item.get("name")
+                name = own if isinstance(own, str) else self.names.get(block.call_id or "")
+                if name != block.name:
+                    return False
+        for block in message.blocks:
+            if block.kind == "tool_call" and block.call_id and block.name is not None:
+                self.names[block.call_id] = block.name
+        return True
+
     def _message(
         self, item: Mapping[str, Any], index: int, path: JsonPath, item_id: str | None
     ) -> Message:
