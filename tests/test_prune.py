@@ -347,6 +347,15 @@ def test_a_report_file_cannot_be_standard_output(
     assert list(tmp_path.iterdir()) == []  # no file called "-"
 
 
+@pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.name)
+def test_every_pruned_file_read_back_counts_what_the_stats_claim(path: Path) -> None:
+    _before, after = _prune(path, keep_recent=0, min_chars=50)
+    # its boundary record (with the undo) added after the count leaves the context as counted
+    again = read_transcript(str(path), data=to_bytes(after))
+    counted = estimate(again, EstimateOptions(method="heuristic"), counter=_counter(after))
+    assert after.stats[-1].tokens_after == counted.tokens
+
+
 def test_the_stats_claim_matches_an_independent_count() -> None:
     _before, after = _prune(SESSION, keep_recent=0, min_chars=50)
     counter = _counter(after)

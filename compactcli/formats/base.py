@@ -186,7 +186,8 @@ class Dialect(ABC):
         return record.with_raw(set_in(record.raw, block.path, self.text_block(text)))
 
     def prune_boundary(self, transcript: Transcript, details: Mapping[str, Any]) -> list[Record]:
-        """Records to append that mark a tool-output compaction; none by default."""
+        """Records to append that mark a tool-output compaction, leaving the context view as it
+        is (the count of the context stays the one made before them); none by default."""
         return []
 
     def user_shell(self, record: Record, block: Block) -> UserShell | None:

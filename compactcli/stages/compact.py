@@ -20,7 +20,13 @@ from typing import TypedDict, cast
 
 import orjson
 
-from compactcli.estimate import EstimateOptions, EstimateReport, estimate, note_context_tokens
+from compactcli.estimate import (
+    EstimateOptions,
+    EstimateReport,
+    context_tokens,
+    estimate,
+    note_context_tokens,
+)
 from compactcli.formats import get_dialect
 from compactcli.repair import read_back_problem
 from compactcli.stages.prune import PruneOptions, prune
@@ -403,8 +409,12 @@ class _Round:
 
 
 def _prune_step(state: _Round) -> _Round:
-    """**prune**, its result settled as a pipe would leave it."""
-    pruned = settle(prune(state.transcript, state.options.prune, counter=state.counter))
+    """**prune**, its result settled as a pipe would leave it (the same JSON read back: the
+    count of its context, which prune made, holds for it too)."""
+    made = prune(state.transcript, state.options.prune, counter=state.counter)
+    pruned = settle(made)
+    if pruned is not made:
+        note_context_tokens(pruned, state.counter, context_tokens(made, state.counter))
     return dataclasses.replace(state, result=pruned, pruned=pruned)
 
 

@@ -19,7 +19,7 @@ from typing import Any, NotRequired, TypedDict
 
 from compactcli import boundary, undo
 from compactcli.archive import Archive, content_bytes, sha256
-from compactcli.estimate import context_tokens
+from compactcli.estimate import context_tokens, note_context_tokens
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Dialect, UserShell
 from compactcli.outcomes import CLEARED_FAILURE, CLEARED_RESULT, CLEARED_SOFT, error_line, outcome
@@ -293,6 +293,7 @@ def prune(
         pruned = undo.record(
             transcript, pruned, archive=options.archive, stage="prune", journal=False
         )
+        note_context_tokens(pruned, counter, tokens_after)  # a marker leaves the context be
     stats = _stats(
         transcript,
         pruned,
