@@ -511,6 +511,41 @@ def test_a_tight_budget_keeps_the_rules_of_an_agents_earlier_summary_beside_new_
     assert ".git/" not in found
 
 
+def test_an_agents_earlier_summary_gives_its_code_way_to_the_users_new_rules() -> None:
+    earlier = (
+        "Summary:\n1. Primary Request and Intent:\n   The user is building an ops toolkit.\n"
+        "2. Files and Code Sections:\n   - **`ops/run.sh`** (created)\n```\n"
+        + "".join(f'LINE_{n}="$(cd "$(dirname "$0")" && pwd)/part{n}"\n' for n in range(30))
+        + "```\n"
+    )
+    rules = [
+        "Never push to the main branch of the deployment repository without a reviewed pull "
+        "request first.",
+        "Always run the full integration test suite against the staging database before you "
+        "merge anything.",
+        "Do not add any new runtime dependency to the backend service unless I approve it in "
+        "writing first.",
+        "Keep every public endpoint of the case API backwards compatible with the version-one "
+        "clients we ship.",
+    ]
+    turns = conversation(
+        ("user", "Now add swagger to the backend, please. " + " ".join(rules)),
+        ("assistant", [text("Swagger UI is served now.")]),
+    )
+    shown = []
+    for budget in (250, 300, 400):
+        found = summarize(turns, budget, previous=earlier).text
+        assert COUNTER.text_tokens(found) <= budget
+        assert "The user is building an ops toolkit." in found  # the earlier request stays
+        # the new rules are shown whole before the earlier summary's code takes the room left
+        assert sum(rule in found for rule in rules) >= 3
+        shown.append(found.count("LINE_"))
+    assert shown == sorted(shown) and shown[-1] > 0
+    roomy = summarize(turns, 900, previous=earlier).text
+    assert all(rule in roomy for rule in rules)
+    assert roomy.count("LINE_") == 30  # room the new facts leave goes back to it
+
+
 def test_what_the_agent_said_mid_turn_and_last_is_said_once_as_the_current_state() -> None:
     said = (  # long enough to be a statement of the turn (`STATEMENT_CHARS`)
         "I am using the grant skill now: I will load its workflow first, then gather the "

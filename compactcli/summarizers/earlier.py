@@ -264,6 +264,22 @@ def _short(text: str) -> str:
     return text if len(text) <= cap else text[: cap - 1].rstrip() + "…"
 
 
+CORE_PRIORITY = 2
+"""The lines an earlier summary keeps before new facts: the user's requests and rules, pending
+work, errors, decisions and the current state (`priority` at most this)."""
+
+
+def core_tokens(text: str, count: Callable[[str], int]) -> int:
+    """The tokens of an earlier summary's core (`CORE_PRIORITY`), every line at its short shape
+    and under its heading: the least room it needs before the facts that came after it."""
+    sections = parse_earlier(text)
+    chosen = [
+        [1 if priority(section, line) <= CORE_PRIORITY else -1 for line in section.lines]
+        for section in sections
+    ]
+    return count(_render(sections, chosen))
+
+
 def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     """`text` fitted to `budget` tokens, its sections in their order and under their headings: every
     line at its short shape first, in priority order (`priority`: the user's requests and rules,

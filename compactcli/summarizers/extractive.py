@@ -10,7 +10,7 @@ facts. The same request always gives the same text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,7 +19,7 @@ from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
 from compactcli.summarizers.carriers import ANSWER_PREFIXES, report
-from compactcli.summarizers.earlier import fit_earlier
+from compactcli.summarizers.earlier import core_tokens, fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
     PASTED,
@@ -103,6 +103,8 @@ _REPORT_CAPS = (3000, 700, 240)
 _FOCUS_SHARE = 0.65
 _EARLIER_SHARE = 0.7
 """The least share of the budget an earlier summary keeps when the budget is tight."""
+_SPARE_TOKENS = 24
+"""Room the new facts leave that an earlier summary under a tight budget grows back into."""
 _CURRENT_CAPS = (4000, 900, 400, 160, 80)
 _CHANGE_NOTES = 4
 
@@ -667,6 +669,12 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
 # The summarizer
 
 
+def _as_roomy(now: Mapping[int, int], before: Mapping[int, int]) -> bool:
+    """Whether every item shown `before` (its shape by order; -1: left out) is shown `now` in
+    the same shape or a fuller one (a lower index)."""
+    return all(0 <= now.get(order, -1) <= shape for order, shape in before.items() if shape >= 0)
+
+
 def render_facts(
     facts: Facts,
     budget_tokens: int,
@@ -685,8 +693,10 @@ def render_facts(
     `details["over_budget"]` says so. With `focus`, items that mention one of its words are
     added first and may take about two thirds (`_FOCUS_SHARE`) of what is left after the kept
     items. `earlier`, an earlier summary not in this format, is shown under "Earlier summary",
-    fitted (`fit_earlier`) to what the new facts leave, and at least `_EARLIER_SHARE` of the
-    budget; with `update` the text opens with `UPDATE_LINE`.
+    fitted (`fit_earlier`) to what the new facts leave, and at least its core (`core_tokens`:
+    its requests, rules, pending work, errors, decisions and state) up to `_EARLIER_SHARE` of
+    the budget; room the new facts then leave goes back to it (its files and code) as long as
+    every new fact keeps its shape; with `update` the text opens with `UPDATE_LINE`.
 
     A constraint or decision that a later one restates with another value is shown only next
     to it, as "(replaces earlier: …)", so it never reads as current; where the goal or a user
@@ -697,18 +707,38 @@ def render_facts(
     """
     room = budget_tokens
     if earlier:
-        # the earlier summary takes what the new facts leave, and at least its share
+        # the earlier summary takes what the new facts leave, and at least its share of the
+        # budget as far as its core needs it (not its files and code before new facts)
         fresh = _items(facts, None, (), quoted)
         need = sum((count(item.shapes[-1]) + 1) * (4 if item.kept else 1) for item in fresh) // 4
         need += sum(count(section) + 2 for section in {item.section for item in fresh})
-        room = max(budget_tokens - need, int(budget_tokens * _EARLIER_SHARE), 1)
+        core = core_tokens(earlier, count) + count(EARLIER) + 2
+        room = max(budget_tokens - need, min(int(budget_tokens * _EARLIER_SHARE), core), 1)
+    best: _Fit | None = None
+    shown: dict[int, int] = {}  # the shape of each newer fact in `best`
     for _attempt in range(4):
         fitted = fit_earlier(earlier, room - count(EARLIER) - 2, count) or None if earlier else None
         items = _items(facts, fitted, _focus_terms(focus), quoted)
         fit = _fit(items, budget_tokens, count, update)
-        if not fit.over_budget or fitted is None:
+        if fitted is None:
+            best = fit
             break
-        room = max(1, room - (fit.tokens - budget_tokens) - 4)  # the earlier summary gives way
+        if fit.over_budget:
+            if best is not None:  # the earlier summary grew too far: the last fit stands
+                break
+            best = fit
+            room = max(1, room - (fit.tokens - budget_tokens) - 4)  # the earlier summary gives way
+            continue
+        now = {item.order: item.chosen for item in items if item.section != EARLIER}
+        if best is not None and not best.over_budget and not _as_roomy(now, shown):
+            break  # the room it grew into was a newer fact's
+        best, shown = fit, now
+        spare = budget_tokens - fit.tokens
+        if spare < _SPARE_TOKENS or len(fitted) >= len(earlier or ""):
+            break
+        room += spare  # what the new facts left: the earlier summary's files and code
+    assert best is not None
+    fit = best
     details: dict[str, Any] = {
         "summary_tokens": fit.tokens,
         "budget_tokens": budget_tokens,
