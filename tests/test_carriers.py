@@ -190,6 +190,20 @@ def test_a_report_keeps_its_list_and_change_lines() -> None:
     assert report("Sure, what would you like next?") is None
 
 
+def test_a_report_takes_off_bold_markers_but_not_a_globs_stars() -> None:
+    text = (
+        "Done. Here's what changed in the roadmap:\n\n"
+        "1. **New GTM section at the top** — locks the rollout order.\n"
+        "2. **Phase 2 reframed** as an invite-only beta, *after* launch.\n"
+        "3. Ran ruff on src/**/*.py and tests/**/*.py: clean.\n"
+    )
+    assert report(text) == (
+        "Done. Here's what changed in the roadmap:; New GTM section at the top — locks the "
+        "rollout order.; Phase 2 reframed as an invite-only beta, *after* launch.; "
+        "Ran ruff on src/**/*.py and tests/**/*.py: clean."
+    )
+
+
 def test_a_skill_gives_its_urls_time_zones_and_file_names_after_its_rules() -> None:
     body = (
         "Base directory for this skill: /home/u/.claude/skills/ship\n\n"

@@ -594,6 +594,8 @@ def _rules(text: str) -> list[str]:
 # End-of-turn reports
 
 _LIST_ITEM = compile_lazily(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+_BOLD = compile_lazily(r"(?<![\w/*])\*\*(?=[^\s*/])([^*\n]*?[^\s*/])\*\*(?![\w/*])")
+"""Bold text (`**New section** — ...`), not a glob's `**` (`src/**/*.py`)."""
 REPORT_MIN_CHARS = 60
 """A last message shorter than this (a greeting, a question back) reports nothing."""
 
@@ -613,7 +615,7 @@ def report(text: str) -> str | None:
             continue
         item = _LIST_ITEM.match(raw)
         line = item.group(1) if item else raw.strip().lstrip("#").strip()
-        lines.append(_one_line(line.strip("*_ ")))
+        lines.append(_one_line(_BOLD.sub(r"\1", line).strip("*_ ")))
     found = "; ".join(dict.fromkeys(line for line in lines if line))
     if len(found) < REPORT_MIN_CHARS:
         return None
