@@ -22,6 +22,9 @@ from compactcli.code_mode import is_script, patch_text, script_calls
 from compactcli.lazy_pattern import compile_lazily
 
 ToolKind = Literal["read", "shell", "search", "web", "edit", "todo", "other"]
+SOFT_ERROR_KINDS: frozenset[ToolKind] = frozenset({"shell", "other", "web"})
+"""Kinds of call whose output is read for an error even when the call did not fail: what runs
+something, not a file read or a search, whose text is the file's or the matches'."""
 
 COMPACTABLE: frozenset[ToolKind] = frozenset({"read", "shell", "search", "web", "edit"})
 """Kinds of tool whose old output is cleared by default."""

@@ -564,6 +564,41 @@ def test_an_error_printed_by_a_call_that_did_not_fail_is_kept_in_its_placeholder
     )
 
 
+def test_a_file_read_whose_text_names_an_error_printed_none(tmp_path: Path) -> None:
+    source = (
+        "export function save() {\n"
+        "  this.showError(`Failed to export session: ${message}`);\n"
+        + "".join(f"  const line{n} = {n};\n" for n in range(60))
+        + "}\n"
+    )
+    lines: list[dict[str, object]] = [
+        {"role": "user", "content": "read it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path": "src/save.ts"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": source},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "thanks"},
+    ]
+    path = tmp_path / "read.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    _, after = _prune(path, keep_recent=0)
+    placeholder = str(after.records[2].raw["content"])
+    assert placeholder.startswith("[Old tool result cleared: read src/save.ts")
+    # the file's text is the file's: no "printed an error", and no error in a summary of it
+    assert "error" not in placeholder.lower()
+    facts = extract_facts(get_dialect(after.format).context(after))
+    assert facts.errors == ()
+
+
 def test_a_failure_whose_placeholder_would_not_be_smaller_stays_whole(tmp_path: Path) -> None:
     error = "AssertionError: expected the refund total of order 42 to equal 1200 " + "x" * 150
     failing = "Exit code 1\n" + error + "\n"

@@ -28,6 +28,7 @@ from compactcli.stats import StageStats
 from compactcli.tokens import TokenCounter
 from compactcli.tools import (
     COMPACTABLE,
+    SOFT_ERROR_KINDS,
     ToolKind,
     call_kind,
     main_argument,
@@ -144,7 +145,8 @@ class _Result:
             command = ""
             if shell and self.call is not None:
                 command = shell_command(self.call.name, self.call.arguments)
-            result = outcome(self.block, shell=shell, command=command, soft=True)
+            soft = self.kind in SOFT_ERROR_KINDS
+            result = outcome(self.block, shell=shell, command=command, soft=soft)
             self.error = result.error if result.status in ("failed", "ok") else ""
             self.soft = result.status == "ok" and bool(result.error)
         return self.error

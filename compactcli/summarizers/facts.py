@@ -50,6 +50,7 @@ from compactcli.summarizers.tool_calls import (
     todo_items,
 )
 from compactcli.tools import (
+    SOFT_ERROR_KINDS,
     call_kind,
     poll_target,
     read_only_command,
@@ -566,7 +567,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         if found is not None:
             for rule in found[1]:
                 state.constraints.add(f"{found[0]}: {rule}")
-    result = outcome(block, shell, call.command, soft=call.kind in _SOFT_KINDS)
+    result = outcome(block, shell, call.command, soft=call.kind in SOFT_ERROR_KINDS)
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
         if call.command:
@@ -607,8 +608,6 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     _add_error(state, error)
 
 
-_SOFT_KINDS = frozenset({"shell", "other", "web"})
-"""Kinds of call whose output is read for errors even when the call did not fail."""
 _PLACEHOLDER_GOALS = ("[Old tool result", "[Request interrupted", "[Duplicate tool result")
 
 
