@@ -159,6 +159,17 @@ def test_created_names_come_from_what_an_edit_writes() -> None:
     assert created_names("Read", {"file_path": "x.tsx", "content": content}) == []
 
 
+def test_a_const_is_a_name_at_a_modules_level_and_not_inside_a_function() -> None:
+    content = (
+        "export const defaultModelPerProvider = {};\nconst themeRegistry = new Map();\n"
+        "export function findInitialModel() {\n  const slashIndex = 3;\n"
+        "  const exactMatch = models.find(m => m.id === id);\n}\n"
+        "  export const nestedExport = 1;\n"
+    )
+    names = created_names("Edit", {"file_path": "m.ts", "new_string": content})
+    assert names == ["defaultModelPerProvider", "themeRegistry", "findInitialModel", "nestedExport"]
+
+
 def test_skill_rules_keep_the_binding_lines_with_the_name() -> None:
     body = (
         "Base directory for this skill: /home/u/.claude/skills/apply-grant\n\n"

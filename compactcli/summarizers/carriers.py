@@ -368,8 +368,9 @@ def edit_notes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
 _DEFINITION = compile_lazily(
     r"^\s*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|protected\s+)?"
     r"(?:abstract\s+|final\s+|static\s+|async\s+)*"
-    r"(?:class|interface|enum|record|struct|trait|type|function|def|fn|func|const|"
-    r"@Component\s*class)\s+([A-Za-z_][A-Za-z0-9_]{2,})",
+    r"(?:class|interface|enum|record|struct|trait|type|function|def|fn|func|"
+    r"@Component\s*class)\s+([A-Za-z_][A-Za-z0-9_]{2,})|"
+    r"^(?:\s*export\s+)?const\s+([A-Za-z_][A-Za-z0-9_]{2,})",  # a module's, not a local
     re.MULTILINE,
 )
 _NOT_NAMES = frozenset({"self", "this", "default", "async", "const", "let", "var", "main"})
@@ -394,7 +395,8 @@ def _written_text(arguments: Any) -> str:
 
 def created_names(name: str | None, arguments: Any) -> list[str]:
     """The classes, functions, components, types and constants an edit defines, which the rest of
-    the session refers to.
+    the session refers to: a `const` only at the start of a line or exported (a module's, not a
+    function's local).
     """
     base = base_name(name)
     if base not in _EDIT_TOOLS | _WRITE_TOOLS and _patch_text(arguments) is None:
@@ -404,7 +406,7 @@ def created_names(name: str | None, arguments: Any) -> list[str]:
         return []
     found: list[str] = []
     for match in _DEFINITION.finditer(text):
-        word = match.group(1)
+        word = match.group(1) or match.group(2)
         plain = word.isalpha() and word.islower()  # `result`, `data`: a local, not a name
         if (
             not plain
