@@ -5,7 +5,8 @@ compaction checkpoint, Codex's handoff) or by a summary in a format not read bac
 that summary is the only memory of everything before it. `parse_earlier(text)` reads it into
 `Section`s of known kinds, and `fit_earlier(text, budget, count)` renders them back under a token
 budget by priority, so that a summary carried through round after round keeps what matters rather
-than only its head and tail.
+than only its head and tail; `earlier_room` says how much of a tight budget it gets first beside
+the facts that came after it.
 """
 
 from __future__ import annotations
@@ -278,6 +279,20 @@ def core_tokens(text: str, count: Callable[[str], int]) -> int:
         for section in sections
     ]
     return count(_render(sections, chosen))
+
+
+EARLIER_SHARE = 0.7
+"""The largest share of a tight budget an earlier summary's core is sure of."""
+
+
+def earlier_room(
+    text: str, budget: int, need: int, heading: int, count: Callable[[str], int]
+) -> int:
+    """The room an earlier summary gets first beside newer facts that need `need` tokens of
+    `budget`: what they leave, and at least its core (`core_tokens`, plus its `heading`) up to
+    `EARLIER_SHARE` of the budget. Its files and code come after the newer facts."""
+    core = core_tokens(text, count) + heading
+    return max(budget - need, min(int(budget * EARLIER_SHARE), core), 1)
 
 
 def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:

@@ -19,7 +19,7 @@ from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
 from compactcli.summarizers.carriers import ANSWER_PREFIXES, report
-from compactcli.summarizers.earlier import core_tokens, fit_earlier
+from compactcli.summarizers.earlier import earlier_room, fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
     PASTED,
@@ -101,8 +101,6 @@ _FULL_MESSAGE = 2000
 _MESSAGE_CAPS = (6000, 2000, 480)
 _REPORT_CAPS = (3000, 700, 240)
 _FOCUS_SHARE = 0.65
-_EARLIER_SHARE = 0.7
-"""The least share of the budget an earlier summary keeps when the budget is tight."""
 _SPARE_TOKENS = 24
 """Room the new facts leave that an earlier summary under a tight budget grows back into."""
 _CURRENT_CAPS = (4000, 900, 400, 160, 80)
@@ -694,7 +692,7 @@ def render_facts(
     added first and may take about two thirds (`_FOCUS_SHARE`) of what is left after the kept
     items. `earlier`, an earlier summary not in this format, is shown under "Earlier summary",
     fitted (`fit_earlier`) to what the new facts leave, and at least its core (`core_tokens`:
-    its requests, rules, pending work, errors, decisions and state) up to `_EARLIER_SHARE` of
+    its requests, rules, pending work, errors, decisions and state) up to `EARLIER_SHARE` of
     the budget; room the new facts then leave goes back to it (its files and code) as long as
     every new fact keeps its shape; with `update` the text opens with `UPDATE_LINE`.
 
@@ -706,14 +704,11 @@ def render_facts(
     message alone): the user message and the pending ask it gives are shown as `SEE_REQUEST`.
     """
     room = budget_tokens
-    if earlier:
-        # the earlier summary takes what the new facts leave, and at least its share of the
-        # budget as far as its core needs it (not its files and code before new facts)
+    if earlier:  # what the new facts leave it, and at least its core (`earlier_room`)
         fresh = _items(facts, None, (), quoted)
         need = sum((count(item.shapes[-1]) + 1) * (4 if item.kept else 1) for item in fresh) // 4
         need += sum(count(section) + 2 for section in {item.section for item in fresh})
-        core = core_tokens(earlier, count) + count(EARLIER) + 2
-        room = max(budget_tokens - need, min(int(budget_tokens * _EARLIER_SHARE), core), 1)
+        room = earlier_room(earlier, budget_tokens, need, count(EARLIER) + 2, count)
     best: _Fit | None = None
     shown: dict[int, int] = {}  # the shape of each newer fact in `best`
     for _attempt in range(4):
