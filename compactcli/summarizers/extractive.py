@@ -729,8 +729,8 @@ def render_facts(
             break  # the room it grew into was a newer fact's
         best, shown = fit, now
         spare = budget_tokens - fit.tokens
-        if spare < _SPARE_TOKENS or len(fitted) >= len(earlier or ""):
-            break
+        if spare < _SPARE_TOKENS or fitted == fit_earlier(earlier or "", budget_tokens, count):
+            break  # nothing to grow into, or it is shown whole
         room += spare  # what the new facts left: the earlier summary's files and code
     assert best is not None
     fit = best
