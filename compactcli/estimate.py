@@ -391,7 +391,7 @@ def context_tokens(transcript: Transcript, counter: TokenCounter) -> int:
 def note_context_tokens(transcript: Transcript, counter: TokenCounter, tokens: int) -> None:
     """Remember `tokens`, the `context_tokens` of `transcript` under `counter`, counted by an
     `estimate` of its context view (with any limits: they do not change the count)."""
-    transcript.view(_context_key(counter), lambda: (counter, tokens))
+    transcript.remember(_context_key(counter), (counter, tokens))
 
 
 def _context_key(counter: TokenCounter) -> str:

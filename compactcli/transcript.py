@@ -201,6 +201,11 @@ class Transcript:
         views.pop(_PARENT, None)
         return value
 
+    def remember(self, key: str, value: Any) -> None:
+        """Keep `value`, made elsewhere, as the view called `key` (unless there is one). Unlike
+        `view`, it keeps the link to the parent's views: nothing here was made from them yet."""
+        self._views.setdefault(key, value)
+
     def inherited(self, key: str) -> Any:
         """The view `key` of the nearest transcript this one was made from by `evolve` with
         other records (None when there is none). Its records may differ from these: a caller

@@ -111,6 +111,23 @@ def test_a_view_is_computed_once_per_transcript(monkeypatch: pytest.MonkeyPatch)
     assert built == [len(transcript.records)]
 
 
+def test_a_count_noted_on_a_settled_copy_keeps_what_it_reuses_from_the_original() -> None:
+    from compactcli.estimate import context_tokens, note_context_tokens
+    from compactcli.tokens import get_counter
+
+    before = _fixture("claude-code-session")
+    dialect = get_dialect("claude-code")
+    dialect.context(before)
+    counter = get_counter("heuristic", format="claude-code")
+    copies = tuple(Record(r.raw, r.line, r.lineno, r.eol) for r in before.records)
+    after = before.evolve(records=copies)
+    note_context_tokens(after, counter, context_tokens(before, counter))
+    # the count is remembered, and the parse of every record is still the original's to reuse
+    assert context_tokens(after, counter) == context_tokens(before, counter)
+    assert after.inherited(claude_code_state._STATE) is not None
+    assert views(after) == views(fresh(after))
+
+
 def test_a_returned_list_is_the_callers_own() -> None:
     transcript = _fixture("claude-code-session")
     dialect = get_dialect("claude-code")
