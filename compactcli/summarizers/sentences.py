@@ -138,6 +138,8 @@ def _page_lines(lines: Sequence[tuple[str, bool]]) -> set[int]:
     "http"` between `Network Failure` and `Responses` in a pasted API console): text the user
     pasted, not wrote. A text is a page when it holds at least `PAGE_LABELS` labels, `PAGE_RUN`
     of them in a row; a brief with one-line sections (`Stack` / `Use Postgres.`) is not."""
+    if len(lines) <= PAGE_LABELS:  # too few lines for a page and a line inside it
+        return set()
     labels = [_label(line, bullet) for line, bullet in lines]
     if sum(labels) < PAGE_LABELS:
         return set()
