@@ -368,33 +368,23 @@ def test_the_stats_claim_matches_an_independent_count() -> None:
     )
 
 
+def _openai_call(call_id: str, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    """An OpenAI chat assistant message making one function call."""
+    function = {"name": name, "arguments": orjson.dumps(arguments).decode()}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
+
+
 def test_identical_outputs_keep_only_the_newest_whole(tmp_path: Path) -> None:
     output = "x" * 400
     lines = [
         {"role": "user", "content": "read it twice"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
-                }
-            ],
-        },
+        _openai_call("call_1", "read_file", {"path": "a.py"}),
         {"role": "tool", "tool_call_id": "call_1", "content": output},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_2",
-                    "type": "function",
-                    "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
-                }
-            ],
-        },
+        _openai_call("call_2", "read_file", {"path": "a.py"}),
         {"role": "tool", "tool_call_id": "call_2", "content": output},
         {"role": "assistant", "content": "same file"},
     ]
@@ -488,22 +478,7 @@ def _shell_session(tmp_path: Path, *outputs: str) -> Path:
     """An OpenAI chat list: one `exec_command` call per output, then a closing answer."""
     lines: list[dict[str, object]] = [{"role": "user", "content": "run the tests"}]
     for n, output in enumerate(outputs, start=1):
-        lines.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": f"call_{n}",
-                        "type": "function",
-                        "function": {
-                            "name": "exec_command",
-                            "arguments": orjson.dumps({"cmd": f"npm test -- shard {n}"}).decode(),
-                        },
-                    }
-                ],
-            }
-        )
+        lines.append(_openai_call(f"call_{n}", "exec_command", {"cmd": f"npm test -- shard {n}"}))
         lines.append({"role": "tool", "tool_call_id": f"call_{n}", "content": output})
     lines.append({"role": "assistant", "content": "done"})
     path = tmp_path / "shell.jsonl"
@@ -565,25 +540,11 @@ def test_an_error_printed_by_a_call_that_did_not_fail_is_kept_in_its_placeholder
 
 
 def test_a_file_read_whose_text_names_an_error_printed_none(tmp_path: Path) -> None:
-    source = (
-        "export function save() {\n"
-        "  this.showError(`Failed to export session: ${message}`);\n"
-        + "".join(f"  const line{n} = {n};\n" for n in range(60))
-        + "}\n"
-    )
-    lines: list[dict[str, object]] = [
+    body = "  const tries = 3;\n" * 60
+    source = f"export function save() {{\n  this.showError(`Failed to export: ${{m}}`);\n{body}}}\n"
+    lines = [
         {"role": "user", "content": "read it"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "read", "arguments": '{"path": "src/save.ts"}'},
-                }
-            ],
-        },
+        _openai_call("call_1", "read", {"path": "src/save.ts"}),
         {"role": "tool", "tool_call_id": "call_1", "content": source},
         {"role": "assistant", "content": "done"},
         {"role": "user", "content": "thanks"},
