@@ -890,6 +890,29 @@ def test_codex_fixture_error_is_resolved_by_the_wider_test_run() -> None:
     )
 
 
+def test_a_success_resolves_only_the_errors_of_its_command_or_of_its_path() -> None:
+    steps = [  # (tool, arguments, output, failed)
+        ("Bash", {"command": "pytest -q tests/test_a.py"}, "E AssertionError: a", True),
+        ("Bash", {"command": "npm run build"}, "Error: Cannot find module 'x'", True),
+        ("Read", {"file_path": "src/x.py"}, "Error: file is locked", True),
+        ("Bash", {"command": "cd /repo && pytest -q"}, "3 passed", False),  # the wider run
+        ("Bash", {"command": "npm test"}, "ok", False),  # another npm command
+        ("Grep", {"pattern": "x", "path": "src/x.py"}, "1 match", False),  # another kind
+        ("Bash", {"command": "pytest -q tests/test_a.py"}, "E AssertionError: a", True),
+        ("Edit", {"file_path": "src/x.py", "old_string": "a", "new_string": "b"}, "ok", False),
+    ]
+    turns: list[tuple[str, Any]] = [("user", "Fix the tests.")]
+    for n, (tool, arguments, output, failed) in enumerate(steps):
+        turns.append(("assistant", [call(f"c{n}", tool, **arguments)]))
+        turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
+    facts = extract_facts(conversation(*turns))
+    assert [(e.text, e.where, e.resolved) for e in facts.errors] == [
+        ("Error: Cannot find module 'x'", "npm run build", False),
+        ("Error: file is locked", "src/x.py", True),  # by the edit, not by the search
+        ("E AssertionError: a", "pytest -q tests/test_a.py", False),  # it failed again
+    ]
+
+
 @pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.name)
 def test_every_fixture_gives_facts_with_a_goal(path: Path) -> None:
     transcript = read_transcript(str(path))

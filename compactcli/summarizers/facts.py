@@ -220,6 +220,81 @@ class _Unique:
 _ErrorKey = tuple[str, str]  # (text, where): one error per line and place
 
 
+class _Errors:
+    """The errors found, one per line and place, in the order last seen, the unresolved ones
+    indexed by what resolves them (`resolve`): a long session's every successful call looks
+    at its few candidates, not at every error."""
+
+    __slots__ = ("_all", "_by_program", "_by_where", "_failed")
+
+    def __init__(self) -> None:
+        self._all: dict[_ErrorKey, ErrorFact] = {}
+        self._failed: dict[_ErrorKey, str] = {}  # an unresolved error's `command_key(where)`
+        self._by_program: dict[str, dict[_ErrorKey, None]] = {}  # by that key's first word
+        self._by_where: dict[str, dict[_ErrorKey, None]] = {}
+
+    def values(self) -> Iterable[ErrorFact]:
+        return self._all.values()
+
+    def put(self, error: ErrorFact) -> None:
+        """`error` after the others (an earlier one of its line and place is dropped)."""
+        key = (error.text, error.where)
+        self._forget(key)
+        self._all.pop(key, None)
+        self._all[key] = error
+        self._index(key, error)
+
+    def keep(self, error: ErrorFact) -> None:
+        """`error`, unless one of its line and place is there already."""
+        key = (error.text, error.where)
+        if key not in self._all:
+            self._all[key] = error
+            self._index(key, error)
+
+    def update(self, errors: Iterable[ErrorFact]) -> None:
+        """Each of `errors` in place of one of its line and place, else after the others."""
+        for error in errors:
+            key = (error.text, error.where)
+            self._forget(key)
+            self._all[key] = error
+            self._index(key, error)
+
+    def resolve(self, key: str, where: str, kind: str) -> None:
+        """Mark resolved the errors a call that succeeded resolves: one of command `key` (as
+        `command_key` gives it) those of the same command or a narrower run of it (`pytest -q`
+        after `pytest -q x`); one without a command those at the same `where` made by a tool
+        of its `kind` (an edit resolves any)."""
+        if not where:
+            return
+        if key:
+            bucket = self._by_program.get(key.split(" ", 1)[0], {})
+            found = [
+                k for k in bucket if self._failed[k] == key or self._failed[k].startswith(key + " ")
+            ]
+        else:
+            found = [
+                k
+                for k in self._by_where.get(where, {})
+                if kind == "edit" or tool_kind(self._all[k].tool) == kind
+            ]
+        for k in found:
+            self._forget(k)
+            self._all[k] = replace(self._all[k], resolved=True)
+
+    def _index(self, key: _ErrorKey, error: ErrorFact) -> None:
+        if error.resolved:
+            return
+        failed = self._failed[key] = command_key(error.where)
+        self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
+        self._by_where.setdefault(error.where, {})[key] = None
+
+    def _forget(self, key: _ErrorKey) -> None:
+        failed = self._failed.pop(key, None)
+        if failed is not None:
+            self._by_program[failed.split(" ", 1)[0]].pop(key, None)
+            self._by_where[key[1]].pop(key, None)
+
+
 @dataclass(slots=True)
 class _State:
     user_messages: list[str] = field(default_factory=list)
@@ -227,7 +302,7 @@ class _State:
     read: _Unique = field(default_factory=_Unique)
     modified: _Unique = field(default_factory=_Unique)
     commands: dict[str, Command] = field(default_factory=dict)  # by command, in last-run order
-    errors: dict[_ErrorKey, ErrorFact] = field(default_factory=dict)  # in the order last seen
+    errors: _Errors = field(default_factory=_Errors)  # in the order last seen
     decisions: _Unique = field(default_factory=_Unique)
     todos: dict[str, tuple[str, str]] = field(default_factory=dict)
     todo_seen: bool = False
@@ -256,7 +331,7 @@ class _State:
         for sentence in sentences(text, lists=True):
             self.add_sentence(sentence, as_constraint(sentence))
         for line in pasted_errors(text):
-            self.errors.setdefault((line, ""), ErrorFact(text=line, resolved=False, tool=PASTED))
+            self.errors.keep(ErrorFact(text=line, resolved=False, tool=PASTED))
 
     def add_answer(self, line: str) -> None:
         """The user's words from inside a tool result: a rule or a choice, not a new turn."""
@@ -321,18 +396,7 @@ class _State:
     def resolve(self, call: _Call, where: str) -> None:
         """Mark earlier errors resolved by `call`, which succeeded: same command, or same path
         with a tool of the same kind (a successful edit resolves a failed edit or read)."""
-        key = command_key(call.command) if call.command else ""
-        for i, error in self.errors.items():
-            if error.resolved or not where:
-                continue
-            if key:  # the same command, or a wider run of it (`pytest -q` after `pytest -q x`)
-                failed = command_key(error.where)
-                same = failed == key or failed.startswith(key + " ")
-            else:
-                kind = tool_kind(error.tool)
-                same = error.where == where and (kind == call.kind or call.kind == "edit")
-            if same:
-                self.errors[i] = replace(error, resolved=True)
+        self.errors.resolve(command_key(call.command) if call.command else "", where, call.kind)
 
 
 IDENTIFIERS = 60
@@ -345,9 +409,7 @@ PASTED = "pasted by the user"
 
 def _add_error(state: _State, error: ErrorFact) -> None:
     """`error`, after the others: one error per line and place, at its latest."""
-    key = (error.text, error.where)
-    state.errors.pop(key, None)
-    state.errors[key] = error
+    state.errors.put(error)
 
 
 def extract_facts(messages: Sequence[Message], previous: Facts | None = None) -> Facts:
@@ -397,7 +459,7 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
         state.modified.extend(previous.files_modified)
         for command in previous.commands:
             state.commands[command_key(command.command)] = command
-        state.errors.update(((e.text, e.where), e) for e in previous.errors)
+        state.errors.update(previous.errors)
         state.decisions.extend(previous.decisions)
         state.names.update(dict.fromkeys(previous.identifiers))
         state.answers.extend(previous.answers)
