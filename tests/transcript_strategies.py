@@ -20,6 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from compactcli.formats.codex.items import SUMMARY_START
+
 FORMAT_NAMES = (
     "claude-code",
     "codex",
@@ -215,7 +217,7 @@ def _items(plan: Plan, fmt: str) -> list[dict[str, Any]]:
     tools = TOOLS[fmt]
     for ti, turn in enumerate(plan.turns):
         if plan.compacted_before == ti and legacy:
-            out.append(_message("user", f"{CODEX_SUMMARY_PREFIX}\n{SUMMARY}"))
+            out.append(_message("user", f"{SUMMARY_START}\n{SUMMARY}"))
         elif plan.compacted_before == ti:
             out.append(_message("user", SUMMARY))
             out.append(_message("assistant", "Understood."))
@@ -247,12 +249,6 @@ def _items(plan: Plan, fmt: str) -> list[dict[str, Any]]:
         if legacy:
             out.append({"record_type": "state"})
     return out
-
-
-CODEX_SUMMARY_PREFIX = (
-    "Another language model started to solve this problem and produced a summary of its "
-    "thinking process."
-)
 
 
 def _call_items(

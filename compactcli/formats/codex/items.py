@@ -26,9 +26,16 @@ RECORD_TYPES = frozenset(
 
 SUMMARY_PREFIX = (
     "Another language model started to solve this problem and produced a summary of its "
-    "thinking process."
+    "thinking process. You also have access to the state of the tools that were used by that "
+    "language model. Use this to build on the work that has already been done and avoid "
+    "duplicating work. Here is the summary produced by the other language model, use the "
+    "information in this summary to  assist with your own analysis:"
 )
-"""The start of Codex's local compaction summary (templates/compact/summary_prefix.md)."""
+"""Codex's `templates/compact/summary_prefix.md`, word for word (two spaces included): what it
+puts before a summary it wrote, and what compactcli puts before its own."""
+SUMMARY_START = SUMMARY_PREFIX[: SUMMARY_PREFIX.index(".") + 1]
+"""The first sentence of `SUMMARY_PREFIX`: a user message starting with it is a summary (the rest
+of the template is not relied on)."""
 
 CONTEXTUAL_USER_PREFIXES = (
     "# agents.md instructions for ",
@@ -82,7 +89,7 @@ def _optional_string(payload: Mapping[str, Any], key: str, what: str) -> str | N
 
 
 def _is_summary_text(text: str) -> bool:
-    return text.startswith(SUMMARY_PREFIX)
+    return text.startswith(SUMMARY_START)
 
 
 def is_contextual(text: str) -> bool:
@@ -150,7 +157,7 @@ class ItemReader:
         """The message view of one response item (None for items the model never sees).
 
         - `message`: one block per content item (`input_text` / `output_text` text, `input_image`
-          image, anything else `other`); a user message starting with `SUMMARY_PREFIX` is a
+          image, anything else `other`); a user message starting with `SUMMARY_START` is a
           summary, and an assistant message carries the reader's current `model`.
         - `reasoning`: a `thinking` block of its summary then content texts, plus an empty
           `other` block of type `encrypted_content` when that is present (never counted as text).

@@ -13,18 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compactcli.formats.codex.items import CONTEXTUAL_USER_PREFIXES
+from compactcli.formats.codex.items import CONTEXTUAL_USER_PREFIXES, SUMMARY_PREFIX
 from compactcli.injection import STUB_RESULT, Injection, lost_results, raw_item
 from compactcli.transcript import Message, Record, Transcript
 
-SUMMARY_PREFIX = (
-    "Another language model started to solve this problem and produced a summary of its "
-    "thinking process. You also have access to the state of the tools that were used by that "
-    "language model. Use this to build on the work that has already been done and avoid "
-    "duplicating work. Here is the summary produced by the other language model, use the "
-    "information in this summary to  assist with your own analysis:"
-)
-"""Codex's `templates/compact/summary_prefix.md`, word for word (two spaces included)."""
 SUMMARY_WRAPPER = (f"{SUMMARY_PREFIX}\n", "")
 """What Codex puts around a summary it wrote (prefix, suffix)."""
 
