@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from compactcli import get_dialect, read_transcript, to_bytes, validate
-from compactcli.formats.codex.writer import SUMMARY_PREFIX
+from compactcli.formats.codex.items import SUMMARY_PREFIX
 from compactcli.formats.detect import detect_format
 from compactcli.stages.prune import PruneOptions, prune
 from compactcli.stages.summarize import SummarizeOptions, summarize

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from compactcli import get_dialect, read_transcript, to_bytes, validate
 from compactcli.estimate import EstimateOptions, estimate
 from compactcli.formats.base import atomic_units
-from compactcli.formats.codex.writer import SUMMARY_PREFIX
+from compactcli.formats.codex.items import SUMMARY_PREFIX
 from compactcli.injection import (
     CLOSING,
     HEAD_HEADING,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compactcli.formats.codex.writer import SUMMARY_PREFIX, CodexWriter
+from compactcli.formats.codex.items import SUMMARY_PREFIX
+from compactcli.formats.codex.writer import CodexWriter
 from compactcli.formats.codex_legacy.dialect import is_meta, is_state
 from compactcli.injection import STUB_RESULT, Injection, lost_results, repair_pairs
 from compactcli.transcript import Message, Record, Transcript
