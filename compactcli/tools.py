@@ -170,6 +170,16 @@ def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> s
     return main_argument(name, arguments, limit=limit)
 
 
+def local_path(path: str, cwd: str | None) -> str:
+    """`path` relative to `cwd` when it lies under it, as the agent working there names it
+    (`/repo/src/a.py` in `/repo`: `src/a.py`); any other path as it is."""
+    if cwd:
+        prefix = cwd.rstrip("/") + "/"
+        if len(prefix) > 1 and len(path) > len(prefix) and path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
 def touched_files(name: str | None, arguments: Any) -> Touched:
     """Files the call read or modified, from its arguments, with Codex `apply_patch` headers read
     from the patch text; for a code-mode script, its calls' files and those its patch text names.

@@ -1361,3 +1361,57 @@ def test_an_error_is_read_inside_the_json_codex_wraps_a_shells_output_in() -> No
     soft = orjson.dumps({"output": "zsh:3: permission denied: /etc/x\nok\n", "metadata": {}})
     assert content_error(soft.decode(), shell=True) == "zsh:3: permission denied: /etc/x"
     assert error_line('{"output": not json') == '{"output": not json'
+
+
+def test_paths_under_the_working_directory_are_named_relative_to_it() -> None:
+    turns: list[tuple[str, Any]] = [
+        ("user", "Update the roadmap."),
+        ("assistant", [call("c1", "Read", file_path="/repo/docs/ROADMAP.md")]),
+        ("user", [result("c1", "# Roadmap")]),
+        (
+            "assistant",
+            [call("c2", "Edit", file_path="/repo/docs/ROADMAP.md", old_string="a", new_string="b")],
+        ),
+        ("user", [result("c2", "ok")]),
+        ("assistant", [call("c3", "Write", file_path="/home/u/.notes/todo.md", content="x")]),
+        ("user", [result("c3", "ok")]),
+        (
+            "assistant",
+            [call("c4", "Edit", file_path="/repo/src/a.py", old_string="x", new_string="y")],
+        ),
+        ("user", [result("c4", "Error: file is locked", is_error=True)]),
+    ]
+    earlier = Facts(files_modified=("/repo/docs/ROADMAP.md", "/repo/old.py"), files_read=("/repo",))
+    facts = extract_facts(conversation(*turns), earlier, cwd="/repo/")
+    # one file, one name: the earlier facts' absolute spelling is made relative too
+    assert facts.files_modified == ("docs/ROADMAP.md", "old.py", "/home/u/.notes/todo.md")
+    assert facts.files_read == ("/repo", "docs/ROADMAP.md")  # the directory itself stays whole
+    assert ("docs/ROADMAP.md", "`a` -> `b`") in facts.changes
+    assert [(e.text, e.where) for e in facts.errors] == [("Error: file is locked", "src/a.py")]
+    # without a working directory every path is as the call gave it
+    plain = extract_facts(conversation(*turns))
+    assert plain.files_modified == ("/repo/docs/ROADMAP.md", "/home/u/.notes/todo.md")
+
+
+@pytest.mark.parametrize(
+    ("name", "which"),
+    [
+        ("claude-code-session.jsonl", -1),  # every message carries one: the last
+        ("codex-session.jsonl", -1),  # `session_meta` and each `turn_context`: the last
+        ("pi-session.jsonl", 0),  # the session header's
+        ("anthropic-session.jsonl", None),  # the format records none
+    ],
+)
+def test_each_format_names_the_directory_its_agent_worked_in(name: str, which: int | None) -> None:
+    path = TRANSCRIPTS / name
+    transcript = read_transcript(str(path))
+    found = get_dialect(transcript.format).cwd(transcript)
+    named = []
+    for line in path.read_bytes().splitlines():
+        raw = orjson.loads(line)
+        payload = raw.get("payload") if isinstance(raw.get("payload"), dict) else {}
+        value = raw.get("cwd") or payload.get("cwd")
+        if isinstance(value, str):
+            named.append(value)
+    assert found == (named[which] if which is not None else None)
+    assert which is None or found

@@ -1107,7 +1107,7 @@ def test_a_cut_skill_turn_quotes_the_command_and_names_the_skill_file() -> None:
     read = lines[lines.index("## Files read") + 1 :]
     assert read[:3] == [
         "- /home/dana/.claude/skills/release-notes/SKILL.md",
-        "- /home/dana/src/almanac/CHANGELOG.md",
+        "- CHANGELOG.md",  # under the session's working directory: named as the agent does
         "",
     ]
     # the body is not copied, its binding lines are kept with the skill's name
@@ -1202,3 +1202,25 @@ def test_keep_recent_tokens_is_read_from_its_variable_as_prune_and_compact_read_
         from_variable.stdout_bytes
         != run("summarize", path, "--keep-recent-tokens", "20000").stdout_bytes
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "cwd"),
+    [
+        ("claude-code-session.jsonl", "/home/dana/src/almanac"),
+        ("codex-session.jsonl", None),  # read from the file below
+    ],
+)
+def test_the_summary_names_files_as_the_agent_working_in_its_directory_does(
+    name: str, cwd: str | None
+) -> None:
+    fake = FakeSummarizer()
+    before, _ = compact(TRANSCRIPTS / name, fake, keep_recent_tokens=0)
+    expected = get_dialect(before.format).cwd(before)
+    assert expected and fake.requests[0].cwd == expected
+    assert cwd is None or expected == cwd
+    _, after = compact(TRANSCRIPTS / name, get_summarizer("extractive"), keep_recent_tokens=0)
+    summary = next(m.text for m in get_dialect(after.format).context(after) if m.summary)
+    listed = summary[summary.index("## Files") :].split("\n\n## ")[0].splitlines()[1:]
+    assert listed and all(line.startswith("- ") for line in listed)
+    assert not any(expected.rstrip("/") + "/" in line for line in listed)

@@ -211,6 +211,11 @@ class Dialect(ABC):
                 return message.model
         return None
 
+    def cwd(self, transcript: Transcript) -> str | None:
+        """The directory the agent worked in last, when the records name it (None when they do
+        not): the summary names the files under it as the agent does, relative to it."""
+        return None
+
     def context_window(self, transcript: Transcript) -> int | None:
         """The context window the agent recorded in the file (None when it records none)."""
         return None

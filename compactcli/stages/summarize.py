@@ -634,6 +634,7 @@ def _request(
         focus=focus,
         redact=redact,
         quoted_request=quoted,
+        cwd=get_dialect(transcript.format).cwd(transcript),
     )
 
 

@@ -47,6 +47,7 @@ class SummaryRequest:
     # summary (under `REQUEST_HEADING`: the turn it opened was cut); the summary refers to it
     # instead of restating it
     quoted_request: Message | None = None
+    cwd: str | None = None  # the session's working directory (`Dialect.cwd`)
 
 
 @dataclass(frozen=True, slots=True)

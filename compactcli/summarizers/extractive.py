@@ -777,10 +777,10 @@ class ExtractiveSummarizer:
                 previous_facts = previous_facts or own_facts
             elif previous_facts is None or previous_facts.is_empty():
                 earlier = previous_text.strip()
-        facts = extract_facts(messages, previous_facts)
+        facts = extract_facts(messages, previous_facts, cwd=request.cwd)
         if earlier is not None and (previous_facts is None or previous_facts.is_empty()):
             facts = replace(facts, goal="")  # the earlier summary holds the goal
-        quoted = extract_facts([request.quoted_request]) if request.quoted_request else None
+        quoted = extract_facts([q], cwd=request.cwd) if (q := request.quoted_request) else None
         if request.redact:
             facts = facts.map_text(redact)
             earlier = redact(earlier) if earlier else earlier

@@ -52,6 +52,7 @@ from compactcli.summarizers.tool_calls import (
 from compactcli.tools import (
     SOFT_ERROR_KINDS,
     call_kind,
+    local_path,
     poll_target,
     read_only_command,
     shell_reads,
@@ -320,6 +321,10 @@ class _State:
     reports: _Unique = field(default_factory=_Unique)
     turn_text: str = ""  # the assistant's latest text in the current turn
     last_reply: str = ""
+    cwd: str | None = None  # the session's working directory: paths under it are shown relative
+
+    def local(self, path: str) -> str:
+        return local_path(path, self.cwd)
 
     def add_user(self, text: str) -> None:
         if self.user_messages and one_line(self.user_messages[-1]) == one_line(text):
@@ -412,7 +417,9 @@ def _add_error(state: _State, error: ErrorFact) -> None:
     state.errors.put(error)
 
 
-def extract_facts(messages: Sequence[Message], previous: Facts | None = None) -> Facts:
+def extract_facts(
+    messages: Sequence[Message], previous: Facts | None = None, *, cwd: str | None = None
+) -> Facts:
     """The facts of `messages` (in conversation order), carried on from `previous`.
 
     - User messages: the text a person typed (`compactcli.user_text.typed_text`: injected
@@ -428,7 +435,9 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
       read through the shell, `cat` / `sed -n` / `nl` / `head` / `tail` of a path; a skill's
       body (Claude Code's, or Codex's `<skill>`) counts as a read of its `SKILL.md`. A file
       counts as modified unless its call failed or was rejected (the failure is then an error
-      naming the file).
+      naming the file). With `cwd` (the session's working directory), a path under it is
+      given relative to it, as the agent working there names it (`compactcli.tools.local_path`;
+      the earlier facts' paths too), so one file has one name and the list is shorter.
     - Commands: shell tool calls (also those a Codex code-mode script runs) with the outcome
       their result gives (`compactcli.outcomes.outcome`: `ok`, `failed`, `rejected`), or
       `unknown` without a result. A Codex command still running when its result came (a
@@ -451,19 +460,19 @@ def extract_facts(messages: Sequence[Message], previous: Facts | None = None) ->
     earlier pending asks stay pending only while no assistant text follows; the todo list is
     the latest one.
     """
-    state = _State()
+    state = _State(cwd=cwd)
     if previous is not None:
         state.constraints.extend(previous.constraints)
         state.add_earlier(previous)
-        state.read.extend(previous.files_read)
-        state.modified.extend(previous.files_modified)
+        state.read.extend(map(state.local, previous.files_read))
+        state.modified.extend(map(state.local, previous.files_modified))
         for command in previous.commands:
             state.commands[command_key(command.command)] = command
         state.errors.update(previous.errors)
         state.decisions.extend(previous.decisions)
         state.names.update(dict.fromkeys(previous.identifiers))
         state.answers.extend(previous.answers)
-        state.changes.update(dict.fromkeys(previous.changes))
+        state.changes.update(dict.fromkeys((state.local(p), n) for p, n in previous.changes))
         state.plan.extend(previous.plan)
         state.reports.extend(previous.reports)
     calls: dict[str, _Call] = {}
@@ -543,20 +552,21 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             read = touched.read
             if kind == "shell":
                 read = (*read, *shell_reads(name, block.arguments))
+            notes = carriers.edit_notes(name, block.arguments) if kind == "edit" else ()
             call = _Call(
                 name=name,
                 arguments=block.arguments,
                 kind=kind,
-                read=read,
-                modified=touched.modified,
+                read=tuple(map(state.local, read)),
+                modified=tuple(map(state.local, touched.modified)),
                 command=command_text(name, block.arguments) if kind == "shell" else "",
-                notes=tuple(carriers.edit_notes(name, block.arguments)) if kind == "edit" else (),
+                notes=tuple((state.local(path), note) for path, note in notes),
             )
             if kind == "edit":
                 for created in carriers.created_names(name, block.arguments):
                     state.names.pop(created, None)
                     state.names[created] = None
-            for path in read:
+            for path in call.read:
                 state.read.add(path)
             if kind == "todo" and todo_items(name, block.arguments, state.todos):
                 state.todo_seen = True

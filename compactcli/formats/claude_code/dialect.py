@@ -225,6 +225,15 @@ class ClaudeCodeDialect(Dialect):
 
         return collect(transcript, self._context_chain(transcript).records)
 
+    def cwd(self, transcript: Transcript) -> str | None:
+        """The `cwd` of the last record that has one (Claude Code writes it on every message)."""
+        for record in reversed(transcript.records):
+            raw = record.raw
+            if isinstance(raw, dict) and isinstance(raw.get("cwd"), str):
+                cwd: str = raw["cwd"]
+                return cwd
+        return None
+
     def model(self, transcript: Transcript) -> str | None:
         """As `Dialect.model`, reading unmade messages' model without making them."""
         for entry in reversed(self._parsed(transcript).messages.values()):

@@ -230,6 +230,16 @@ class CodexDialect(Dialect):
                     return model
         return None
 
+    def cwd(self, transcript: Transcript) -> str | None:
+        """The `cwd` of the last `turn_context`, else of the `session_meta`."""
+        for record in reversed(transcript.records):
+            if record.get("type") in ("turn_context", "session_meta"):
+                payload = record.get("payload")
+                if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
+                    cwd: str = payload["cwd"]
+                    return cwd
+        return None
+
     # --- validation --------------------------------------------------------------------------
 
     @remembered

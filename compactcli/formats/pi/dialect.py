@@ -199,6 +199,15 @@ class PiDialect(Dialect):
         raw["compactcli"] = dict(details)
         return [Record(raw=raw, line=None, lineno=0)]
 
+    def cwd(self, transcript: Transcript) -> str | None:
+        """The `cwd` of the session header."""
+        for record in transcript.records[:1]:
+            raw = record.raw
+            if isinstance(raw, dict) and raw.get("type") == "session":
+                cwd = raw.get("cwd")
+                return cwd if isinstance(cwd, str) else None
+        return None
+
     def model(self, transcript: Transcript) -> str | None:
         """The model pi would resume with: the last model change or assistant on the branch."""
         tree = self._tree(transcript)
