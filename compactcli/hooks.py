@@ -98,7 +98,7 @@ def _ledger(transcript: Transcript, dialect: Dialect, context: Sequence[Message]
         # the compaction is not written yet (Claude Code runs the hook first): the context it
         # compacted was left behind too
         history = sorted([*history, *list(context)], key=lambda m: m.index)
-    facts = extract_facts([m for m in history if not m.summary])
+    facts = extract_facts([m for m in history if not m.summary], cwd=dialect.cwd(transcript))
     if facts.is_empty():
         return ""
     counter = get_counter("heuristic", model=dialect.model(transcript), format=transcript.format)
