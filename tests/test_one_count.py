@@ -190,3 +190,36 @@ def test_stage_json_goes_to_standard_error_when_the_transcript_is_on_standard_ou
 
 def _lines(path: Path) -> list[Any]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((FIXTURES / "transcripts").glob("*-summarize-session.jsonl")),
+    ids=lambda p: p.name,
+)
+def test_compact_counts_each_context_once(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each context a compaction measures is counted by one `estimate`: the input, the pruned
+    transcript (whether or not its format marks a prune with a record), each summary tried."""
+    import compactcli.estimate as estimate_module
+    import compactcli.stages.compact as compact_module
+
+    counted: list[tuple[Any, ...]] = []  # the blocks of each context counted (held: ids stay)
+    original = estimate_module.estimate
+
+    def counting(transcript: Transcript, *args: Any, **kwargs: Any) -> Any:
+        counted.append(tuple(m.blocks for m in get_dialect(transcript.format).context(transcript)))
+        return original(transcript, *args, **kwargs)
+
+    monkeypatch.setattr(estimate_module, "estimate", counting)
+    monkeypatch.setattr(compact_module, "estimate", counting)
+    source = read_transcript(str(path))
+    counter = get_counter("heuristic", format=source.format)
+    options = CompactOptions(
+        prune=PruneOptions(keep_recent_tokens=KEEP, min_chars=50),
+        summarize=SummarizeOptions(keep_recent_tokens=KEEP),
+        force=True,
+    )
+    after = compact(source, options, summarizer=get_summarizer("extractive"), counter=counter)
+    assert after.stats[0].tokens_after < after.stats[0].tokens_before  # prune changed something
+    contexts = [tuple(map(id, blocks)) for blocks in counted]
+    assert len(contexts) == len(set(contexts)), "a context was counted twice"

@@ -290,10 +290,13 @@ def prune(
         },
     }
     marker = dialect.prune_boundary(pruned, info)
-    pruned = pruned.evolve(records=(*pruned.records, *marker))
     if marker:  # how to undo this step, in its boundary record (`compactcli restore`)
         pruned = undo.record(
-            transcript, pruned, archive=options.archive, stage="prune", journal=False
+            transcript,
+            pruned.evolve(records=(*pruned.records, *marker)),
+            archive=options.archive,
+            stage="prune",
+            journal=False,
         )
         note_context_tokens(pruned, counter, tokens_after)  # a marker leaves the context be
     stats = _stats(
