@@ -230,11 +230,11 @@ def test_one_bad_file_is_reported_by_name_and_the_others_are_compacted(folder: P
         "file                                      before   after         saved  status               \n"
         "logs/anthropic-summarize-session.jsonl     5,954   2,441   3,513 (59%)  compacted            \n"
         "logs/broken.jsonl                              -       -             -  failed (exit 3)      \n"
-        "logs/claude-code-summarize-session.jsonl   6,149   2,490   3,659 (60%)  compacted            \n"
+        "logs/claude-code-summarize-session.jsonl   6,149   2,484   3,665 (60%)  compacted            \n"
         "logs/codex-summarize-session.jsonl         4,847   2,818   2,029 (42%)  compacted            \n"
         "logs/openai-summarize-session.jsonl        3,659   2,538   1,121 (31%)  compacted            \n"
         "logs/pi-summarize-session.jsonl            6,329   2,465   3,864 (61%)  compacted            \n"
-        "total (6 files)                           26,938  12,752  14,186 (53%)  5 compacted, 1 failed\n"
+        "total (6 files)                           26,938  12,746  14,192 (53%)  5 compacted, 1 failed\n"
     )
     assert sorted(os.listdir("out")) == sorted(p.name for p in SESSIONS)
 
