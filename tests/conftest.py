@@ -1,7 +1,7 @@
 """Shared test set-up: a clean environment, paths to fixtures and corpus, a CLI runner, and the
 groups that keep tests on one pytest-xdist worker.
 
-`scripts/test` runs the suite on several workers (`-n auto`, with `--dist loadgroup` from
+`scripts/test` runs the suite on several workers (two per core, with `--dist loadgroup` from
 pyproject.toml). A test that uses a fixture wider than one test (module, class or package scope)
 runs on the worker of the other tests of its module, so that fixture is made once; the console
 examples of the documentation (tests/test_readme.py) run on one worker in document order, since a
