@@ -172,11 +172,13 @@ def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> s
 
 def local_path(path: str, cwd: str | None) -> str:
     """`path` relative to `cwd` when it lies under it, as the agent working there names it
-    (`/repo/src/a.py` in `/repo`: `src/a.py`); any other path as it is."""
+    (`/repo/src/a.py` in `/repo`: `src/a.py`; `c:\\dev\\app\\main.py` in `c:\\dev\\app`:
+    `main.py`); any other path as it is."""
     if cwd:
-        prefix = cwd.rstrip("/") + "/"
-        if len(prefix) > 1 and len(path) > len(prefix) and path.startswith(prefix):
-            return path[len(prefix) :]
+        base = cwd.rstrip("/\\")
+        for prefix in (base + "/", base + "\\"):
+            if len(prefix) > 1 and len(path) > len(prefix) and path.startswith(prefix):
+                return path[len(prefix) :]
     return path
 
 

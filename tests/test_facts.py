@@ -30,7 +30,7 @@ from compactcli.summarizers.sentences import (
     supersedes,
 )
 from compactcli.summarizers.tool_calls import command_key
-from compactcli.tools import shell_reads
+from compactcli.tools import local_path, shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
 from tests.conftest import CORPUS, FIXTURES
 
@@ -1396,7 +1396,7 @@ def test_paths_under_the_working_directory_are_named_relative_to_it() -> None:
 @pytest.mark.parametrize(
     ("name", "which"),
     [
-        ("claude-code-session.jsonl", -1),  # every message carries one: the last
+        ("claude-code-session.jsonl", 0),  # every message carries one: where it started
         ("codex-session.jsonl", -1),  # `session_meta` and each `turn_context`: the last
         ("pi-session.jsonl", 0),  # the session header's
         ("anthropic-session.jsonl", None),  # the format records none
@@ -1415,3 +1415,30 @@ def test_each_format_names_the_directory_its_agent_worked_in(name: str, which: i
             named.append(value)
     assert found == (named[which] if which is not None else None)
     assert which is None or found
+
+
+@pytest.mark.parametrize(
+    ("path", "cwd", "local"),
+    [
+        ("/repo/src/a.py", "/repo", "src/a.py"),
+        ("/repo/src/a.py", "/repo/", "src/a.py"),
+        ("/repo2/a.py", "/repo", "/repo2/a.py"),  # a sibling that shares the prefix
+        ("/repo", "/repo", "/repo"),  # the directory itself
+        ("src/a.py", "/repo", "src/a.py"),  # relative already
+        ("c:\\dev\\app\\main.py", "c:\\dev\\app", "main.py"),
+        ("/a.py", "/", "/a.py"),  # the root is no working directory to name files from
+        ("/repo/a.py", None, "/repo/a.py"),
+    ],
+)
+def test_local_path(path: str, cwd: str | None, local: str) -> None:
+    assert local_path(path, cwd) == local
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="no ../shared/corpus")
+def test_a_claude_code_session_that_moved_names_files_from_where_it_started() -> None:
+    # the agent ran `cd backend` now and then: each record's `cwd` follows the shell, and the
+    # last is backend/; a resumed session starts at the project's root, where it was started
+    transcript = read_transcript(str(CORPUS / "claude-code-pv-case-review.jsonl"))
+    cwds = [r.raw["cwd"] for r in transcript.records if isinstance(r.raw.get("cwd"), str)]
+    assert cwds[-1].endswith("/backend") and not cwds[0].endswith("/backend")
+    assert get_dialect("claude-code").cwd(transcript) == cwds[0]

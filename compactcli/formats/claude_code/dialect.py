@@ -226,8 +226,10 @@ class ClaudeCodeDialect(Dialect):
         return collect(transcript, self._context_chain(transcript).records)
 
     def cwd(self, transcript: Transcript) -> str | None:
-        """The `cwd` of the last record that has one (Claude Code writes it on every message)."""
-        for record in reversed(transcript.records):
+        """The `cwd` of the first record that has one: the directory the session was started in.
+        Claude Code writes the shell's directory on every message, which a `cd` moves, but a
+        resumed session starts where it was started (and is filed under that directory)."""
+        for record in transcript.records:
             raw = record.raw
             if isinstance(raw, dict) and isinstance(raw.get("cwd"), str):
                 cwd: str = raw["cwd"]
