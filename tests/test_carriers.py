@@ -7,6 +7,7 @@ import orjson
 from compactcli.summarizers.carriers import (
     INSERTED_LINES,
     accepted_plan,
+    changes_text,
     created_names,
     edit_notes,
     plan_steps,
@@ -253,3 +254,20 @@ def test_a_skill_names_its_task_and_its_workflow_steps_before_its_rules() -> Non
             "Never rewrite an existing section.",
         ],
     )
+
+
+def test_a_files_newest_changes_are_shown_whole_while_they_fit() -> None:
+    notes = [f"`line {n} was`" + " -> " + f"`line {n} is`" for n in range(6)]  # 31 characters
+    # the newest four fit whole, with the count of the others
+    assert changes_text(notes, 300, 4) == "; ".join(notes[2:]) + "; 2 more edits"
+    assert changes_text(notes[:1], 300, 4) == notes[0]
+    # too long whole: each keeps the side the file holds now, newest first while they fit
+    assert changes_text(notes, 45, 4) == "`line 4 is`; `line 5 is`; 4 more edits"
+    assert (
+        changes_text(notes, 90, 4)
+        == "`line 2 is`; `line 3 is`; `line 4 is`; `line 5 is`; 2 more edits"
+    )
+    # a note too long for the room left is cut in its middle, never the newest left out
+    long = "in `f`: added `" + "y" * 500 + "`"
+    cut = changes_text([*notes, long], 120, 4)
+    assert len(cut) <= 120 and cut.startswith("in `f`: added `yyy") and cut.endswith("more edits")

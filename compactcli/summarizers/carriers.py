@@ -4,11 +4,11 @@ Agents seldom say "we decided": they record decisions, rules and progress in pla
 Each public function here reads one such carrier and returns short, verbatim lines: the user's
 answers and comments inside tool results (`user_answers`), approved and proposed plans
 (`accepted_plan`, `proposed_plans`), what an edit changed and the names it defines (`edit_notes`,
-`created_names`), the binding lines of a loaded skill or instruction file, with a skill's task
-and workflow steps first and the names it gives (URLs, time zones, file names) last
-(`skill_rules`, `instruction_rules`), and an end-of-turn report
-(`report`). Everything here is a pure function of
-its arguments; nothing reads cue words from prose.
+`created_names`; `changes_text` joins a file's newest notes), the binding lines of a loaded
+skill or instruction file, with a skill's task and workflow steps first and the names it gives
+(URLs, time zones, file names) last (`skill_rules`, `instruction_rules`), and an end-of-turn
+report (`report`). Everything here is a pure function of its arguments; nothing reads cue words
+from prose.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.outcomes import head_tail
 from compactcli.tools import INSTRUCTION_FILES, base_name
 
 ANSWER_CHARS = 400
@@ -327,6 +328,34 @@ def _patch_notes(patch: str) -> Iterator[tuple[str, str]]:
         else:
             yield from flush()
     yield from flush()
+
+
+def changes_text(notes: Sequence[str], limit: int, most: int) -> str:
+    """What the edits of one file changed, from its notes (oldest first), in `limit` characters:
+    its newest `most` notes whole when they fit; else each without the old sides of its `old` ->
+    `new` changes (the new side is what the file holds now), newest first while they fit, the
+    next one cut in the room left (`head_tail`, when there is `_NOTE_ROOM`); and how many more
+    edits there were."""
+    recent = list(notes[-most:])
+    more = len(notes) - len(recent)
+    text = "; ".join(recent) + (f"; {more} more edits" if more else "")
+    if len(text) <= limit:
+        return text
+    shown: list[str] = []
+    for note in reversed([_OLD_SIDE.sub("", note) for note in recent]):
+        room = limit - len("; ".join(shown)) - 2 - len(f"; {len(notes)} more edits")
+        if len(note) > room:
+            if room >= _NOTE_ROOM or not shown:
+                shown.insert(0, head_tail(note, max(room, _NOTE_ROOM)))
+            break
+        shown.insert(0, note)
+    more = len(notes) - len(shown)
+    return head_tail("; ".join(shown) + (f"; {more} more edits" if more else ""), limit)
+
+
+_NOTE_ROOM = 60
+"""The least room in which an older edit's note is shown cut rather than left out."""
+_OLD_SIDE = compile_lazily(r"`[^`\n]*` -> (?=`)")
 
 
 def edit_notes(name: str | None, arguments: Any) -> list[tuple[str, str]]:

@@ -18,7 +18,7 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
-from compactcli.summarizers.carriers import ANSWER_PREFIXES, report
+from compactcli.summarizers.carriers import ANSWER_PREFIXES, changes_text, report
 from compactcli.summarizers.earlier import earlier_room, fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
@@ -192,10 +192,8 @@ def _file_shapes(path: str, notes: Sequence[str]) -> tuple[str, ...]:
     """Shapes of a modified file: with what changed in it while that fits, then the path."""
     if not notes:
         return (f"- {path}",)
-    shown = list(notes[-_CHANGE_NOTES:])
-    extra = len(notes) - len(shown)
-    text = "; ".join(shown) + (f"; {extra} more edits" if extra else "")
-    return tuple(dict.fromkeys((f"- {path}{CHANGED}{head_tail(text, 300)}", f"- {path}")))
+    text = changes_text(notes, 300, _CHANGE_NOTES)
+    return tuple(dict.fromkeys((f"- {path}{CHANGED}{text}", f"- {path}")))
 
 
 def _command_line(command: Command) -> str:
