@@ -212,8 +212,9 @@ class Dialect(ABC):
         return None
 
     def cwd(self, transcript: Transcript) -> str | None:
-        """The directory the agent worked in last, when the records name it (None when they do
-        not): the summary names the files under it as the agent does, relative to it."""
+        """The agent's working directory as a resumed session has it, when the records name it
+        (None when they do not): the summary names the files under it as the agent does,
+        relative to it."""
         return None
 
     def context_window(self, transcript: Transcript) -> int | None:
