@@ -77,31 +77,44 @@ class Plan:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-words = st.sampled_from(
-    [
-        "fix",
-        "the",
-        "failing",
-        "test",
-        "in",
-        "src/app.py",
-        "use",
-        "pnpm",
-        "never",
-        "push",
-        "to",
-        "main",
-        "错误",
-        "日志",
-        "🙂",
-        "ECONNREFUSED",
-        "port",
-        "5432",
-        "config",
-        "auth",
-    ]
+WORDS = (
+    "fix",
+    "the",
+    "failing",
+    "test",
+    "in",
+    "src/app.py",
+    "use",
+    "pnpm",
+    "never",
+    "push",
+    "to",
+    "main",
+    "错误",
+    "日志",
+    "🙂",
+    "ECONNREFUSED",
+    "port",
+    "5432",
+    "config",
+    "auth",
 )
-texts = st.lists(words, min_size=1, max_size=12).map(" ".join)
+
+
+def _words(count: int, choice: int) -> str:
+    """`count` of WORDS, the i-th picked by the i-th base-20 digit of `choice`."""
+    picked = []
+    for _ in range(count):
+        choice, digit = divmod(choice, len(WORDS))
+        picked.append(WORDS[digit])
+    return " ".join(picked)
+
+
+# Two draws per text (its length and its words' digits), not one per word: generating the
+# plans is most of the property tests' time, and a text shrinks all the same (to one "fix").
+texts = st.builds(
+    _words, st.integers(min_value=1, max_value=12), st.integers(0, len(WORDS) ** 12 - 1)
+)
 long_outputs = st.builds(
     lambda line, n: "\n".join(f"{i:4d}  {line}" for i in range(n)),
     texts,
@@ -124,15 +137,21 @@ steps = st.builds(
 
 SKILL_BODY = "Base directory for this skill: /work/.claude/skills/tidy\n\n# Tidy\n\n{}"
 
+# Built once: a strategy made inside `plans` is validated again on every draw.
+_turn_steps = st.lists(steps, min_size=1, max_size=3).map(tuple)
+_shells = st.none() | calls
+_skills = st.none() | texts.map(SKILL_BODY.format)
+_seeds = st.integers(0, 10**6)
+
 
 @st.composite
 def plans(draw: st.DrawFn, max_turns: int = 5) -> Plan:
     turns = tuple(
         Turn(
             prompt=draw(texts),
-            steps=tuple(draw(st.lists(steps, min_size=1, max_size=3))),
-            shell=draw(st.none() | calls),
-            skill=draw(st.none() | texts.map(SKILL_BODY.format)),
+            steps=draw(_turn_steps),
+            shell=draw(_shells),
+            skill=draw(_skills),
         )
         for _ in range(draw(st.integers(min_value=1, max_value=max_turns)))
     )
@@ -141,10 +160,8 @@ def plans(draw: st.DrawFn, max_turns: int = 5) -> Plan:
         compacted = draw(st.integers(min_value=1, max_value=len(turns) - 1))
     last = turns[-1].steps[-1]
     interrupted = bool(last.calls) and draw(st.booleans())
-    trailing = draw(st.none() | calls)
-    return Plan(
-        turns, compacted, interrupted, seed=draw(st.integers(0, 10**6)), trailing_shell=trailing
-    )
+    trailing = draw(_shells)
+    return Plan(turns, compacted, interrupted, seed=draw(_seeds), trailing_shell=trailing)
 
 
 def _dumps(obj: Any) -> str:
