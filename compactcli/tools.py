@@ -170,16 +170,32 @@ def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> s
     return main_argument(name, arguments, limit=limit)
 
 
+_HOME = compile_lazily(r"^(?:/Users/[^/]+|/home/[^/]+|/root|[A-Za-z]:\\Users\\[^\\]+)(?=$|[/\\])")
+"""A home directory at the start of a working directory: macOS, Linux, root's, Windows."""
+
+
 def local_path(path: str, cwd: str | None) -> str:
     """`path` relative to `cwd` when it lies under it, as the agent working there names it
     (`/repo/src/a.py` in `/repo`: `src/a.py`; `c:\\dev\\app\\main.py` in `c:\\dev\\app`:
-    `main.py`); any other path as it is."""
-    if cwd:
-        base = cwd.rstrip("/\\")
-        for prefix in (base + "/", base + "\\"):
-            if len(prefix) > 1 and len(path) > len(prefix) and path.startswith(prefix):
-                return path[len(prefix) :]
-    return path
+    `main.py`); any other path as it is. A path from the home directory (`~/.config/x`) is read
+    in the home `cwd` lies in (`/Users/NAME`, `/home/NAME`, `/root`, `C:\\Users\\NAME`), so that
+    `~/.config/x` and `/Users/NAME/.config/x` are one file (`.config/x` in the home directory
+    itself); one outside `cwd`, or where `cwd` names no home, is left as it is."""
+    if not cwd:
+        return path
+    base = cwd.rstrip("/\\")
+    given = path
+    if path.startswith(("~/", "~\\")):
+        home = _HOME.match(base)
+        if home is None:
+            return path
+        path = home.group(0) + path[1:]
+        if "\\" in home.group(0):
+            path = path.replace("/", "\\")
+    for prefix in (base + "/", base + "\\"):
+        if len(prefix) > 1 and len(path) > len(prefix) and path.startswith(prefix):
+            return path[len(prefix) :]
+    return given
 
 
 def touched_files(name: str | None, arguments: Any) -> Touched:

@@ -1428,6 +1428,15 @@ def test_each_format_names_the_directory_its_agent_worked_in(name: str, which: i
         ("c:\\dev\\app\\main.py", "c:\\dev\\app", "main.py"),
         ("/a.py", "/", "/a.py"),  # the root is no working directory to name files from
         ("/repo/a.py", None, "/repo/a.py"),
+        # from the home directory: read in the home the working directory lies in
+        ("~/.config/x.json", "/Users/sam", ".config/x.json"),
+        ("~/app/src/a.py", "/home/sam/app", "src/a.py"),
+        ("~/notes.md", "/root/app", "~/notes.md"),  # outside the working directory: as given
+        ("~/.zshrc", "/srv/app", "~/.zshrc"),  # no home in the working directory
+        ("~/app/a.py", "/Users/sam/app2", "~/app/a.py"),
+        ("~\\app\\main.py", "C:\\Users\\sam\\app", "main.py"),
+        ("~/app/main.py", "C:\\Users\\sam\\app", "main.py"),
+        ("~/x", "/Users", "~/x"),  # /Users itself is no home
     ],
 )
 def test_local_path(path: str, cwd: str | None, local: str) -> None:
