@@ -9,10 +9,11 @@ finds a secret as gitleaks does (`_finding`), and a secret is never left half sh
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -144,15 +145,9 @@ def _ruleset() -> _RuleSet:
         for raw in data["rules"]
     )
     words = sorted({k for rule in rules for k in rule.keywords})
-    covers = {k: tuple(w for w in words if k.startswith(w)) for k in words}
-    inner = {
-        k: tuple(
-            o
-            for o in range(1, len(k))
-            if any(w.startswith(k[o:]) or k[o:].startswith(w) for w in words)
-        )
-        for k in words
-    }
+    known = frozenset(words)
+    covers = {k: tuple(k[:n] for n in range(1, len(k) + 1) if k[:n] in known) for k in words}
+    inner = {k: tuple(o for o in range(1, len(k)) if _overlaps(k[o:], words, known)) for k in words}
     return _RuleSet(
         rules=rules,
         allowlist=_allowlist(data["allowlist"]),
@@ -160,6 +155,15 @@ def _ruleset() -> _RuleSet:
         covers=covers,
         inner=inner,
     )
+
+
+def _overlaps(text: str, words: Sequence[str], known: frozenset[str]) -> bool:
+    """Whether a keyword of `words` (sorted; `known`, the same as a set) starts with `text`, or
+    `text` starts with one."""
+    at = bisect.bisect_left(words, text)
+    if at < len(words) and words[at].startswith(text):
+        return True
+    return any(text[:n] in known for n in range(1, len(text) + 1))
 
 
 def rule_ids() -> tuple[str, ...]:
