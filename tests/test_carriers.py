@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compactcli.summarizers.carriers import (
     INSERTED_LINES,
@@ -59,6 +63,43 @@ def test_a_comment_sent_back_with_a_call_is_kept_and_boilerplate_is_not() -> Non
     )
     assert user_answers("Edit", {}, rejected) == []
     assert user_answers("Bash", {}, "plain output\nexit 0") == []
+
+
+_SAID_PATTERN = re.compile(
+    r"(?:the user said|the user provided the following reason for the rejection|"
+    r"user feedback|the user's feedback)\s*:\s*\n?(.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+_PHRASES = (
+    "the user said",
+    "the user provided the following reason for the rejection",
+    "user feedback",
+    "the user's feedback",
+)
+_CASES = {"s": "sſS", "k": "kK\u212a", "i": "iIİı"}  # what a case-insensitive search takes
+
+
+@st.composite
+def _said(draw: st.DrawFn) -> str:
+    """A phrase that introduces the user's comment, each letter in any case a case-insensitive
+    expression matches, between a prefix and a comment."""
+    phrase = "".join(
+        draw(st.sampled_from(_CASES.get(c, c + c.upper()))) for c in draw(st.sampled_from(_PHRASES))
+    )
+    prefix = draw(st.sampled_from(["", "Declined. ", "→ user: ", "İ ", "plain output "]))
+    separator = draw(st.sampled_from([": ", ":\n", " : ", " ", ""]))
+    comment = draw(st.sampled_from(["keep it", "", " ", "→ x"]))
+    return prefix + phrase + separator + comment
+
+
+@settings(max_examples=300, deadline=None)
+@given(_said())
+def test_a_comment_is_found_where_the_case_insensitive_expression_finds_one(text: str) -> None:
+    # user_answers searches for the phrases first: it finds what the expression alone finds,
+    # with the characters a case-insensitive search takes for ASCII letters (ſ, K, İ, ı)
+    whole = _SAID_PATTERN.search(text) if "user" in text.strip().lower() else None
+    found = user_answers("Bash", {}, text)
+    assert bool(found) == bool(whole and whole.group(1).strip()), text
 
 
 def test_an_approved_plan_gives_its_steps_and_a_rejected_one_nothing() -> None:

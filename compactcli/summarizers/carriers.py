@@ -44,11 +44,20 @@ _ANSWERED = compile_lazily(
     re.DOTALL,
 )
 _PAIR = compile_lazily(r'"((?:[^"\\]|\\.)+)"\s*=\s*"((?:[^"\\]|\\.)*)"')
-_USER_SAID = compile_lazily(
-    r"(?:the user said|the user provided the following reason for the rejection|"
-    r"user feedback|the user's feedback)\s*:\s*\n?(.+)",
-    re.IGNORECASE | re.DOTALL,
+_SAID = (
+    "the user said",
+    "the user provided the following reason for the rejection",
+    "user feedback",
+    "the user's feedback",
 )
+_USER_SAID = compile_lazily(
+    rf"(?:{'|'.join(map(re.escape, _SAID))})\s*:\s*\n?(.+)", re.IGNORECASE | re.DOTALL
+)
+_FOLD_CHARS = "\u0130\u0131\u017f\u212a"
+_FOLD = str.maketrans(_FOLD_CHARS, "iisk")
+"""The characters besides ASCII letters that a case-insensitive expression takes for an ASCII
+letter (İ, ı, ſ and the Kelvin sign): with these replaced, a lowercase text holds every phrase
+such an expression can find."""
 _BOILERPLATE_SAID = (
     "The user wants to clarify these questions.",
     "STOP what you are doing",
@@ -127,7 +136,16 @@ def user_answers(name: str | None, arguments: Any, result: str) -> list[str]:
         elif text.startswith("{"):
             lines.extend(_json_answers(text, _questions(arguments)))
     rejected = text.startswith("The user doesn't want to proceed")  # read by `facts.outcome`
-    said = _USER_SAID.search(text) if "user" in text.lower() and not rejected else None
+    said = None
+    if not rejected:
+        low = text.lower()
+        # a plain search first: the expression, case-insensitive, is slow on a long output
+        if "user" in low:
+            folded = low
+            if not text.isascii() and any(c in text for c in _FOLD_CHARS):
+                folded = text.translate(_FOLD).lower()
+            if any(phrase in folded for phrase in _SAID):
+                said = _USER_SAID.search(text)
     if said:
         comment = said.group(1).strip()
         comment = comment.split("\n\nNote:", 1)[0].strip()

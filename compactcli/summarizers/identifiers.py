@@ -34,6 +34,8 @@ _VERSION = compile_lazily(
     r"[\w.-]+:(?:[\w.-]+:)?\d+\.\d+\.\d+[\w.-]*|"
     r"[A-Z][\w.+-]*(?: [A-Z][\w.+-]*)? v?\d+\.\d+(?:\.\d+)+)\b"
 )
+_DOTTED = compile_lazily(r"\d\.\d")
+"""What every `_VERSION` holds: a plain search for it first is much faster than the expression."""
 _NAMED_NUMBER = compile_lazily(
     r"\b(?:PR|MR|[Pp]ull [Rr]equest|[Mm]erge [Rr]equest|[Ii]ssue)[\s:]+#?(\d{1,7})\b"
 )
@@ -85,7 +87,7 @@ def identifiers(text: str) -> list[str]:
             port = match.group(1) or match.group(2)
             value = match.group(0) if match.group(1) else f"port {port}"
             found.append((match.start(), value))
-    if "." in text:
+    if "." in text and _DOTTED.search(text):
         found.extend((match.start(), match.group(1)) for match in _VERSION.finditer(text))
     if "PR" in text or "MR" in text or "request" in low or "issue" in low:
         found.extend(
