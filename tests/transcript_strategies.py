@@ -115,18 +115,24 @@ def _words(count: int, choice: int) -> str:
 texts = st.builds(
     _words, st.integers(min_value=1, max_value=12), st.integers(0, len(WORDS) ** 12 - 1)
 )
-long_outputs = st.builds(
-    lambda line, n: "\n".join(f"{i:4d}  {line}" for i in range(n)),
-    texts,
-    st.integers(min_value=1, max_value=60),
-)
-calls = st.builds(
-    Call,
-    tool=st.integers(min_value=0, max_value=3),
-    argument=st.sampled_from(["src/app.py", "tests/test_api.py", "ls -la", "README.md", "TODO"]),
-    output=long_outputs,
-    is_error=st.booleans(),
-)
+_ARGUMENTS = ("src/app.py", "tests/test_api.py", "ls -la", "README.md", "TODO")
+
+
+def _call(choice: int) -> Call:
+    """A call read off the digits of `choice`: its tool (of 4), argument (of `_ARGUMENTS`),
+    whether it failed, its output's line count (1-60) and the words of that line (1-12 of
+    WORDS). One draw per call; 0 is the simplest call."""
+    choice, tool = divmod(choice, 4)
+    choice, argument = divmod(choice, len(_ARGUMENTS))
+    choice, failed = divmod(choice, 2)
+    choice, lines = divmod(choice, 60)
+    choice, count = divmod(choice, 12)
+    line = _words(count + 1, choice)
+    output = "\n".join(f"{i:4d}  {line}" for i in range(lines + 1))
+    return Call(tool, _ARGUMENTS[argument], output, is_error=bool(failed))
+
+
+calls = st.builds(_call, st.integers(0, 4 * len(_ARGUMENTS) * 2 * 60 * 12 * len(WORDS) ** 12 - 1))
 steps = st.builds(
     Step,
     text=texts | st.just(""),
