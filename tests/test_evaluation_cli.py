@@ -241,9 +241,43 @@ def test_a_probe_absent_from_its_own_input_is_reported(tmp_path: Path) -> None:
         "0.5",
     )
     assert (
-        "Probes not found in their own input (fix the probe file)\n  codex-20k-s2 zz: NOT-THERE-42\n"
-        in result.stdout
+        "Probes that do not hold on their own input (fix the probe file)\n"
+        "  codex-20k-s2 zz (not in its own input): NOT-THERE-42\n"
+    ) in result.stdout
+
+
+def test_a_probe_its_origin_line_does_not_hold_is_reported(tmp_path: Path) -> None:
+    folder = _one(tmp_path)
+    probes = folder / "codex-20k-s2.probes.jsonl"
+    lines = (folder / "codex-20k-s2.jsonl").read_bytes().splitlines()
+    first = orjson.loads(probes.read_bytes().splitlines()[0])
+    line = first["origin"]["line"]
+    words = [first["fact"], *first["match"].get("any_of", [])]
+    elsewhere = next(
+        n
+        for n, text in enumerate(lines, 1)
+        if n != line and text.strip() and not any(w.encode() in text for w in words)
     )
+    moved = {**first, "id": "moved", "origin": {**first["origin"], "line": elsewhere}}
+    kept = {**first, "id": "kept"}
+    probes.write_bytes(
+        probes.read_bytes() + orjson.dumps(moved) + b"\n" + orjson.dumps(kept) + b"\n"
+    )
+    result = run("eval", "--fixtures", str(folder), "--strategies", "prune", "--rounds", "1")
+    data = orjson.loads(
+        run(
+            "eval", "--fixtures", str(folder), "--strategies", "prune", "--rounds", "1", "--json"
+        ).stdout
+    )
+    assert data["bad_probes"] == [
+        {
+            "fixture": "codex-20k-s2",
+            "id": "moved",
+            "fact": first["fact"],
+            "problem": f"not at its origin, line {elsewhere}",
+        }
+    ]
+    assert f"  codex-20k-s2 moved (not at its origin, line {elsewhere}): " in result.stdout
 
 
 def test_hand_written_probes_on_a_format_the_generator_does_not_write(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 The sessions are in ../shared/corpus beside the checkout (its SOURCES.md says where each comes
 from); they are never copied into the repository. Every test here is skipped when that folder is
 absent. The probes used here are written by the tests themselves; the hand-written probe files
-of fixtures/real/ are scored by scripts/eval_real.py.
+of fixtures/real/ are scored by scripts/eval_real.py, and checked here to hold on their sessions.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ import pytest
 
 from compactcli.evaluation import parts
 from compactcli.evaluation.measure import count, exact_counter
+from compactcli.evaluation.probes import load_probes
+from compactcli.evaluation.scorer import found_at_origin, score
 from compactcli.evaluation.strategies import STRATEGIES, Backends
+from compactcli.evaluation.view import build_view, compactcli_boilerplate, cwd_of
 from compactcli.loading import read_transcript
 from compactcli.stages.compact import settle
 from tests.cli_runner import run
@@ -81,6 +84,28 @@ def test_probe_files_kept_apart_from_the_sessions_they_describe(tmp_path: Path) 
     summary = {s["budget"]: s for s in data["summary"]}
     assert set(summary["default"]["carriers"]) == {"user_text", "tool_input"}
     assert summary[0.1]["violations"] == 0
+
+
+@pytest.mark.parametrize(
+    "probes", sorted((ROOT / "fixtures" / "real").glob("*/*.probes.jsonl")), ids=lambda p: p.stem
+)
+def test_every_hand_written_probe_holds_on_its_session(probes: Path) -> None:
+    """A positive probe is found in its session and in the record at its origin line; a
+    negative one (a decoy, a superseded value) is not found where it would be violated."""
+    transcript = read_transcript(str(CORPUS / probes.name.replace(".probes", "")))
+    written = load_probes(str(probes))
+    cwd = cwd_of(transcript)
+    scores = score(written, build_view(transcript, compactcli_boilerplate()), cwd)
+    assert [s.probe.id for s in scores if not s.passed] == []
+    lines = {record.lineno: record.raw for record in transcript.records}
+    astray = [
+        p.id
+        for p in written
+        if not p.negative
+        and p.origin.line
+        and not found_at_origin(p, lines.get(p.origin.line), cwd)
+    ]
+    assert astray == []
 
 
 def test_a_real_claude_code_part_is_relinked_onto_the_compacted_conversation() -> None:

@@ -25,7 +25,7 @@ from compactcli.evaluation.probes import Probe, check_probes
 from compactcli.evaluation.render import render_more
 from compactcli.evaluation.replay import ReplayMiss
 from compactcli.evaluation.scenario import continue_session
-from compactcli.evaluation.scorer import ProbeScore, ProbeScoreDict, score
+from compactcli.evaluation.scorer import ProbeScore, ProbeScoreDict, found_at_origin, score
 from compactcli.evaluation.session_model import Fact, Session
 from compactcli.evaluation.sources import FixtureError, load_fixtures
 from compactcli.evaluation.strategies import STRATEGIES, Backends
@@ -49,11 +49,14 @@ __all__ = [
 
 
 class BadProbe(TypedDict):
-    """A probe whose fact its own input fails (`Evaluation.bad_probes`, `eval --json`)."""
+    """A probe that does not hold on its own input (`Evaluation.bad_probes`, `eval --json`): its
+    fact is not found in the input (or, for a negative probe, is), or not in the record at the
+    line its origin names (`problem` says which)."""
 
     fixture: str
     id: str
     fact: str
+    problem: str
 
 
 class ProbeRecord(ProbeScoreDict):
@@ -111,8 +114,9 @@ def evaluate(
 ) -> Evaluation:
     """Run the evaluation: for each fixture,
 
-    1. the input itself, scored (the anchor of each curve; a probe not found in its own input
-       is a bad probe and is listed in `Evaluation.bad_probes`);
+    1. the input itself, scored (the anchor of each curve; a probe not found in its own input,
+       or not in the record its origin line names, is a bad probe and is listed in
+       `Evaluation.bad_probes`);
     2. every strategy at every budget of the sweep (a share of the input's exact o200k tokens,
        or `default`: no token budget, for the strategies that have a default run;
        `compactcli.evaluation.budgets`);
@@ -169,11 +173,15 @@ class _Fixture:
         tokens_in = count(source, self.exact)
         heuristic_in = count(source, self.heuristic)
         scores = self._score(source, fixture.probes)
+        lines = {record.lineno: record for record in source.records}
         for s in scores:
             if (not s.probe.negative and not s.passed) or s.violated:
-                self.evaluation.bad_probes.append(
-                    {"fixture": fixture.name, "id": s.probe.id, "fact": s.probe.fact}
-                )
+                problem = "found in its own input" if s.violated else "not in its own input"
+                self._bad(s.probe, problem)
+            elif not s.probe.negative and s.probe.origin.line:
+                record = lines.get(s.probe.origin.line)
+                if record is None or not found_at_origin(s.probe, record.raw, self.cwd):
+                    self._bad(s.probe, f"not at its origin, line {s.probe.origin.line}")
         self.evaluation.inputs.append(
             self._metrics(
                 "input", 1.0, 0, source, source, (tokens_in, heuristic_in), tokens_in, scores, []
@@ -208,6 +216,11 @@ class _Fixture:
                     self._rounds(name, outputs[budget], budget, tokens_in)
                 else:
                     self._parts(name, budget)
+
+    def _bad(self, probe: Probe, problem: str) -> None:
+        self.evaluation.bad_probes.append(
+            {"fixture": self.fixture.name, "id": probe.id, "fact": probe.fact, "problem": problem}
+        )
 
     def _rounds(self, name: str, first: Transcript, budget: Budget, tokens_in: int) -> None:
         """Rounds 2..K of a generated fixture: its session continued.

@@ -294,8 +294,11 @@ def render(evaluation: Evaluation, gates: Sequence[GateResult]) -> str:
                 f"{failure['carrier']}{note}: {fact}"
             )
     if evaluation.bad_probes:
-        lines += ["", "Probes not found in their own input (fix the probe file)"]
-        lines += [f"  {b['fixture']} {b['id']}: {b['fact']}" for b in evaluation.bad_probes]
+        lines += ["", "Probes that do not hold on their own input (fix the probe file)"]
+        lines += [
+            f"  {b['fixture']} {b['id']} ({b['problem']}): {b['fact']}"
+            for b in evaluation.bad_probes
+        ]
     if evaluation.notes:
         lines += ["", "Notes"]
         lines += [f"  {note}" for note in evaluation.notes]

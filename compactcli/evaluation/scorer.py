@@ -3,14 +3,19 @@
 `score(probes, view, cwd)` returns one `ProbeScore` per probe, for both scopes of the view (the
 whole output, and the summary alone): a positive probe passes when its fact is found
 (`compactcli.evaluation.matching`), a negative one (`decoy`, `superseded`) is violated when its
-fact is found where it should not be.
+fact is found where it should not be. `found_at_origin(probe, raw, cwd)` says whether a positive
+probe is found in the record it names as its origin (`origin.line`): in any string of its JSON,
+strings that hold JSON read too, so a probe written from a tool call's arguments or a nested
+result is found there as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
+
+import orjson
 
 from compactcli.evaluation.matching import Haystack, Hit, find, key_terms, occurrences, passes
 from compactcli.evaluation.probes import Probe
@@ -104,6 +109,30 @@ def score(probes: Sequence[Probe], view: View, cwd: str | None) -> list[ProbeSco
         )
         scores.append(ProbeScore(probe, whole, summary))
     return scores
+
+
+def found_at_origin(probe: Probe, raw: Any, cwd: str | None) -> bool:
+    """Whether positive `probe` is found in `raw`, the JSON of the record at its origin line."""
+    return passes(find(probe, Haystack(list(_strings(raw))), cwd=cwd), probe.match.mode)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside JSON `value`, depth first; a string that is a JSON object or array is
+    also read as JSON."""
+    if isinstance(value, str):
+        yield value
+        if value[:1] in ("{", "["):
+            try:
+                inner = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return
+            yield from _strings(inner)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _outcome(
