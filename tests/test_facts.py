@@ -3,8 +3,10 @@ decisions, pending asks and todos, carried on across compactions."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,9 @@ from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
 from compactcli.outcomes import cleared_error, content_error, error_line, exit_code, outcome
+from compactcli.stages import compact as compact_stage
+from compactcli.summarizers import fact_folds
+from compactcli.summarizers import facts as facts_module
 from compactcli.summarizers.facts import IDENTIFIERS, Command, ErrorFact, Facts, extract_facts
 from compactcli.summarizers.identifiers import identifiers
 from compactcli.summarizers.sentences import (
@@ -32,7 +37,9 @@ from compactcli.summarizers.sentences import (
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.tools import local_path, shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
+from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
+from tests.transcript_strategies import FORMAT_NAMES, Plan, plans, render
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 
@@ -1451,3 +1458,76 @@ def test_a_claude_code_session_that_moved_names_files_from_where_it_started() ->
     cwds = [r.raw["cwd"] for r in transcript.records if isinstance(r.raw.get("cwd"), str)]
     assert cwds[-1].endswith("/backend") and not cwds[0].endswith("/backend")
     assert get_dialect("claude-code").cwd(transcript) == cwds[0]
+
+
+def _heads(messages: tuple[Message, ...], cuts: list[int]) -> list[Facts]:
+    return [extract_facts(messages[:cut], cwd="/w") for cut in cuts]
+
+
+def _checked_folds(messages: tuple[Message, ...], cuts: list[int]) -> None:
+    """The facts of heads of `messages` read within `reading_once` (each head starting from
+    what an earlier one read) equal those read from the start, whatever the order of heads."""
+    alone = _heads(messages, cuts)
+    with fact_folds.reading_once():
+        folded = _heads(messages, cuts)
+        assert fact_folds.current()  # the reads were kept
+    assert folded == alone
+    assert fact_folds.current() is None  # and let go at the end of the block
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    plan=plans(max_turns=4),
+    fmt=st.sampled_from(FORMAT_NAMES),
+    shares=st.lists(st.floats(0, 1), min_size=2, max_size=5),
+)
+def test_heads_read_once_give_the_facts_read_from_the_start(
+    plan: Plan, fmt: str, shares: list[float]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.jsonl"
+        path.write_bytes(render(plan, fmt))
+        transcript = read_transcript(str(path))
+    messages = tuple(get_dialect(transcript.format).context(transcript))
+    _checked_folds(messages, [round(s * len(messages)) for s in shares])
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(TRANSCRIPTS.glob("*.jsonl"))
+    + (sorted(CORPUS.glob("*.jsonl")) if CORPUS.is_dir() else []),
+    ids=lambda p: p.stem,
+)
+def test_heads_of_sessions_read_once_give_the_same_facts(path: Path) -> None:
+    transcript = read_transcript(str(path))
+    messages = tuple(get_dialect(transcript.format).context(transcript))
+    n = len(messages)
+    _checked_folds(messages, [n // 2, n, n * 3 // 4, n // 4, n * 3 // 4 + 1])
+
+
+def test_a_fitting_loop_reads_each_message_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """compact with a budget summarizes several heads, each beginning with the one before: with
+    the reads kept, the messages are read about once in all; the output is the one reading
+    every head from the start gives."""
+    path = str(TRANSCRIPTS / "claude-code-session.jsonl")
+    read: list[int] = []
+    original = facts_module._read_messages
+
+    def counting(messages: Any, state: Any, calls: Any) -> None:
+        read.append(len(messages))
+        original(messages, state, calls)
+
+    monkeypatch.setattr(facts_module, "_read_messages", counting)
+    monkeypatch.setattr(compact_stage, "reading_once", contextlib.nullcontext)
+    alone = run("compact", path, "--max-tokens", "600", "--json", "-o", str(tmp_path / "a.jsonl"))
+    assert alone.exit_code == 0
+    read_alone = list(read)
+    read.clear()
+    monkeypatch.setattr(compact_stage, "reading_once", fact_folds.reading_once)
+    folded = run("compact", path, "--max-tokens", "600", "--json", "-o", str(tmp_path / "f.jsonl"))
+    assert orjson.loads(folded.stdout)["summarized"]
+    assert (tmp_path / "f.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+    assert len(read) == len(read_alone) > 2  # the same heads summarized
+    assert sum(read) < sum(read_alone) / 2

@@ -40,6 +40,7 @@ from compactcli.stages.summarize import (
 )
 from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer
+from compactcli.summarizers.fact_folds import reading_once
 from compactcli.tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 from compactcli.transcript import Line, Record, Transcript
 from compactcli.validation import validate
@@ -431,7 +432,8 @@ def _summarize_step(state: _Round) -> _Round:
         )
     else:
         return dataclasses.replace(state, reason="under the threshold after pruning")
-    fitted = _summarize_to_fit(state)
+    with reading_once():  # the heads each try summarizes are read once
+        fitted = _summarize_to_fit(state)
     return dataclasses.replace(state, result=fitted.result, reason=reason, fitted=fitted)
 
 

@@ -6,13 +6,15 @@ step resolved them, decisions, identifiers, pending asks and open todo items.
 `extract_facts(messages, previous)` reads them from message views of any format, in order, and
 carries on the facts of an earlier compaction, so file lists are cumulative. The extractive
 summarizer renders them; the LLM summarizer is given them as ground truth and has what it dropped
-appended. Thinking is never read.
+appended. Thinking is never read. Within `fact_folds.reading_once()`, summaries of heads that
+begin with the same messages read those messages once.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from copy import deepcopy
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -29,7 +31,7 @@ from compactcli.outcomes import (
     outcome,
     pasted_errors,
 )
-from compactcli.summarizers import carriers
+from compactcli.summarizers import carriers, fact_folds
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers
 from compactcli.summarizers.sentences import (
     FENCE,
@@ -460,6 +462,27 @@ def extract_facts(
     earlier pending asks stay pending only while no assistant text follows; the todo list is
     the latest one.
     """
+    folds = fact_folds.current()
+    fold = fact_folds.resumable(folds, messages, previous, cwd) if folds else None
+    if fold is not None:
+        state, calls = deepcopy((fold.state, fold.calls))
+        _read_messages(messages[len(fold.messages) :], state, calls)
+    else:
+        state, calls = _started(previous, cwd), {}
+        _read_messages(messages, state, calls)
+    if folds is not None:  # kept before the calls left without a result are counted
+        fact_folds.keep(
+            folds, fact_folds.Fold(tuple(messages), previous, cwd, *deepcopy((state, calls)))
+        )
+    for call in (*calls.values(), *state.running.values()):  # calls left without a result
+        _add_paths(state, call, call.modified)
+        if call.command:
+            state.add_command(call.command, "unknown")
+    return _finish(state, previous)
+
+
+def _started(previous: Facts | None, cwd: str | None) -> _State:
+    """The state facts are read into: empty, or carrying on `previous`."""
     state = _State(cwd=cwd)
     if previous is not None:
         state.constraints.extend(previous.constraints)
@@ -475,7 +498,10 @@ def extract_facts(
         state.changes.update(dict.fromkeys((state.local(p), n) for p, n in previous.changes))
         state.plan.extend(previous.plan)
         state.reports.extend(previous.reports)
-    calls: dict[str, _Call] = {}
+    return state
+
+
+def _read_messages(messages: Sequence[Message], state: _State, calls: dict[str, _Call]) -> None:
     for message in messages:
         if message.summary:
             continue
@@ -486,11 +512,6 @@ def extract_facts(
         for block in message.blocks:
             if block.kind == "tool_result":
                 _read_result(block, _polled(calls.pop(block.call_id or "", None), state), state)
-    for call in (*calls.values(), *state.running.values()):  # calls left without a result
-        _add_paths(state, call, call.modified)
-        if call.command:
-            state.add_command(call.command, "unknown")
-    return _finish(state, previous)
 
 
 def _read_user(message: Message, state: _State) -> None:
