@@ -84,36 +84,61 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _string(value: str, key: str | None, counts: Counts, changes: dict[str, str]) -> str:
+SEEN_CHARS = 256
+"""A string up to this long is redacted once per walk, however often it occurs (ids, paths,
+names and types recur in most records: about two thirds of a real session's strings)."""
+
+Seen = dict[tuple[str | None, str], tuple[str, Counts]]
+
+
+def _string(
+    value: str, key: str | None, counts: Counts, changes: dict[str, str], seen: Seen
+) -> str:
     """`value` redacted (as the value of field `key`, when it is one); a `data:` URL as it is."""
     if value.startswith("data:") and ";base64," in value[:120]:
         return value
-    if key is not None:
-        redacted, found = redact_named(key, value)
+    known = seen.get((key, value)) if len(value) <= SEEN_CHARS else None
+    if known is not None:
+        redacted, found = known
     else:
-        redacted, found = redact_kinds(value)
+        redacted, found = _redacted(value, key)
+        if len(value) <= SEEN_CHARS:
+            seen[(key, value)] = redacted, found
     if redacted == value:
         return value
-    if value.startswith(("{", "[")) and _parses(value) and not _parses(redacted):
-        # JSON inside a string (tool call arguments): redact its values, keep it JSON
-        inner, found = redact_value(orjson.loads(value))
-        redacted = orjson.dumps(inner).decode()
     _add(counts, found)
     changes[value] = redacted
     return redacted
 
 
-def _walk(value: Any, counts: Counts, changes: dict[str, str], key: str | None = None) -> Any:
-    """`value` with its strings redacted: the same object when nothing changed."""
+def _redacted(value: str, key: str | None) -> tuple[str, Counts]:
+    if key is not None:
+        redacted, found = redact_named(key, value)
+    else:
+        redacted, found = redact_kinds(value)
+    if redacted == value:
+        return value, found
+    if value.startswith(("{", "[")) and _parses(value) and not _parses(redacted):
+        # JSON inside a string (tool call arguments): redact its values, keep it JSON
+        inner, found = redact_value(orjson.loads(value))
+        redacted = orjson.dumps(inner).decode()
+    return redacted, found
+
+
+def _walk(
+    value: Any, counts: Counts, changes: dict[str, str], seen: Seen, key: str | None = None
+) -> Any:
+    """`value` with its strings redacted: the same object when nothing changed. `seen` holds
+    the short strings redacted so far (`SEEN_CHARS`)."""
     if isinstance(value, str):
-        return _string(value, key, counts, changes)
+        return _string(value, key, counts, changes, seen)
     if isinstance(value, dict):
         result: dict[str, Any] | None = None
         for k, item in value.items():
             if isinstance(item, str) and _opaque(k, value):
                 new = item
             elif isinstance(item, (str, dict, list)):
-                new = _walk(item, counts, changes, k)
+                new = _walk(item, counts, changes, seen, k)
             else:
                 new = item
             if new is not item and result is None:
@@ -126,7 +151,7 @@ def _walk(value: Any, counts: Counts, changes: dict[str, str], key: str | None =
                 result[k] = new
         return value if result is None else result
     if isinstance(value, list):
-        items = [_walk(item, counts, changes) for item in value]
+        items = [_walk(item, counts, changes, seen) for item in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return items
@@ -137,7 +162,7 @@ def redact_value(value: Any) -> tuple[Any, Counts]:
     """`value` (any JSON value) with every secret in its strings redacted, and the counts by
     kind; the same object when it holds none."""
     counts: Counts = {}
-    return _walk(value, counts, {}), counts
+    return _walk(value, counts, {}, {}), counts
 
 
 def _line(record: Record, raw: Any, changes: Mapping[str, str]) -> bytes | None:
@@ -175,6 +200,7 @@ def redact_transcript(transcript: Transcript) -> Redaction:
       could be read from.
     """
     counts: Counts = {}
+    seen: Seen = {}
     records: list[Record] = []
     changed = 0
     for record in transcript.records:
@@ -182,7 +208,7 @@ def redact_transcript(transcript: Transcript) -> Redaction:
             records.append(record)
             continue
         changes: dict[str, str] = {}
-        raw = _walk(record.raw, counts, changes)
+        raw = _walk(record.raw, counts, changes, seen)
         if raw is record.raw:
             records.append(record)
             continue

@@ -76,6 +76,31 @@ def test_only_the_secrets_change_and_the_rest_keeps_its_bytes() -> None:
     assert validate(redaction.transcript).errors == ()
 
 
+def test_a_secret_that_recurs_is_replaced_and_counted_wherever_it_is() -> None:
+    """A short string is redacted once per transcript however often it recurs (ids and names
+    recur in most records): each occurrence is still replaced and counted, as a field name
+    that says secret or as text, and the result is that of redacting each record alone."""
+    records = [
+        {"role": "system", "content": "You are a coding agent."},
+        *(
+            {"role": "user", "content": f"Use the token {GITHUB} to push.", "api_key": "hunter22"}
+            for _ in range(3)
+        ),
+        {"role": "user", "content": "hunter22", "name": f"token {GITHUB}"},
+    ]
+    whole = redact_transcript(read_transcript(str(_write("s.jsonl", records))))
+    alone = [
+        redact_transcript(read_transcript(str(_write(f"r{i}.jsonl", [record]))))
+        for i, record in enumerate(records)
+    ]
+    assert dict(whole.counts) == {"github-token": 4, "api-key": 3}
+    assert sum(r.secrets for r in alone) == whole.secrets
+    assert to_bytes(whole.transcript).splitlines() == [
+        to_bytes(r.transcript).rstrip(b"\n") for r in alone
+    ]
+    assert len(f"Use the token {GITHUB} to push.") <= module.SEEN_CHARS
+
+
 def test_opaque_values_are_never_touched() -> None:
     looks_like_a_key = f"EqQB+{AWS}+Zz9"
     record = {
