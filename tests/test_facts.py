@@ -1521,13 +1521,14 @@ def test_a_fitting_loop_reads_each_message_once(
 
     monkeypatch.setattr(facts_module, "_read_messages", counting)
     monkeypatch.setattr(compact_stage, "reading_once", contextlib.nullcontext)
-    alone = run("compact", path, "--max-tokens", "600", "--json", "-o", str(tmp_path / "a.jsonl"))
+    alone = run("compact", path, "--max-tokens", "900", "--json", "-o", str(tmp_path / "a.jsonl"))
     assert alone.exit_code == 0
     read_alone = list(read)
     read.clear()
     monkeypatch.setattr(compact_stage, "reading_once", fact_folds.reading_once)
-    folded = run("compact", path, "--max-tokens", "600", "--json", "-o", str(tmp_path / "f.jsonl"))
+    folded = run("compact", path, "--max-tokens", "900", "--json", "-o", str(tmp_path / "f.jsonl"))
     assert orjson.loads(folded.stdout)["summarized"]
     assert (tmp_path / "f.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
     assert len(read) == len(read_alone) > 2  # the same heads summarized
-    assert sum(read) < sum(read_alone) / 2
+    # each message about once: the longest head, and a little more where a head grew again
+    assert sum(read) <= max(read_alone) + len(read) < sum(read_alone)
