@@ -187,3 +187,30 @@ def test_a_numbered_heading_with_a_long_aside_opens_a_section() -> None:
     assert fitted.count("Move the scripts to the repo root.") == 1
     # sections with nothing shown are named on one line, without their asides
     assert fitted.endswith("(Not shown: Files and Code Sections, All user messages.)")
+
+
+CODE_UNDER_A_FILE = """Summary:
+1. Primary Request and Intent:
+   - "Move the Dockerfile to the repo root and keep the build working after the move, please."
+3. Files and Code Sections:
+   - **`backend/Dockerfile`** (later moved to `Dockerfile` at repo root, with every COPY path updated for the new build context)
+     - COPY paths updated for the new root build context, the runtime stage left as it was:
+       ```dockerfile
+       COPY backend/src ./src
+       ```
+"""
+
+
+def test_code_is_never_shown_without_the_line_it_belongs_to() -> None:
+    """A tight budget that leaves room for a short line of code but not for the lines that say
+    what it is shows neither: a stray `COPY backend/src ./src` tells the model nothing."""
+    request = '- "Move the Dockerfile to the repo root and keep the build working after the move'
+    for budget in range(40, 120):
+        fitted = fit_earlier(CODE_UNDER_A_FILE, budget, count)
+        assert count(fitted) <= budget
+        if "COPY backend/src ./src" in fitted:
+            assert "COPY paths updated" in fitted, (budget, fitted)
+        if budget >= 60:
+            assert request in fitted
+    whole = fit_earlier(CODE_UNDER_A_FILE, 10_000, count)
+    assert "COPY backend/src ./src" in whole and "COPY paths updated" in whole

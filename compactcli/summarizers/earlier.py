@@ -225,6 +225,15 @@ def priority(section: Section, line: Line) -> int:
     return rank
 
 
+def _introduced(lines: Sequence[Line], chosen: Sequence[int], j: int) -> bool:
+    """Whether the line before code line `j` that is not code (what the code belongs to) is
+    shown: code is never shown without it."""
+    for k in range(j - 1, -1, -1):
+        if not lines[k].code:
+            return chosen[k] >= 0
+    return False
+
+
 def _render(sections: Sequence[Section], chosen: Sequence[Sequence[int]]) -> str:
     """The sections with the chosen shape of each line (-1: left out); sections with nothing
     shown are named on one closing line."""
@@ -302,9 +311,9 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     and code last; within a section, in order), then widened in the same order while room is
     left. When not every line fits, lines of `LOW_PRIORITY` are left out, and so is a line whose
     words are mostly those of a line already taken (`SAME_WORDS`: a request the summary quotes
-    twice). A section that lost lines
-    says how many. The result is never larger than the original, and holds every line of it
-    when that fits.
+    twice), and code whose line that says what it is was left out (`_introduced`). A section
+    that lost lines says how many. The result is never larger than the original, and holds
+    every line of it when that fits.
     """
     sections = parse_earlier(text)
     if not sections:
@@ -326,6 +335,8 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
         words = _words(sections[i].lines[j].text)
         names = _names(sections[i].lines[j].text)
         if rank == LOW_PRIORITY or _repeats(words, names, said, named):
+            continue
+        if rank == CODE_PRIORITY and not _introduced(sections[i].lines, chosen[i], j):
             continue
         price = count(_short(sections[i].lines[j].text)) + 1
         if i not in opened:  # the section's heading and its "more lines" line come with it
