@@ -438,6 +438,7 @@ def _run_sessions(
     import ray.data
 
     _data()
+    output, stats = _absolute(output), _absolute(stats)
     if isinstance(inputs, ray.data.Dataset):
         sessions, root = inputs, None
     else:
@@ -450,6 +451,12 @@ def _run_sessions(
         else:
             rows.write_json(stats)
     return rows
+
+
+def _absolute(path: str | None) -> str | None:
+    """A local `path` relative to this process's folder, made absolute: the workers resolve paths
+    in folders of their own (where their Ray was started). A URI stays as it is."""
+    return path if path is None or "://" in path else os.path.abspath(path)
 
 
 def _read(inputs: str | Sequence[str]) -> tuple[Dataset, str]:

@@ -5,8 +5,9 @@ groups that keep tests on one pytest-xdist worker.
 pyproject.toml). A test that uses a fixture wider than one test (module, class or package scope)
 runs on the worker of the other tests of its module, so that fixture is made once; the console
 examples of the documentation (tests/test_readme.py) run on one worker in document order, since a
-block may read a file under /tmp an earlier block wrote. tests/agents/conftest.py groups the
-real-agent tests by agent.
+block may read a file under /tmp an earlier block wrote. The tests that use the local Ray
+(`local_ray`: those of tests/test_ray.py and the Ray example of docs/ray.md) run on one worker,
+which starts that Ray once. tests/agents/conftest.py groups the real-agent tests by agent.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def _group(item: pytest.Item) -> str | None:
     if isinstance(item, pytest.Function) and item.originalname == "test_console_example":
         return "readme-console"
     info = getattr(item, "_fixtureinfo", None)
+    if info is not None and "local_ray" in info.names_closure:
+        return "ray"  # one local Ray per run, on the worker of every test that uses it
     definitions = info.name2fixturedefs.values() if info is not None else ()
     if any(defs and defs[-1].scope in _SHARED_SCOPES for defs in definitions):
         return item.nodeid.split("::", 1)[0]
@@ -88,6 +91,22 @@ def pytest_configure(config: pytest.Config) -> None:
             "pytest-xdist 3.8 cannot keep the xdist_group tests together under pytest 9.2 or "
             "later; install the test extra (pyproject.toml pins pytest below 9.2)"
         )
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """A local Ray of 2 CPUs, started once for the tests that use it (they run on one worker:
+    `_group`) and shut down when the run ends."""
+    import os
+
+    from compactcli import ray_engine
+
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # the workers' environment too
+    ray_engine.connect(num_cpus=2)
+    yield
+    import ray
+
+    ray.shutdown()
 
 
 @pytest.fixture(autouse=True)

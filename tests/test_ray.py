@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +36,6 @@ except ImportError:
 from compactcli import ray_engine
 
 MODEL = "openai/gpt-4o-mini"
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # the workers' environment too
-    ray_engine.connect(num_cpus=2)
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -391,6 +382,28 @@ def test_a_dataset_of_paths_and_bytes_is_compacted_as_given(
             "",  # no output given: nothing written
         )
     assert rows["archive/empty.jsonl"]["error"] == "archive/empty.jsonl: empty file: no records"
+
+
+def _folder() -> str:
+    return os.getcwd()
+
+
+def test_relative_paths_are_the_callers_not_the_workers(
+    local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers run in the folder their Ray was started in; the outputs and stats of a
+    relative path land in the caller's folder all the same."""
+    workers = ray.get(ray.remote(_folder).remote())
+    caller = tmp_path / "caller"
+    shutil.copytree(FIXTURES / "transcripts", caller / "in", ignore=shutil.ignore_patterns("[!c]*"))
+    monkeypatch.chdir(caller)
+    assert os.path.realpath(workers) != os.path.realpath(caller)
+    rows = ray_engine.compact_sessions("in", output="out", stats="stats", stats_format="json")
+    written = sorted(p.name for p in (caller / "out").iterdir())
+    assert written == sorted(p.name for p in (caller / "in").iterdir())
+    assert rows.count() == len(written) and any((caller / "stats").iterdir())
+    assert all(row["output"].startswith(f"{caller}/out/") for row in ray_engine.rows(rows))
+    assert not (Path(workers) / "out").exists() and not (Path(workers) / "stats").exists()
 
 
 def test_the_cluster_script_of_the_docs_runs_on_folders_in_place_of_buckets(

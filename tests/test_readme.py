@@ -4,8 +4,8 @@ A ```console block holds `$ COMMAND` lines, each followed by the exact output it
 (standard output and standard error together). The commands of a block run in order, each in a
 shell at the repository root with this environment's `compactcli` first on PATH and no provider
 API key in the environment (so the examples of what happens without one hold). ```python
-blocks run in a scratch folder that links to the fixtures; ```pycon blocks are doctests,
-checked as such.
+blocks run in a scratch folder that links to the fixtures (one that uses the Ray engine, on the
+local Ray the Ray tests share); ```pycon blocks are doctests, checked as such.
 """
 
 from __future__ import annotations
@@ -74,11 +74,23 @@ def test_console_example(session: list[tuple[str, list[str]]]) -> None:
         )
 
 
-@pytest.mark.parametrize("code", [body for kind, body in BLOCK.findall(README) if kind == "python"])
+PYTHON = [body for kind, body in BLOCK.findall(README) if kind == "python"]
+
+
+@pytest.mark.parametrize("code", [code for code in PYTHON if "ray_engine" not in code])
 def test_python_example(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+
+
+@pytest.mark.parametrize("code", [code for code in PYTHON if "ray_engine" in code])
+def test_python_example_on_ray(
+    code: str, local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ray example runs on the local Ray the Ray tests share (the example would start one of
+    all the cores itself, as it does for a user)."""
+    test_python_example(code, tmp_path, monkeypatch)
 
 
 def test_the_readme_starts_with_the_two_setup_commands() -> None:
