@@ -7,7 +7,8 @@ runs on the worker of the other tests of its module, so that fixture is made onc
 examples of the documentation (tests/test_readme.py) run on one worker in document order, since a
 block may read a file under /tmp an earlier block wrote. The tests that use the local Ray
 (`local_ray`: those of tests/test_ray.py and the Ray example of docs/ray.md) run on one worker,
-which starts that Ray once. tests/agents/conftest.py groups the real-agent tests by agent.
+which starts that Ray once; so do the tests marked `llm` (litellm calls in the test's process),
+whose worker alone imports litellm. tests/agents/conftest.py groups the real-agent tests by agent.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def _group(item: pytest.Item) -> str | None:
     """The xdist group `item` must run in, or None when any worker may run it."""
     if isinstance(item, pytest.Function) and item.originalname == "test_console_example":
         return "readme-console"
+    if item.get_closest_marker("llm") is not None:
+        return "llm"  # litellm takes seconds to import: one worker imports it
     info = getattr(item, "_fixtureinfo", None)
     if info is not None and "local_ray" in info.names_closure:
         return "ray"  # one local Ray per run, on the worker of every test that uses it

@@ -322,6 +322,7 @@ def test_progress_bar_on_a_terminal_only(folder: Path) -> None:
     ]
 
 
+@pytest.mark.llm
 def test_llm_batch_runs_in_threads_with_one_server(folder: Path) -> None:
     from tests.llm_server import ok, serve
     from tests.test_llm_summarizer import ANSWER, MODEL

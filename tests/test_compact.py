@@ -513,6 +513,7 @@ def test_default_cache_dir() -> None:
     assert default_cache_dir({}) == f"{home}/.cache/compactcli"
 
 
+@pytest.mark.llm
 def test_the_command_makes_no_llm_call_twice(tmp_path: Path) -> None:
     args = ["--force", "--keep-recent-tokens", "2000", "--summarizer", "llm", "--model", MODEL]
     with serve(*[__import__("tests.llm_server").llm_server.ok(ANSWER)]) as server:
@@ -533,6 +534,7 @@ def test_the_command_makes_no_llm_call_twice(tmp_path: Path) -> None:
     assert len(list((tmp_path / "cache" / "summaries").glob("*/*.json"))) == 1
 
 
+@pytest.mark.llm
 def test_llm_calls_count_every_request_the_run_sent() -> None:
     # a budget the first summary misses: fitting asks again, and the first request is retried
     codex = TRANSCRIPTS / "codex-summarize-session.jsonl"

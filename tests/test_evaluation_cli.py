@@ -22,6 +22,8 @@ from compactcli.stages.compact import settle
 from tests.cli_runner import Run, run
 from tests.conftest import EVAL_FIXTURES, FIXTURES, ROOT
 
+pytestmark = pytest.mark.llm  # litellm calls in this process: one worker (tests/conftest.py)
+
 EVAL = EVAL_FIXTURES
 BASELINE = EVAL / "baseline.json"
 REPORT = EVAL / "report.txt"

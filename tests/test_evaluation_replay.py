@@ -81,6 +81,7 @@ def test_recording_forwards_to_the_upstream_and_stores_the_answer(tmp_path: Path
     assert Cassettes(str(tmp_path)).get(request_key(BODY)) == answer
 
 
+@pytest.mark.llm
 def test_an_llm_run_without_its_recordings_fails(tmp_path: Path) -> None:
     folder = tmp_path / "fixtures"
     folder.mkdir()

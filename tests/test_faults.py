@@ -524,6 +524,7 @@ def _llm(server_url: str) -> list[str]:
     return ["--summarizer", "llm", "--model", MODEL, "--api-base", server_url]
 
 
+@pytest.mark.llm
 @pytest.mark.parametrize("status", [401, 403])
 @pytest.mark.parametrize("command", ["summarize", "compact"])
 def test_a_rejected_key_ends_the_run_with_exit_4(tmp_path: Path, status: int, command: str) -> None:
@@ -556,6 +557,7 @@ def _summary(path: Path) -> str:
     return compaction.summary
 
 
+@pytest.mark.llm
 @pytest.mark.parametrize("command", ["summarize", "compact"])
 def test_an_answer_too_large_to_use_falls_back_to_the_extractive_summary(
     tmp_path: Path, command: str

@@ -38,6 +38,8 @@ from compactcli.transcript import Block, Message
 from tests.conftest import ROOT
 from tests.llm_server import LLMServer, Reply, error, ok, serve
 
+pytestmark = pytest.mark.llm  # litellm calls in this process: one worker (tests/conftest.py)
+
 MODEL = "openai/test-model"
 
 

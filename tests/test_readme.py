@@ -77,7 +77,14 @@ def test_console_example(session: list[tuple[str, list[str]]]) -> None:
 PYTHON = [body for kind, body in BLOCK.findall(README) if kind == "python"]
 
 
-@pytest.mark.parametrize("code", [code for code in PYTHON if "ray_engine" not in code])
+@pytest.mark.parametrize(
+    "code",
+    [  # an example that calls litellm runs with the tests that do (`llm`: tests/conftest.py)
+        pytest.param(code, marks=[pytest.mark.llm] if '"llm"' in code else [])
+        for code in PYTHON
+        if "ray_engine" not in code
+    ],
+)
 def test_python_example(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     monkeypatch.chdir(tmp_path)

@@ -207,6 +207,7 @@ def test_compact_redact_and_the_redact_command_leave_no_secret_anywhere(
         assert (a == b) == (leaks(a.decode()) == []), (a[:120], b[:120])
 
 
+@pytest.mark.llm
 @pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_the_llm_summarizer_is_sent_and_writes_no_secret(fmt: str, tmp_path: Path) -> None:
     source = tmp_path / f"{fmt}.jsonl"
@@ -232,6 +233,7 @@ def test_the_llm_summarizer_is_sent_and_writes_no_secret(fmt: str, tmp_path: Pat
     assert b"## Critical context" in out  # the model's summary was used
 
 
+@pytest.mark.llm
 def test_a_summary_in_several_parts_sends_no_secret_back() -> None:
     """A conversation too large for the model's window goes in parts, each part's summary sent
     with the next: a secret the model wrote in one part's answer is not sent on. (A model only

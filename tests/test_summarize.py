@@ -825,6 +825,7 @@ Quoted CSV fields must keep their commas; add a --delimiter option.
 - tests/test_export.py passes (4 tests)."""
 
 
+@pytest.mark.llm
 def test_llm_summary_from_a_local_server_is_used(tmp_path: Path) -> None:
     from tests.llm_server import ok, serve
 
@@ -858,6 +859,7 @@ def test_llm_summary_from_a_local_server_is_used(tmp_path: Path) -> None:
     assert (info["prompt_tokens"], info["completion_tokens"]) == (2000, 150)
 
 
+@pytest.mark.llm
 def test_a_failing_llm_server_falls_back_to_the_extractive_summary_and_says_so(
     tmp_path: Path,
 ) -> None:
