@@ -3,7 +3,7 @@ strategy exit 2 with the install command before any input is read, and everythin
 summarize, exact counts, model windows, eval) answers exactly as it does with litellm.
 
 Each command runs in a fresh interpreter whose `sitecustomize` refuses to import litellm, and,
-for comparison, in one without it."""
+for comparison, in one without it (the evaluation, in the test's own process)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import run
 from tests.conftest import EVAL_FIXTURES, FIXTURES, ROOT
 
 REFUSE_LITELLM = """
@@ -166,6 +167,7 @@ def test_the_same_answers_without_litellm(
         assert '"context_window_source":"model table (' in stdout
 
 
+@pytest.mark.llm  # the run with litellm is made in this process (tests/conftest.py)
 def test_eval_leaves_llm_replay_out_unless_named(no_litellm: Path, tmp_path: Path) -> None:
     fixtures = tmp_path / "fixtures"
     (fixtures / "recordings").mkdir(parents=True)
@@ -174,7 +176,7 @@ def test_eval_leaves_llm_replay_out_unless_named(no_litellm: Path, tmp_path: Pat
         (fixtures / file).write_bytes((EVAL_FIXTURES / file).read_bytes())
     args = ["eval", "--fixtures", str(fixtures), "--budgets", "0.5", "--rounds", "1"]
     without = _run(args, tmp_path, no_litellm)
-    with_litellm = _run(args, tmp_path)
+    with_litellm = run(*args)
     assert without.stderr == with_litellm.stderr == ""
     assert " 5 strategies," in without.stdout.splitlines()[0]
     assert " 6 strategies," in with_litellm.stdout.splitlines()[0]

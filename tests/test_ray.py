@@ -7,6 +7,7 @@ installed, never under CI)."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import re
@@ -24,11 +25,10 @@ from tests.conftest import CORPUS, FIXTURES, ROOT
 from tests.digest import _without_timings
 from tests.llm_server import error, ok, serve
 
-try:
-    import ray
-except ImportError:
+# Ray is imported where a test uses it (importing it takes every collecting process a while)
+if importlib.util.find_spec("ray") is None:
     if os.environ.get("CI"):
-        raise
+        raise ImportError("CI runs the Ray tests: Ray Data must be installed")
     pytest.skip(
         "Ray Data is not installed (pip install 'compactcli[ray]')", allow_module_level=True
     )
@@ -123,6 +123,8 @@ def test_a_command_that_joined_a_running_ray_ends_at_once_and_its_job_with_it(
     its job and workers."""
     session = FIXTURES / "transcripts" / "claude-code-summarize-session.jsonl"
     local = run("compact", str(session), "--force", "-o", str(tmp_path / "local.jsonl"))
+    import ray
+
     address = ray.get_runtime_context().gcs_address
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     out = tmp_path / "ray.jsonl"
@@ -393,6 +395,8 @@ def test_relative_paths_are_the_callers_not_the_workers(
 ) -> None:
     """The workers run in the folder their Ray was started in; the outputs and stats of a
     relative path land in the caller's folder all the same."""
+    import ray
+
     workers = ray.get(ray.remote(_folder).remote())
     caller = tmp_path / "caller"
     shutil.copytree(FIXTURES / "transcripts", caller / "in", ignore=shutil.ignore_patterns("[!c]*"))
