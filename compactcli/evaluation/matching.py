@@ -12,6 +12,7 @@ position of a fact (for superseded values).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -33,10 +34,12 @@ _PATH_CHAR = re.compile(r"[\w.\-/~]")
 _PATH_AFTER = re.compile(r"[\w\-/]|\.\w")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalize(text: str, case_sensitive: bool = True) -> str:
     """`text` normalized for comparison: Unicode NFC; Claude Code Read line prefixes (`   12→`) and
     `cat -n` prefixes (`   12<TAB>`) dropped; markdown emphasis markers at word edges, backticks
-    and quotes removed; whitespace collapsed; case-folded unless `case_sensitive`.
+    and quotes removed; whitespace collapsed; case-folded unless `case_sensitive`. Remembered:
+    the runs of an evaluation search the same messages again and again.
     """
     text = unicodedata.normalize("NFC", text)
     if "→" in text or "\t" in text:
