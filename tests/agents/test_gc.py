@@ -48,10 +48,12 @@ def _normal(
     body: dict[str, object], folder: Path, keys: tuple[str, ...] = ("system", "tools", "messages")
 ) -> dict[str, object]:
     """`body` with the run's folder (its home and working directory, and Claude Code's project
-    name for it) written as one placeholder, so that two runs in two folders compare."""
+    name for it) written as one placeholder, so that two runs in two folders compare, and so is
+    the date Claude Code tells the model (two runs may fall either side of midnight)."""
     text = json.dumps({k: body.get(k) for k in keys})
     text = text.replace(str(folder), "<run>")
     text = text.replace(re.sub(r"[^a-zA-Z0-9]", "-", str(folder)), "<run>")
+    text = re.sub(r"Today's date is \d{4}-\d{2}-\d{2}", "Today's date is <date>", text)
     normal: dict[str, object] = json.loads(text)
     return normal
 
