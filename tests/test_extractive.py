@@ -159,7 +159,10 @@ def test_previous_facts_make_an_update() -> None:
 
 def test_our_own_summary_is_read_back_into_facts() -> None:
     first = summarize(SESSION[:5], 2000)
-    assert "- Ask: Fix the port handling" in first.text
+    # the pending ask is the goal: said once, and read back as the ask
+    assert first.text.count("Fix the port handling") == 1
+    assert "- Ask: (the goal above)" in first.text
+    assert first.facts.pending == (first.facts.goal,)
     parsed = parse_summary(first.text)
     assert parsed is not None
     facts, earlier = parsed

@@ -342,6 +342,8 @@ def _items(
     for ask in facts.pending:
         if ask == quoted_ask:
             add(PENDING, (ASK + SEE_REQUEST,), kept=True)
+        elif ask == facts.goal:  # the goal, still pending: shown once, above
+            add(PENDING, (ASK + SEE_GOAL,), kept=True)
         else:
             add(PENDING, _shapes(one_line(ask), (1000, *_KEPT_CAPS), ASK), kept=True)
     for todo in facts.todos:
@@ -436,8 +438,10 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
         for item in kept:  # the shortest shape of every kept item first
             item.chosen = len(item.shapes) - 1
         used = sum(cost(item, item.chosen) for item in kept)
-        # then widen them, the goal and an earlier summary last, as far as the room allows
-        for item in sorted(kept, key=lambda i: (i.section in (GOAL, EARLIER), i.order)):
+        # then widen them, the goal (unless it is the pending ask) and an earlier summary
+        # last, as far as the room allows
+        last = (EARLIER,) if any(i.shapes == (ASK + SEE_GOAL,) for i in kept) else (GOAL, EARLIER)
+        for item in sorted(kept, key=lambda i: (i.section in last, i.order)):
             for shape in range(item.chosen):
                 extra = cost(item, shape) - cost(item, item.chosen)
                 if used + extra <= room:
@@ -631,6 +635,7 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     answers = [c for c in bullets.get(CONSTRAINTS, []) if c.startswith(ANSWER_PREFIXES)]
     pending = [line.removeprefix(ASK) for line in sections.get(PENDING, []) if line.startswith(ASK)]
     pending = [request if ask == SEE_REQUEST and request else ask for ask in pending]
+    pending = [goal if ask == SEE_GOAL and goal else ask for ask in pending]
     asks = iter(pending)  # a message shown as pending is the pending ask of its turn
     messages = [next(asks, m) if m == SEE_PENDING else m for m in messages]
     todos = [line.removeprefix(TODO) for line in sections.get(PENDING, []) if line.startswith(TODO)]
