@@ -18,7 +18,7 @@ from typing import TypedDict
 
 from compactcli.estimate import context_tokens
 from compactcli.jsonl import dumps
-from compactcli.stages.prune import CLEARED_PREFIXES
+from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.tokens import TokenCounter
 from compactcli.transcript import Record, Transcript
 

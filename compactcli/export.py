@@ -19,16 +19,9 @@ from dataclasses import dataclass
 import orjson
 
 from compactcli.formats import get_dialect
+from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.tools import main_argument
 from compactcli.transcript import Block, Compaction, Message, Transcript
-
-CLEARED = (
-    "[Old tool result cleared:",
-    "[Duplicate tool result cleared:",
-    "[Old tool result content cleared]",
-    "[Old image cleared:",
-)
-"""How a cleared tool output starts (compactcli's placeholders, and Claude Code's own)."""
 
 STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
@@ -175,7 +168,7 @@ def _message(
 
 
 def _cleared(text: str) -> bool:
-    return text.startswith(CLEARED)
+    return text.startswith(CLEARED_PREFIXES)
 
 
 def _prose(text: str, html: bool) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.placeholders import CLEARED_RESULT
 from compactcli.redact import redact
 from compactcli.tools import read_only_command
 from compactcli.transcript import Block
@@ -103,7 +104,6 @@ _TAG = compile_lazily(r"</?tool_use_error>")
 
 # What the prune stage writes after the digest of a result that failed: the error line, so a
 # cleared failure still says how it failed (to the model, and to `outcome` here).
-CLEARED_RESULT = "[Old tool result cleared:"
 CLEARED_FAILURE = "; failed: "
 _CLEARED_ERROR = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_FAILURE) + r"(.+)\]\Z")
 

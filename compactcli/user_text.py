@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.transcript import Message
 
 __all__ = ["has_typed_text", "skill_file", "squeeze", "typed_text"]
@@ -44,9 +45,11 @@ _META_PREFIXES = (
     "The following is a summary of the branch",
     "Another language model started to solve this problem",  # Codex summary prefix
     "[Image:",  # Claude Code: where a pasted image was saved
+    *CLEARED_PREFIXES,  # what compaction left where an image or output was
 )
-_IMAGES_ONLY = compile_lazily(r"(?:\[Image #\d+\]\s*)+")
-"""Placeholders of pasted images and nothing else (with text after them, the text is typed)."""
+_IMAGES_ONLY = compile_lazily(r"(?:\[Image #\d+\]\s*)+|</?image(?:\s[^<>]*)?>")
+"""Placeholders of pasted images and nothing else (with text after them, the text is typed), or
+the tag Codex writes before or after an attached image (`<image name=[Image #1]>`, `</image>`)."""
 _INLINE_META = compile_lazily(
     r"<(system-reminder|ide_selection|ide_opened_file|local-command-caveat|in-app-browser-context)>"
     r".*?</\1>",
@@ -76,7 +79,8 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     Claude Code slash command is its name and arguments); text that opens with an injection
     prefix has none. Injected text: Claude Code meta text (IDE selections, system reminders,
     command caveats, local command output, skill bodies, interrupt markers, task notifications, a
-    pasted image's placeholder with nothing typed after it), Codex context (`AGENTS.md`
+    pasted image's placeholder with nothing typed after it, Codex's tags around an attached image,
+    and the line compaction left where an image or an output was), Codex context (`AGENTS.md`
     instructions, `<environment_context>`, skill bodies), and compaction summaries. The shell
     command is one the person ran (Claude Code `<bash-input>`).
     """

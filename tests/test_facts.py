@@ -275,6 +275,9 @@ def test_meta_text_is_not_a_user_message() -> None:
         ("user", "Base directory for this skill: /skills/x\n\nDo things."),
         ("user", "[Image: source: /home/dev/.claude/image-cache/s/1.png]"),
         ("user", "[Image #1] [Image #2]"),
+        ("user", "<image name=[Image #1]>"),  # Codex's tags around an attached image
+        ("user", "</image>"),
+        ("user", "[Old image cleared: image/png, 311,902 bytes, sha256:af2e]"),  # prune's line
         ("user", "the real one"),
         ("user", "[Image #3] and make it blue"),  # typed after the pasted image's placeholder
         ("user", "<subagent_notification>{}</subagent_notification>"),

@@ -66,7 +66,7 @@ def compactcli_boilerplate() -> Boilerplate:
     from compactcli.evaluation.strategies import DROPPED
     from compactcli.formats import summary_wrappers
     from compactcli.injection import CLOSING, HEAD_HEADING, PREAMBLE, TASK_PREAMBLE
-    from compactcli.stages.prune import CLEARED_PREFIXES
+    from compactcli.placeholders import CLEARED_PREFIXES
     from compactcli.summarizers.extractive import SUMMARY_HEADINGS
     from compactcli.summarizers.prompt import FACTS_HEADING, HEADINGS, PROGRESS_PARTS
 

@@ -22,7 +22,13 @@ from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.estimate import context_tokens, note_context_tokens
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Dialect, UserShell
-from compactcli.outcomes import CLEARED_FAILURE, CLEARED_RESULT, CLEARED_SOFT, error_line, outcome
+from compactcli.outcomes import CLEARED_FAILURE, CLEARED_SOFT, error_line, outcome
+from compactcli.placeholders import (
+    CLEARED_DUPLICATE,
+    CLEARED_IMAGE,
+    CLEARED_PREFIXES,
+    CLEARED_RESULT,
+)
 from compactcli.redact import redact
 from compactcli.stats import StageStats
 from compactcli.tokens import TokenCounter
@@ -36,13 +42,6 @@ from compactcli.tools import (
     shell_command,
 )
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
-
-CLEARED_PREFIXES = (
-    CLEARED_RESULT,
-    "[Duplicate tool result cleared:",
-    "[Old tool result content cleared]",  # Claude Code's own microcompact
-    "[Old image cleared:",
-)
 
 
 class ClearedResult(TypedDict):
@@ -468,7 +467,7 @@ def placeholder(
 def duplicate_placeholder(result_tool: str, text: str, digest: str) -> str:
     """The line that replaces an older copy of an output that appears again later."""
     return (
-        f"[Duplicate tool result cleared: same output as a later {result_tool} call — "
+        f"{CLEARED_DUPLICATE} same output as a later {result_tool} call — "
         f"{len(text):,} chars, sha256:{digest}]"
     )
 
@@ -528,7 +527,7 @@ def _clear_image(edits: _Edits, message: Message, block: Block, counter: TokenCo
     data = content_bytes(raw)
     digest = sha256(data)
     media = _media_type(raw)
-    line = f"[Old image cleared: {media}, {len(data):,} bytes, sha256:{digest}]"
+    line = f"{CLEARED_IMAGE} {media}, {len(data):,} bytes, sha256:{digest}]"
     if counter.text_tokens(line) >= counter.block_tokens(block):
         return
     index = message.index

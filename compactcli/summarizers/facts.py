@@ -20,7 +20,6 @@ from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import (
-    CLEARED_RESULT,
     aborted,
     cleared_error,
     error_line,
@@ -31,6 +30,7 @@ from compactcli.outcomes import (
     outcome,
     pasted_errors,
 )
+from compactcli.placeholders import CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers
 from compactcli.summarizers.sentences import (
