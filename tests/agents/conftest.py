@@ -36,8 +36,11 @@ GROUPS = {"test_claude_code_resume": "claude", "test_codex_resume": "codex", "te
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    inside: dict[Path, bool] = {}  # each test file's folder resolved once, not once per test
     for item in items:
-        if HERE in Path(str(item.path)).resolve().parents:
+        if item.path not in inside:
+            inside[item.path] = HERE in Path(str(item.path)).resolve().parents
+        if inside[item.path]:
             item.add_marker(pytest.mark.agents)
             params = getattr(getattr(item, "callspec", None), "params", {})
             agent = params.get("agent", GROUPS.get(Path(str(item.path)).stem))
