@@ -306,6 +306,46 @@ _READ_ONLY_PROGRAMS = frozenset(
         "test",
     ]
 )
+_READ_ONLY_CMDLETS = frozenset(
+    [
+        "get-content",
+        "gc",
+        "get-childitem",
+        "gci",
+        "dir",
+        "select-string",
+        "sls",
+        "test-path",
+        "get-item",
+        "gi",
+        "get-itemproperty",
+        "get-command",
+        "gcm",
+        "resolve-path",
+        "get-location",
+        "gl",
+        "select-object",
+        "select",
+        "where-object",
+        "where",
+        "measure-object",
+        "measure",
+        "sort-object",
+        "format-table",
+        "ft",
+        "format-list",
+        "fl",
+        "out-string",
+        "write-output",
+        "write-host",
+        "get-filehash",
+        "convertfrom-json",
+        "split-path",
+        "join-path",
+        "get-date",
+    ]
+)
+"""PowerShell's cmdlets (and their aliases) that only read or print; its names are case-blind."""
 _READ_ONLY_GIT = frozenset(
     ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
 )
@@ -343,7 +383,7 @@ def read_only_command(command: str) -> bool:
     """Whether every program of a shell command line only reads (lists, prints, searches: its output
     is a read, its success says nothing): `cd` prefixes, pipes and `2>&1` allowed, no output
     redirection, no `sed -i`, `tee` or `find -delete`; `sed` only with `-n`, `git` only with a
-    reading subcommand.
+    reading subcommand; PowerShell's reading cmdlets in any case (`Get-Content`, `gci`, ...).
     """
     command = command.strip()
     if not command or "\n" in command or _WRITES.search(command):
@@ -366,19 +406,22 @@ def read_only_command(command: str) -> bool:
             if not rest or rest[0] not in _READ_ONLY_GIT:
                 return False
             continue
-        if program not in _READ_ONLY_PROGRAMS:
+        if program not in _READ_ONLY_PROGRAMS and program.lower() not in _READ_ONLY_CMDLETS:
             return False
     return True
 
 
 _READ_COMMAND = compile_lazily(
     r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
-    r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+))\s+([^\s|;&<>$`]+)"
+    r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+)|"
+    r"(?i:get-content|gc|type)(?:\s+-(?i:raw|path|literalpath|(?:totalcount|tail|head|first)\s+\d+))*)"
+    r"\s+([^\s|;&<>$`]+)"
 )
 
 
 def shell_reads(name: str | None, arguments: Any) -> list[str]:
-    """Paths a shell command reads with cat / sed -n / nl / head / tail."""
+    """Paths a shell command reads with cat / sed -n / nl / head / tail, or PowerShell's
+    `Get-Content` (`gc`, `type`)."""
     command = shell_command(name, arguments)
     found: list[str] = []
     for match in _READ_COMMAND.finditer(command):

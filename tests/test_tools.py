@@ -12,7 +12,9 @@ from compactcli.tools import (
     call_kind,
     main_argument,
     poll_target,
+    read_only_command,
     shell_command,
+    shell_reads,
     tool_kind,
     touched_files,
 )
@@ -179,3 +181,29 @@ def _segments_by_characters(command: str) -> list[str]:
 @given(st.text(alphabet="ab \\'\"|;&>12\n", max_size=40))
 def test_command_lines_split_as_the_shell_rule_says(command: str) -> None:
     assert _segments(command) == _segments_by_characters(command)
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only", "reads"),
+    [
+        ("Get-Content README.md", True, ["README.md"]),
+        ("get-content -Raw web\\package.json", True, ["web\\package.json"]),
+        (
+            "gc C:\\Users\\me\\.codex\\skills\\x\\SKILL.md",
+            True,
+            ["C:\\Users\\me\\.codex\\skills\\x\\SKILL.md"],
+        ),
+        ("Get-ChildItem -Force", True, []),
+        ("Get-Content src\\a.ts | Select-Object -First 40", True, ["src\\a.ts"]),
+        ("Select-String -Path *.py -Pattern TODO", True, []),
+        ("Set-Content notes.txt hello", False, []),
+        ("Get-Content a.txt > b.txt", False, ["a.txt"]),  # reads it, and writes
+        ("Remove-Item -Recurse build", False, []),
+        ("if (Test-Path x.json) { Get-Content x.json }", False, []),
+    ],
+)
+def test_powershell_reads_are_reads(command: str, read_only: bool, reads: list[str]) -> None:
+    """Codex on Windows runs PowerShell: its reading cmdlets (in any case) are read-only
+    commands, and `Get-Content` names the file it reads, as `cat` does."""
+    assert read_only_command(command) is read_only
+    assert shell_reads("shell_command", {"command": command}) == reads
