@@ -107,7 +107,15 @@ def open_input(path: str, data: bytes | None = None) -> Iterator[BinaryIO]:
             yield handle
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def _describe_bad(line: bytes, body: bytes, error: Exception, last: bool) -> str:
+    if body.startswith(_UTF16_BOMS):
+        return (
+            "not UTF-8 but UTF-16 (it starts with a UTF-16 byte-order mark, as Windows "
+            "PowerShell's > writes files): convert it first, e.g. iconv -f UTF-16 -t UTF-8"
+        )
     try:
         body.decode("utf-8")
     except UnicodeDecodeError as bad:

@@ -29,6 +29,11 @@ BROKEN_CASES = [
         "truncated.jsonl:2: truncated last line: no closing newline and not complete JSON",
     ),
     ("invalid-utf8.jsonl", "invalid-utf8.jsonl:1: invalid UTF-8 at byte 30 of the line"),
+    (
+        "utf-16.jsonl",
+        "utf-16.jsonl:1: not UTF-8 but UTF-16 (it starts with a UTF-16 byte-order mark, as "
+        "Windows PowerShell's > writes files): convert it first, e.g. iconv -f UTF-16 -t UTF-8",
+    ),
     ("not-object.jsonl", "not-object.jsonl:2: expected a JSON object, found an array"),
     ("empty.jsonl", "empty.jsonl: empty file: no records"),
     ("blank.jsonl", "blank.jsonl: no records: the file holds only blank lines"),
