@@ -1298,6 +1298,19 @@ def test_the_goal_is_never_a_bare_slash_command_or_a_placeholder() -> None:
         )
     )
     assert facts.goal == "Make the login form remember the email."
+    # a command that sets up the session states no task, whatever its arguments; another does
+    for setting in ("/model claude-opus-4-6-thinking", "/effort high", "/Model opus"):
+        facts = extract_facts(
+            conversation(
+                ("user", setting),
+                ("user", "Build the spec in docs/spec.md."),
+                ("assistant", [text("On it.")]),
+            )
+        )
+        assert facts.goal == "Build the spec in docs/spec.md.", setting
+        assert facts.user_messages[0] == setting
+    facts = extract_facts(conversation(("user", "/review the docs"), ("user", "and the tests")))
+    assert facts.goal == "/review the docs"
 
 
 def test_a_long_message_keeps_its_rule_and_error_lines_from_the_middle() -> None:

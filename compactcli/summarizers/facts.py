@@ -30,7 +30,7 @@ from compactcli.outcomes import (
     outcome,
     pasted_errors,
 )
-from compactcli.placeholders import CLEARED_RESULT
+from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers
 from compactcli.summarizers.sentences import (
@@ -701,17 +701,31 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     _add_error(state, error)
 
 
-_PLACEHOLDER_GOALS = ("[Old tool result", "[Request interrupted", "[Duplicate tool result")
+_PLACEHOLDER_GOALS = (*CLEARED_PREFIXES, "[Request interrupted")
+SETTING_COMMANDS = frozenset(
+    {
+        *("add-dir", "agents", "approvals", "bug", "clear", "compact", "config", "context"),
+        *("cost", "doctor", "effort", "exit", "export", "fast", "help", "hooks", "hotkeys"),
+        *("ide", "login", "logout", "mcp", "memory", "model", "new", "output-style"),
+        *("permissions", "plugin", "privacy-settings", "quit", "release-notes", "rename"),
+        *("resume", "rewind", "sandbox", "session", "settings", "status", "statusline"),
+        *("terminal-setup", "theme", "thinking", "upgrade", "usage", "vim"),
+    }
+)
+"""The agents' slash commands that set up the session (its model, its settings, its view):
+with whatever arguments, they state no task."""
 
 
 def _goal_of(messages: Sequence[str]) -> str:
-    """The first user message that states a task: not a bare slash command (`/clear`), not a
-    placeholder; the first message when none does."""
+    """The first user message that states a task: not a bare slash command (`/clear`), not one
+    that sets up the session (`/model opus`, `SETTING_COMMANDS`), not a placeholder; the first
+    message when none does."""
     for message in messages:
         text = message.strip()
         if text.startswith(_PLACEHOLDER_GOALS):
             continue
-        if text.startswith("/") and len(text.split()) == 1:
+        words = text.split()
+        if text.startswith("/") and (len(words) == 1 or words[0][1:].lower() in SETTING_COMMANDS):
             continue
         return message
     return messages[0] if messages else ""
