@@ -170,6 +170,8 @@ def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> s
     return main_argument(name, arguments, limit=limit)
 
 
+_DRIVE = compile_lazily(r"^[A-Za-z]:[\\/]")
+"""A Windows path: a drive letter first."""
 _HOME = compile_lazily(r"^(?:/Users/[^/]+|/home/[^/]+|/root|[A-Za-z]:\\Users\\[^\\]+)(?=$|[/\\])")
 """A home directory at the start of a working directory: macOS, Linux, root's, Windows."""
 
@@ -177,7 +179,8 @@ _HOME = compile_lazily(r"^(?:/Users/[^/]+|/home/[^/]+|/root|[A-Za-z]:\\Users\\[^
 def local_path(path: str, cwd: str | None) -> str:
     """`path` relative to `cwd` when it lies under it, as the agent working there names it
     (`/repo/src/a.py` in `/repo`: `src/a.py`; `c:\\dev\\app\\main.py` in `c:\\dev\\app`:
-    `main.py`); any other path as it is. A path from the home directory (`~/.config/x`) is read
+    `main.py`, and so is `C:/dev/app/main.py`: a Windows path is matched with either slash and in
+    any case); any other path as it is. A path from the home directory (`~/.config/x`) is read
     in the home `cwd` lies in (`/Users/NAME`, `/home/NAME`, `/root`, `C:\\Users\\NAME`), so that
     `~/.config/x` and `/Users/NAME/.config/x` are one file (`.config/x` in the home directory
     itself); one outside `cwd`, or where `cwd` names no home, is left as it is."""
@@ -195,6 +198,10 @@ def local_path(path: str, cwd: str | None) -> str:
     for prefix in (base + "/", base + "\\"):
         if len(prefix) > 1 and len(path) > len(prefix) and path.startswith(prefix):
             return path[len(prefix) :]
+    if _DRIVE.match(base) and len(path) > len(base) + 1:  # Windows: either slash, any case
+        folded = base.replace("\\", "/").lower() + "/"
+        if path[: len(folded)].replace("\\", "/").lower() == folded:
+            return path[len(folded) :]
     return given
 
 

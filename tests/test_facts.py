@@ -1449,6 +1449,9 @@ def test_each_format_names_the_directory_its_agent_worked_in(name: str, which: i
         ("/repo", "/repo", "/repo"),  # the directory itself
         ("src/a.py", "/repo", "src/a.py"),  # relative already
         ("c:\\dev\\app\\main.py", "c:\\dev\\app", "main.py"),
+        ("c:/dev/app/src/main.py", "c:\\dev\\app", "src/main.py"),  # Windows: either slash
+        ("C:\\Dev\\App\\main.py", "c:\\dev\\app", "main.py"),  # and any case
+        ("c:/dev/app2/main.py", "c:\\dev\\app", "c:/dev/app2/main.py"),
         ("/a.py", "/", "/a.py"),  # the root is no working directory to name files from
         ("/repo/a.py", None, "/repo/a.py"),
         # from the home directory: read in the home the working directory lies in
