@@ -263,19 +263,24 @@ def content_error(text: str, *, shell: bool) -> str:
 
 
 def _no_match(command: str, code: int | None, text: str) -> bool:
-    """A search that found nothing (`grep`, `rg` exit 1 with no error printed), not a failure."""
-    if code != 1 or not command:
+    """A search that found nothing (`grep`, `rg` exit 1 with no error printed), or a look that
+    found nothing (a read-only command, `ls x 2>/dev/null`, exit 1 or 2 with nothing printed):
+    not a failure."""
+    if code not in (1, 2) or not command:
+        return False
+    body = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.match(line.strip()))
+    if body.strip():
         return False
     words = command.strip().split()
     program = next((w.rsplit("/", 1)[-1] for w in words if "=" not in w and w != "cd"), "")
-    body = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.match(line.strip()))
-    return program in _NO_MATCH_PROGRAMS and not body.strip()
+    return (code == 1 and program in _NO_MATCH_PROGRAMS) or read_only_command(command)
 
 
 def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False) -> Outcome:
-    """How a tool call went, from its result block. A search that found nothing (`grep` exit 1)
-    did not fail. With `soft`, a call that did not fail but whose output carries an error
-    (`content_error`) is `ok` with that error line."""
+    """How a tool call went, from its result block. A search or a look that found nothing
+    (`grep` exit 1, `ls x 2>/dev/null` exit 1 or 2, with nothing printed) did not fail. With
+    `soft`, a call that did not fail but whose output carries an error (`content_error`) is
+    `ok` with that error line."""
     text = block.text
     if text.startswith(_REJECTED):
         match = _REJECTION_REASON.search(text)

@@ -1214,17 +1214,31 @@ def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
     assert facts.identifiers == ("commit 2e45f5f (branch main)",)
 
 
-def test_a_search_that_finds_nothing_is_not_an_error() -> None:
+def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
     searched = conversation(
         ("user", "is it used?"),
         ("assistant", [call("s", "Bash", command='grep -rn "pendingBash" src')]),
         ("user", [result("s", "Exit code 1", is_error=True)]),
+        # a look that found nothing: a read-only command, nothing printed, exit 1 or 2
+        ("assistant", [call("l", "Bash", command="ls ~/.claude/memory/ 2>/dev/null")]),
+        ("user", [result("l", "Exit code 2", is_error=True)]),
+        ("assistant", [call("m", "Bash", command="cat notes/MEMORY.md 2>/dev/null")]),
+        ("user", [result("m", "Exit code 1", is_error=True)]),
         ("assistant", [call("t", "Bash", command="npm test")]),
         ("user", [result("t", "Exit code 1\nError: boom", is_error=True)]),
+        # what a look printed when it failed is an error
+        ("assistant", [call("c", "Bash", command="cat src/missing.ts")]),
+        (
+            "user",
+            [result("c", "Exit code 1\ncat: src/missing.ts: No such file", is_error=True)],
+        ),
     )
     facts = extract_facts(searched)
-    assert [e.text for e in facts.errors] == ["Error: boom"]
-    assert [(c.command, c.outcome) for c in facts.commands] == [("npm test", "failed")]
+    assert [e.text for e in facts.errors] == ["Error: boom", "cat: src/missing.ts: No such file"]
+    assert [(c.command, c.outcome) for c in facts.commands] == [
+        ("npm test", "failed"),
+        ("cat src/missing.ts", "failed"),
+    ]
 
 
 def test_an_error_printed_by_a_call_that_did_not_fail_is_an_error() -> None:
