@@ -15,7 +15,7 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.transcript import Message
 
-__all__ = ["has_typed_text", "skill_file", "squeeze", "typed_text"]
+__all__ = ["has_typed_text", "pi_skill", "skill_file", "squeeze", "typed_text"]
 
 SKILL_BASE = "Base directory for this skill:"
 _META_PREFIXES = (
@@ -56,6 +56,10 @@ _INLINE_META = compile_lazily(
     re.DOTALL,
 )
 _SKILL_PATH = compile_lazily(r"<path>\s*([^<\n]+?)\s*</path>")
+_PI_SKILL = compile_lazily(
+    r'^<skill name="([^"]+)" location="([^"]+)">\n(.*?)\n</skill>(?:\n\n(.+))?$', re.DOTALL
+)
+"""pi's `/skill:NAME args`: the skill's body in a `<skill>` block, then what the person typed."""
 _COMMAND_NAME = compile_lazily(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = compile_lazily(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _BASH_INPUT = compile_lazily(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
@@ -81,8 +85,9 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     command caveats, local command output, skill bodies, interrupt markers, task notifications, a
     pasted image's placeholder with nothing typed after it, Codex's tags around an attached image,
     and the line compaction left where an image or an output was), Codex context (`AGENTS.md`
-    instructions, `<environment_context>`, skill bodies), and compaction summaries. The shell
-    command is one the person ran (Claude Code `<bash-input>`).
+    instructions, `<environment_context>`, skill bodies), pi's skill blocks (the text typed after
+    one is the message), and compaction summaries. The shell command is one the person ran
+    (Claude Code `<bash-input>`).
     """
     stripped = _INLINE_META.sub("", text).strip()
     if not stripped:
@@ -95,15 +100,27 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
         args = _COMMAND_ARGS.search(stripped)
         typed = name.group(1) + (" " + args.group(1) if args and args.group(1) else "")
         return typed.strip() or None, None
+    pi = _PI_SKILL.match(stripped) if stripped.startswith("<skill name=") else None
+    if pi:
+        return (squeeze(pi.group(4)) or None) if pi.group(4) else None, None
     if stripped.startswith(_META_PREFIXES) or _IMAGES_ONLY.fullmatch(stripped):
         return None, None
     return (squeeze(stripped) or None), None
 
 
+def pi_skill(text: str) -> tuple[str, str, str] | None:
+    """(name, `SKILL.md` path, body) of the skill a pi user message opens with, or None."""
+    found = _PI_SKILL.match(text) if text.startswith("<skill name=") else None
+    return (found.group(1), found.group(2), found.group(3)) if found else None
+
+
 def skill_file(text: str) -> str | None:
     """The `SKILL.md` of the skill whose body `text` is, in its folder's own separator; None for
     other text. Claude Code opens a skill's body with its folder, Codex wraps it in `<skill>`
-    with a `<path>` (the folder or the file)."""
+    with a `<path>` (the folder or the file), pi in `<skill name=... location=FILE>`."""
+    pi = pi_skill(text)
+    if pi:
+        return pi[1]
     if text.startswith("<skill>"):
         found = _SKILL_PATH.search(text, 0, 2000)
         folder = found.group(1) if found else ""

@@ -309,6 +309,29 @@ def test_a_skill_body_names_its_skill_file_in_the_folders_own_separator() -> Non
     assert facts.user_messages == ()
 
 
+def test_a_pi_skill_block_is_the_skills_not_the_users_and_what_follows_it_is_typed() -> None:
+    """pi's `/skill:NAME args` sends the skill's body in a `<skill name=... location=...>` block,
+    then the arguments the person typed: the body gives the skill's rules and file, the
+    arguments are the user's message."""
+    block = (
+        '<skill name="graphify" location="/home/ana/.pi/agent/skills/graphify/SKILL.md">\n'
+        "References are relative to /home/ana/.pi/agent/skills/graphify.\n\n"
+        "# /graphify\n\nTurn a folder into a graph.\n\nNever print the raw JSON.\n</skill>"
+    )
+    messages = conversation(
+        ("user", block + "\n\nrun it on src/ only"),
+        ("assistant", [text("On it.")]),
+        ("user", block),
+        ("assistant", [text("Again.")]),
+    )
+    facts = extract_facts(messages)
+    assert facts.user_messages == ("run it on src/ only",)
+    assert facts.goal == "run it on src/ only"
+    assert facts.files_read == ("/home/ana/.pi/agent/skills/graphify/SKILL.md",)
+    assert "Skill graphify: Never print the raw JSON." in facts.constraints
+    assert "Never print the raw JSON." not in facts.constraints  # not a rule the user set
+
+
 def test_a_command_that_printed_one_short_line_keeps_it_as_its_answer() -> None:
     codex = "Chunk ID: f3\nWall time: 0.0000 seconds\nProcess exited with code 0\nOutput:\n{}\n"
     messages = conversation(
@@ -1325,6 +1348,11 @@ def test_the_goal_is_never_a_bare_slash_command_or_a_placeholder() -> None:
         assert facts.user_messages[0] == setting
     facts = extract_facts(conversation(("user", "/review the docs"), ("user", "and the tests")))
     assert facts.goal == "/review the docs"
+    # a yes or a go-on (as the first message after an earlier compaction often is) is no task
+    facts = extract_facts(
+        conversation(("user", "yez"), ("user", "Ok, go ahead!"), ("user", "fix it"), ("user", "x"))
+    )
+    assert facts.goal == "fix it"
 
 
 def test_a_long_message_keeps_its_rule_and_error_lines_from_the_middle() -> None:

@@ -23,6 +23,7 @@ import orjson
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import head_tail
 from compactcli.tools import INSTRUCTION_FILES, base_name
+from compactcli.user_text import pi_skill
 
 ANSWER_CHARS = 400
 ANSWERED = "Answered "
@@ -494,6 +495,9 @@ def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
 
 def skill_rules(text: str) -> tuple[str, list[str]] | None:
     """A skill body's name and its binding lines, or None when `text` is no skill body."""
+    pi = pi_skill(text)
+    if pi:
+        return pi[0], _skill_lines(pi[2])
     base = _SKILL_DIR.search(text[:400])
     if not base and "<skill>" not in text[:200]:
         return None

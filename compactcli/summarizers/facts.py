@@ -716,13 +716,27 @@ SETTING_COMMANDS = frozenset(
 with whatever arguments, they state no task."""
 
 
+_ASSENT = frozenset(
+    {
+        *("ahead", "alright", "cont", "continue", "contnue", "cool", "do", "go", "good"),
+        *("great", "it", "k", "lgtm", "nice", "ok", "okay", "on", "perfect", "please"),
+        *("pls", "proceed", "sounds", "sure", "thank", "thanks", "ty", "y", "yeah", "yep"),
+        *("yes", "yez", "you", "yup"),
+    }
+)
+"""Words that only say yes or go on (`yes`, `ok go ahead`, `continue`): no task on their own."""
+_WORD = compile_lazily(r"[a-z]+")
+
+
 def _goal_of(messages: Sequence[str]) -> str:
     """The first user message that states a task: not a bare slash command (`/clear`), not one
-    that sets up the session (`/model opus`, `SETTING_COMMANDS`), not a placeholder; the first
-    message when none does."""
+    that sets up the session (`/model opus`, `SETTING_COMMANDS`), not only a yes or a go-on
+    (`yes`, `continue`: `_ASSENT`), not a placeholder; the first message when none does."""
     for message in messages:
         text = message.strip()
         if text.startswith(_PLACEHOLDER_GOALS):
+            continue
+        if len(text) <= 40 and set(_WORD.findall(text.lower())) <= _ASSENT:
             continue
         words = text.split()
         if text.startswith("/") and (len(words) == 1 or words[0][1:].lower() in SETTING_COMMANDS):
