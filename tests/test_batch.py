@@ -222,9 +222,9 @@ def test_one_bad_file_is_reported_by_name_and_the_others_are_compacted(folder: P
     assert result.stderr == (
         "error: logs/broken.jsonl:2: invalid JSON: unexpected end of data at column 51\n"
         "logs/codex-summarize-session.jsonl: not summarized: the summary would not be smaller "
-        "than the turns it replaces (242 tokens, 57 replaced)\n"
+        "than the turns it replaces (221 tokens, 57 replaced)\n"
         "logs/openai-summarize-session.jsonl: not summarized: the summary would not make the "
-        "context smaller (2,623 tokens, 2,538 before)\n"
+        "context smaller (2,602 tokens, 2,538 before)\n"
     )
     assert result.stdout == (
         "file                                      before   after         saved  status               \n"
