@@ -156,7 +156,7 @@ def call_kind(name: str | None, arguments: Any) -> ToolKind:
 def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> str:
     """The command a shell call ran, on one line (its main argument); for a code-mode script,
     the commands of the shell calls it makes, joined by `; `; empty when it runs none (a
-    script that calls no shell tool, Codex `write_stdin`)."""
+    script that calls no shell tool, Codex `write_stdin`, alone or in a script)."""
     if base_name(name) in POLLS:
         return ""
     if is_script(name, arguments):
@@ -164,7 +164,9 @@ def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> s
         parts = (
             main_argument(c.name, c.arguments, limit=limit)
             for c in calls
-            if c.arguments is not None and tool_kind(c.name) == "shell"
+            if c.arguments is not None
+            and tool_kind(c.name) == "shell"
+            and base_name(c.name) not in POLLS
         )
         return "; ".join(part for part in parts if part)
     return main_argument(name, arguments, limit=limit)

@@ -142,6 +142,9 @@ def test_a_code_mode_script_is_read_as_the_calls_it_makes() -> None:
     assert shell_command("exec", "text(1 + 1)") == "text(1 + 1)"
     assert shell_command("Bash", {"command": "ls -la"}) == "ls -la"
     assert shell_command("write_stdin", {"session_id": 3, "chars": "y\n"}) == ""
+    # a script that only reads more of a running command's output runs no command
+    polled = 'const r = await tools.write_stdin({"session_id":95469,"chars":""});\ntext(r);'
+    assert shell_command("exec", polled) == ""
 
 
 def _segments_by_characters(command: str) -> list[str]:
