@@ -369,9 +369,8 @@ def _render(items: Sequence[_Item], update: bool) -> str:
         if not shown:
             continue
         lines = [section]
-        # a line said once: two errors of the same text from different calls can both come
-        # down to their shortest shape, which no longer names the call; a constraint is not
-        # said again when a user message shown above holds it
+        # a line said once: two errors cut short no longer name their calls and may read the
+        # same; a constraint a user message shown above holds is not said again
         texts = dict.fromkeys(item.shapes[item.chosen] for item in shown)
         if section == CONSTRAINTS:
             texts = dict.fromkeys(t for t in texts if not _said(t.removeprefix("- "), said))
@@ -438,8 +437,7 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
         for item in kept:  # the shortest shape of every kept item first
             item.chosen = len(item.shapes) - 1
         used = sum(cost(item, item.chosen) for item in kept)
-        # then widen them, the goal (unless it is the pending ask) and an earlier summary
-        # last, as far as the room allows
+        # then widen them as far as the room allows (the goal, unless an ask, and EARLIER last)
         last = (EARLIER,) if any(i.shapes == (ASK + SEE_GOAL,) for i in kept) else (GOAL, EARLIER)
         for item in sorted(kept, key=lambda i: (i.section in last, i.order)):
             for shape in range(item.chosen):
@@ -496,8 +494,7 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
             for number, tier in enumerate(_tiers(others)):
                 spent += take(tier, left - spent)
                 spent = widen(tier, spent, 0 if number == 0 else 1, left)
-        # widen every optional item with a fuller shape (long user messages, reports), in
-        # rank order, to the fullest shape that fits
+        # widen every optional item with a fuller shape, in rank order, as far as it fits
         widen([*focused, *others], spent, 0, left)
         text = _render(items, update)
         tokens = count(text)
@@ -634,8 +631,7 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     constraints = [c for c in bullets.get(CONSTRAINTS, []) if not c.startswith(ANSWER_PREFIXES)]
     answers = [c for c in bullets.get(CONSTRAINTS, []) if c.startswith(ANSWER_PREFIXES)]
     pending = [line.removeprefix(ASK) for line in sections.get(PENDING, []) if line.startswith(ASK)]
-    pending = [request if ask == SEE_REQUEST and request else ask for ask in pending]
-    pending = [goal if ask == SEE_GOAL and goal else ask for ask in pending]
+    pending = [{SEE_REQUEST: request, SEE_GOAL: goal}.get(ask) or ask for ask in pending]
     asks = iter(pending)  # a message shown as pending is the pending ask of its turn
     messages = [next(asks, m) if m == SEE_PENDING else m for m in messages]
     todos = [line.removeprefix(TODO) for line in sections.get(PENDING, []) if line.startswith(TODO)]
