@@ -1,6 +1,7 @@
 """The format registry (`compactcli.formats`): every registered format loads whole, a name that is
 not registered is an error everywhere (never a silent default), and no stage, counter or command
-imports a format's own modules: they ask the registry."""
+imports a format's own modules: they ask the registry; and no module of the package is over
+`MODULE_LINES` lines."""
 
 from __future__ import annotations
 
@@ -86,3 +87,16 @@ def _outside_formats() -> list[Path]:
 def test_nothing_outside_the_formats_imports_a_format_package(path: Path) -> None:
     found = [m for m in _imports(path) if m.startswith(OWN)]
     assert not found
+
+
+MODULE_LINES = 800
+"""The most lines a module of the package may have: a module a newcomer reads in one sitting."""
+
+
+def test_no_module_is_over_its_size() -> None:
+    sizes = {
+        str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in sorted(PACKAGE.rglob("*.py"))
+    }
+    assert {name: n for name, n in sizes.items() if n > MODULE_LINES} == {}
+    assert len(sizes) > 50  # the whole package was read
