@@ -257,6 +257,27 @@ def test_a_report_takes_off_bold_markers_but_not_a_globs_stars() -> None:
     )
 
 
+def test_a_report_of_a_proposed_plan_leaves_the_plans_steps_to_the_plan() -> None:
+    """The steps a Codex `<proposed_plan>` gives the plan (`proposed_plans`, the first
+    `PLAN_STEPS`) are not said again in the report of its turn; the rest of it is."""
+    steps = [f"- Step {n}: wire part {n} of the engine" for n in range(1, 16)]
+    text = (
+        "Here is the plan.\n<proposed_plan>\n# Engine plan\n\n**Summary**\n"
+        "Build it in Rust, deterministic.\n\n" + "\n".join(steps) + "\n</proposed_plan>"
+    )
+    shown = proposed_plans(text)
+    assert len(shown) == 12 and shown[0] == "Engine plan"
+    found = report(text)
+    assert found is not None
+    # its prose, and the steps beyond the plan's twelve; no tag, no step the plan shows
+    assert found.split("; ") == [
+        "Here is the plan.",
+        "Summary",
+        "Build it in Rust, deterministic.",
+        *(f"Step {n}: wire part {n} of the engine" for n in range(12, 16)),
+    ]
+
+
 def test_a_skill_gives_its_urls_time_zones_and_file_names_after_its_rules() -> None:
     body = (
         "Base directory for this skill: /home/u/.claude/skills/ship\n\n"

@@ -653,11 +653,18 @@ REPORT_MIN_CHARS = 60
 """A last message shorter than this (a greeting, a question back) reports nothing."""
 
 
+def _step_key(step: str) -> str:
+    return step.replace("**", "").strip("*_ ").rstrip("…")[:150]
+
+
 def report(text: str) -> str | None:
     """An end-of-turn message (what was done or found) as one line: its prose and list lines outside
     code, markdown markers taken off, joined by `; ` (at most `REPORT_CHARS`; a long one keeps
     its head and its end, where agents flag what is open and ask); None for a short message.
+    A Codex `<proposed_plan>` gives the plan its steps (`proposed_plans`): the report leaves out
+    its tags and the steps the plan shows, and keeps the rest of it.
     """
+    shown = {_step_key(step) for step in proposed_plans(text)}
     lines: list[str] = []
     fenced = False
     for raw in text.splitlines():
@@ -666,9 +673,14 @@ def report(text: str) -> str | None:
             continue
         if fenced or not raw.strip() or raw.strip().startswith("|---"):
             continue
+        if raw.strip() in ("<proposed_plan>", "</proposed_plan>"):
+            continue
         item = _LIST_ITEM.match(raw)
         line = item.group(1) if item else raw.strip().lstrip("#").strip()
-        lines.append(_one_line(_BOLD.sub(r"\1", line).strip("*_ ")))
+        line = _one_line(_BOLD.sub(r"\1", line).strip("*_ "))
+        if shown and _step_key(line) in shown:
+            continue
+        lines.append(line)
     found = "; ".join(dict.fromkeys(line for line in lines if line))
     if len(found) < REPORT_MIN_CHARS:
         return None
