@@ -596,3 +596,20 @@ def test_a_window_of_a_long_rule_sentence_is_not_repeated_when_the_message_is_sh
     found = summarize(messages, 4000).text
     assert "## Constraints and preferences" not in found
     assert found.count("invite only") == 1  # in the goal, shown whole
+
+
+def test_a_rule_the_quoted_request_holds_is_not_said_again() -> None:
+    """The request quoted verbatim after the summary carries its own rules: the summary does not
+    list them again (it lists the rules of earlier messages, and every rule when nothing is
+    quoted)."""
+    last = "Check the header again. Never touch the CSS variables; keep the dark theme."
+    messages = conversation(
+        ("user", "Fix the header layout. Always run the linter before you finish."),
+        ("assistant", [text("I fixed the header layout and ran the linter.")]),
+        ("user", last),
+    )
+    quoted = summarize(messages, 2000, quoted_request=messages[-1]).text
+    plain = summarize(messages, 2000).text
+    assert "Never touch the CSS variables" in plain
+    assert "Never touch the CSS variables" not in quoted
+    assert "Always run the linter before you finish." in quoted  # an earlier message's rule

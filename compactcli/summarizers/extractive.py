@@ -223,15 +223,14 @@ def _items(
     """Every item the summary of `facts` may show, with its shapes and whether it is kept.
 
     Kept items, always shown: the earlier summary, the goal, every constraint (and the user's
-    words from tool results), modified file, unresolved error, pending ask and open todo, and
-    the current state. The rest rank, first added first: user messages (newest first, the
-    full text of long ones last), the approved plan, end-of-turn reports, identifiers the goal
-    does not already name (newest first), decisions, mid-turn reports, failed commands and
-    resolved errors, files read, other commands. A command's error line that the errors show
-    (an unresolved error is always shown) is not said again at the command.
-    """
+    words from tool results) the request quoted after the summary does not hold, modified file,
+    unresolved error, pending ask and open todo, and the current state. The rest rank, first
+    added first: user messages (newest first, the full text of long ones last), the approved
+    plan, end-of-turn reports, identifiers the goal does not name (newest first), decisions,
+    mid-turn reports, failed commands and resolved errors, files read, other commands. What the
+    quoted request gives is a reference to it; a command's error line the errors show is not
+    said again at the command."""
     items: list[_Item] = []
-    # what the request quoted after the summary gives, shown as a reference to it
     quoted_message = quoted.user_messages[-1] if quoted and quoted.user_messages else None
     quoted_ask = quoted.pending[-1] if quoted and quoted.pending else None
 
@@ -273,6 +272,8 @@ def _items(
         # newest first: a later message outranks an earlier one
         add(USER_MESSAGES, shapes, rank=100 + (total - number))
     for constraint, olds in fold_superseded(facts.constraints):
+        if not olds and quoted_message and _said(constraint, (quoted_message,)):
+            continue  # the request quoted after the summary says it
         add(CONSTRAINTS, _folded_shapes(constraint, olds, (*_KEPT_CAPS, 60), "- "), kept=True)
     for answer in facts.answers:
         add(CONSTRAINTS, _shapes(answer, (*_KEPT_CAPS, 60), "- "), kept=True)
