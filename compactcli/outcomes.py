@@ -234,6 +234,13 @@ _DIAGNOSTIC = compile_lazily(
 SOFT_LINES = 5
 """How many first lines of a tool result that is not a shell's are read for an error."""
 _NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"})
+_SEARCH = compile_lazily(r"(?:^|[|;&(]\s*)(?:\S*/)?(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp)\s")
+_COMPLAINT = compile_lazily(
+    r"^[\w./-]+: .*\b(?:no such file|permission denied|cannot|can't|not found|error|invalid|"
+    r"illegal|unrecognized|missing)\b",
+    re.IGNORECASE,
+)
+"""A program's complaint about its input (`cat: a.ts: No such file or directory`)."""
 
 
 def content_error(text: str, *, shell: bool) -> str:
@@ -264,13 +271,19 @@ def content_error(text: str, *, shell: bool) -> str:
 
 def _no_match(command: str, code: int | None, text: str) -> bool:
     """A search that found nothing (`grep`, `rg` exit 1 with no error printed), or a look that
-    found nothing (a read-only command, `ls x 2>/dev/null`, exit 1 or 2 with nothing printed):
-    not a failure."""
+    found nothing (a read-only command, `ls x 2>/dev/null`, exit 1 or 2 with nothing printed;
+    `echo "== tasks" && grep -c x f`, exit 1 with no error line printed): not a failure."""
     if code not in (1, 2) or not command:
         return False
     body = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.match(line.strip()))
-    if body.strip():
-        return False
+    if body.strip():  # a read-only chain whose search found nothing, and nothing complained
+        return (
+            code == 1
+            and bool(_SEARCH.search(command))
+            and read_only_command(command)
+            and not content_error(text, shell=True)
+            and not any(_COMPLAINT.match(line.strip()) for line in body.splitlines())
+        )
     words = command.strip().split()
     program = next((w.rsplit("/", 1)[-1] for w in words if "=" not in w and w != "cd"), "")
     return (code == 1 and program in _NO_MATCH_PROGRAMS) or read_only_command(command)

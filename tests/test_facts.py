@@ -1247,6 +1247,11 @@ def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
         ("user", [result("l", "Exit code 2", is_error=True)]),
         ("assistant", [call("m", "Bash", command="cat notes/MEMORY.md 2>/dev/null")]),
         ("user", [result("m", "Exit code 1", is_error=True)]),
+        (
+            "assistant",
+            [call("g", "Bash", command='echo "== done" && grep -c "\\[x\\]" tasks.md')],
+        ),
+        ("user", [result("g", "== done\n0\n\nCommand exited with code 1", is_error=True)]),
         ("assistant", [call("t", "Bash", command="npm test")]),
         ("user", [result("t", "Exit code 1\nError: boom", is_error=True)]),
         # what a look printed when it failed is an error
