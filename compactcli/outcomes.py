@@ -234,7 +234,10 @@ _DIAGNOSTIC = compile_lazily(
 SOFT_LINES = 5
 """How many first lines of a tool result that is not a shell's are read for an error."""
 _NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"})
-_SEARCH = compile_lazily(r"(?:^|[|;&(]\s*)(?:\S*/)?(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp)\s")
+_SEARCH = compile_lazily(
+    r"(?:^|[|;&(]\s*)(?:\S*/)?(?:" + "|".join(sorted(_NO_MATCH_PROGRAMS)) + r")\s"
+)
+"""One of the searches of `_NO_MATCH_PROGRAMS` run somewhere in a command line."""
 _COMPLAINT = compile_lazily(
     r"^[\w./-]+: .*\b(?:no such file|permission denied|cannot|can't|not found|error|invalid|"
     r"illegal|unrecognized|missing)\b",
@@ -291,9 +294,9 @@ def _no_match(command: str, code: int | None, text: str) -> bool:
 
 def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False) -> Outcome:
     """How a tool call went, from its result block. A search or a look that found nothing
-    (`grep` exit 1, `ls x 2>/dev/null` exit 1 or 2, with nothing printed) did not fail. With
-    `soft`, a call that did not fail but whose output carries an error (`content_error`) is
-    `ok` with that error line."""
+    (`_no_match`: `grep` exit 1, `ls x 2>/dev/null` exit 1 or 2) did not fail. With `soft`, a
+    call that did not fail but whose output carries an error (`content_error`) is `ok` with
+    that error line."""
     text = block.text
     if text.startswith(_REJECTED):
         match = _REJECTION_REASON.search(text)
