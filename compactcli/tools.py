@@ -355,6 +355,10 @@ _READ_ONLY_CMDLETS = frozenset(
     ]
 )
 """PowerShell's cmdlets (and their aliases) that only read or print; its names are case-blind."""
+_CURL_SENDS = compile_lazily(
+    r"^(?:-[a-zA-Z]*[oOXdFTK]|--(?:output|remote-name|request|data|form|upload-file|json|config)\b)"
+)
+"""A curl option that writes a file or sends data (`-o`, `-O`, `-X`, `-d`, `-F`, `-T`, ...)."""
 _READ_ONLY_GIT = frozenset(
     ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
 )
@@ -392,7 +396,8 @@ def read_only_command(command: str) -> bool:
     """Whether every program of a shell command line only reads (lists, prints, searches: its output
     is a read, its success says nothing): `cd` prefixes, pipes and `2>&1` allowed, no output
     redirection, no `sed -i`, `tee` or `find -delete`; `sed` only with `-n`, `git` only with a
-    reading subcommand; PowerShell's reading cmdlets in any case (`Get-Content`, `gci`, ...).
+    reading subcommand, `curl` only fetching (no `-o`, `-X`, `-d` ...); PowerShell's reading
+    cmdlets in any case (`Get-Content`, `gci`, ...).
     """
     command = command.strip()
     if not command or "\n" in command or _WRITES.search(command):
@@ -408,6 +413,10 @@ def read_only_command(command: str) -> bool:
             continue
         if program == "sed":
             if "-n" not in words:
+                return False
+            continue
+        if program == "curl":  # a fetch that prints what it got, writing and sending nothing
+            if any(_CURL_SENDS.match(word) for word in words[1:]):
                 return False
             continue
         if program == "git":

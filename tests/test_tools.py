@@ -210,3 +210,23 @@ def test_powershell_reads_are_reads(command: str, read_only: bool, reads: list[s
     commands, and `Get-Content` names the file it reads, as `cat` does."""
     assert read_only_command(command) is read_only
     assert shell_reads("shell_command", {"command": command}) == reads
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("curl -sS https://txline.example/docs.yaml", True),
+        ("curl -fsSL https://example.com/install.txt | head -20", True),
+        ('curl -s -w "%{http_code}" http://127.0.0.1:8080/api/health', True),
+        ("curl -s -o page.html https://example.com", False),
+        ("curl -sSo page.html https://example.com", False),
+        ("curl -O https://example.com/a.tar.gz", False),
+        ("curl -X POST http://127.0.0.1:8080/api/kill", False),
+        ("curl -d '{\"a\": 1}' http://127.0.0.1:8080/api", False),
+        ("curl --data-binary @body.json http://127.0.0.1:8080/api", False),
+    ],
+)
+def test_a_curl_that_only_fetches_is_a_read(command: str, read_only: bool) -> None:
+    """A fetch prints a document (whose text may say "error" without being the session's
+    error): read-only; one that writes a file or sends data is not."""
+    assert read_only_command(command) is read_only
