@@ -387,6 +387,23 @@ def _segments(command: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
+def and_chain(command: str) -> list[str]:
+    """The commands of a line joined only by `&&` (a pipe inside one stays with it), each of
+    which succeeded when the line did; `[command]` for a line with `||` or `;`."""
+    parts: list[str] = []
+    current: list[str] = []
+    for token in _SHELL_TOKEN.findall(command):
+        if token in ("||", ";", ";;"):
+            return [command]
+        if token == "&&":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(token)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
 _WRITES = compile_lazily(
     r"(?<![0-9&])>{1,2}(?!&)\s*(?!/dev/null)\S|\btee\b|\bsed\s+-i|\s-delete\b|-exec\b"
 )

@@ -946,6 +946,25 @@ def test_a_success_resolves_only_the_errors_of_its_command_or_of_its_path() -> N
     ]
 
 
+def test_a_chain_that_passed_resolves_the_errors_of_each_of_its_commands() -> None:
+    """`a && b` succeeded only when `a` and `b` did: the errors of `cargo test` are resolved by
+    `cargo fmt && cargo test`; not by `cargo test || true`, which passes whatever the tests do."""
+    steps = [  # (command, output, failed)
+        ("cargo test --workspace", "error[E0277]: the trait bound is not satisfied", True),
+        ("npm run build", "Error: Cannot find module 'x'", True),
+        ("cargo fmt --all && cargo test --workspace", "test result: ok", False),
+        ("npm run build || true", "Error: Cannot find module 'x'", False),
+    ]
+    turns: list[tuple[str, Any]] = [("user", "Fix the build.")]
+    for n, (command, output, failed) in enumerate(steps):
+        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
+        turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
+    facts = extract_facts(conversation(*turns))
+    resolved = {e.where: e.resolved for e in facts.errors}
+    assert resolved["cargo test --workspace"] is True
+    assert resolved["npm run build"] is False
+
+
 @pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.name)
 def test_every_fixture_gives_facts_with_a_goal(path: Path) -> None:
     transcript = read_transcript(str(path))

@@ -53,6 +53,7 @@ from compactcli.summarizers.tool_calls import (
 )
 from compactcli.tools import (
     SOFT_ERROR_KINDS,
+    and_chain,
     call_kind,
     local_path,
     poll_target,
@@ -262,17 +263,19 @@ class _Errors:
             self._all[key] = error
             self._index(key, error)
 
-    def resolve(self, key: str, where: str, kind: str) -> None:
+    def resolve(self, key: str, where: str, kind: str, *, exact: bool = False) -> None:
         """Mark resolved the errors a call that succeeded resolves: one of command `key` (as
-        `command_key` gives it) those of the same command or a narrower run of it (`pytest -q`
-        after `pytest -q x`); one without a command those at the same `where` made by a tool
-        of its `kind` (an edit resolves any)."""
+        `command_key` gives it) those of the same command or (unless `exact`) a narrower run of
+        it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
+        made by a tool of its `kind` (an edit resolves any)."""
         if not where:
             return
         if key:
             bucket = self._by_program.get(key.split(" ", 1)[0], {})
             found = [
-                k for k in bucket if self._failed[k] == key or self._failed[k].startswith(key + " ")
+                k
+                for k in bucket
+                if self._failed[k] == key or (not exact and self._failed[k].startswith(key + " "))
             ]
         else:
             found = [
@@ -401,9 +404,13 @@ class _State:
         self.commands[key] = Command(command, status, detail, runs)
 
     def resolve(self, call: _Call, where: str) -> None:
-        """Mark earlier errors resolved by `call`, which succeeded: same command, or same path
-        with a tool of the same kind (a successful edit resolves a failed edit or read)."""
+        """Mark earlier errors resolved by `call`, which succeeded: same command (or one of the
+        commands it ran joined by `&&`, each of which succeeded), or same path with a tool of
+        the same kind (a successful edit resolves a failed edit or read)."""
         self.errors.resolve(command_key(call.command) if call.command else "", where, call.kind)
+        chain = and_chain(call.command) if "&&" in call.command else []
+        for part in chain if len(chain) > 1 else ():  # each the very command that failed
+            self.errors.resolve(command_key(part), where, call.kind, exact=True)
 
 
 IDENTIFIERS = 60
