@@ -372,36 +372,33 @@ operator, or a run of anything else."""
 _SPLITS = frozenset({"&&", "||", ";;", "|", ";"})
 
 
-def _segments(command: str) -> list[str]:
-    """The simple commands of a command line: split at `&&`, `||`, `;` and `|` outside quotes
-    (a lone `&`, as in `2>&1` or a background job, does not split)."""
+def _split(command: str, at: frozenset[str]) -> list[str]:
+    """`command` split at the operators `at` outside quotes, each part stripped, empty ones
+    left out."""
     parts: list[str] = []
     current: list[str] = []
     for token in _SHELL_TOKEN.findall(command):
-        if token in _SPLITS:
+        if token in at:
             parts.append("".join(current))
             current = []
         else:
             current.append(token)
     parts.append("".join(current))
     return [part.strip() for part in parts if part.strip()]
+
+
+def _segments(command: str) -> list[str]:
+    """The simple commands of a command line: split at `&&`, `||`, `;` and `|` outside quotes
+    (a lone `&`, as in `2>&1` or a background job, does not split)."""
+    return _split(command, _SPLITS)
 
 
 def and_chain(command: str) -> list[str]:
     """The commands of a line joined only by `&&` (a pipe inside one stays with it), each of
     which succeeded when the line did; `[command]` for a line with `||` or `;`."""
-    parts: list[str] = []
-    current: list[str] = []
-    for token in _SHELL_TOKEN.findall(command):
-        if token in ("||", ";", ";;"):
-            return [command]
-        if token == "&&":
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(token)
-    parts.append("".join(current))
-    return [part.strip() for part in parts if part.strip()]
+    if any(token in ("||", ";", ";;") for token in _SHELL_TOKEN.findall(command)):
+        return [command]
+    return _split(command, frozenset({"&&"}))
 
 
 _WRITES = compile_lazily(
