@@ -318,6 +318,40 @@ def test_a_skill_names_its_task_and_its_workflow_steps_before_its_rules() -> Non
     )
 
 
+def test_a_skills_front_matter_and_preamble_bind_nothing_once_run() -> None:
+    """A skill's front matter is no rule (its description says what the skill is for when no
+    paragraph under a title does), and its preamble's set-up steps and one-time question are
+    no rules either: down to the next heading of the preamble's level or higher."""
+    body = (
+        "Base directory for this skill: /home/u/.claude/skills/idea\n\n"
+        "---\nname: idea\ndescription: Always rank ideas; use when asked what to build.\n---\n\n"
+        "## Preamble (run first)\n\n```bash\n# a comment, not a heading\nmkdir -p ~/.tel\n```\n"
+        "If `PROMPTED` is `no`: ask the user about telemetry. Change it in `~/.tel/config.json`.\n"
+        "### Answers\n\n- Never ask twice.\n\n"
+        "This only happens once. If `PROMPTED` is `yes`, skip this entirely.\n\n"
+        "## Rules\n\n- Never praise a bad idea.\n- Write `report.html` before you stop.\n"
+    )
+    assert skill_rules(body) == (
+        "idea",
+        [
+            "Always rank ideas; use when asked what to build.",
+            "Never praise a bad idea.",
+            "Write `report.html` before you stop.",
+            "Names: report.html",
+        ],
+    )
+    titled = body.replace("## Rules", "# Idea\n\nFind the idea worth building.\n\n## Rules")
+    assert skill_rules(titled) == (
+        "idea",
+        [
+            "Find the idea worth building.",
+            "Never praise a bad idea.",
+            "Write `report.html` before you stop.",
+            "Names: report.html",
+        ],
+    )
+
+
 def test_a_files_newest_changes_are_shown_whole_while_they_fit() -> None:
     notes = [f"`line {n} was`" + " -> " + f"`line {n} is`" for n in range(6)]  # 31 characters
     # the newest four fit whole, with the count of the others

@@ -562,11 +562,56 @@ def _skill_task(text: str) -> list[str]:
 
 
 def _skill_lines(text: str) -> list[str]:
-    """A skill's task (`_skill_task`), then its rules (`_rules`), then the names it gives
-    (`_skill_names`), each said once."""
-    names = _skill_names(text)
+    """A skill's task (`_skill_task`, else its front matter's description), then its rules
+    (`_rules`), then the names it gives (`_skill_names`), each said once; read from its body
+    (`_body`)."""
+    body, description = _body(text)
+    names = _skill_names(body)
     named = [f"Names: {', '.join(names)}"] if names else []
-    return list(dict.fromkeys([*_skill_task(text), *_rules(text), *named]))
+    task = _skill_task(body) or ([_cut(description, 240)] if description else [])
+    return list(dict.fromkeys([*task, *_rules(body), *named]))
+
+
+_FRONT_KEY = compile_lazily(r"^[\w-]+:\s")
+_DESCRIPTION = compile_lazily(r"^description:\s*(\S.*)$")
+_SETUP_HEADING = compile_lazily(r"^(#{1,6})\s+.*\b(?:preamble|telemetry)\b", re.IGNORECASE)
+
+
+def _body(text: str) -> tuple[str, str]:
+    """An instruction text without what binds nothing once it has run: its front matter (the
+    `---` block of `name:`, `description:`... before its first heading) and the sections under
+    a preamble or telemetry heading (`## Preamble (run first)`: set-up steps and the one-time
+    questions they ask, down to the next heading of the same level or higher); with the front
+    matter's description."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    description = ""
+    front = fenced = headed = False
+    skipping = 0  # the level of the set-up heading whose section is skipped, or 0
+    for position, raw in enumerate(lines):
+        line = raw.strip()
+        fenced = fenced != line.startswith("```")
+        if front:
+            front = line != "---"
+            found = _DESCRIPTION.match(line)
+            description = found.group(1).strip() if found else description
+            continue
+        if line == "---" and not headed:
+            following = next((n.strip() for n in lines[position + 1 :] if n.strip()), "")
+            if _FRONT_KEY.match(following):
+                front = True
+                continue
+        if _ANY_HEADING.match(line) and not fenced:
+            headed = True
+            level = len(line) - len(line.lstrip("#"))
+            if skipping and level <= skipping:
+                skipping = 0
+            setup = _SETUP_HEADING.match(line)
+            if setup and not skipping:
+                skipping = len(setup.group(1))
+        if not skipping:
+            kept.append(raw)
+    return "\n".join(kept), description
 
 
 _SKILL_URL = compile_lazily(r"\bhttps?://[^\s<>()\[\]{}`'\"|\\*]+")
