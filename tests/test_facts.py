@@ -965,6 +965,35 @@ def test_a_chain_that_passed_resolves_the_errors_of_each_of_its_commands() -> No
     assert resolved["npm run build"] is False
 
 
+def test_the_error_of_a_failed_chain_is_resolved_once_each_of_its_commands_passed() -> None:
+    """Which command of a failed `a && b` printed its error is not known: it is resolved once
+    `a` and `b` have each succeeded since, alone or in other chains; one of them is not
+    enough. A command that only sets the shell up (`source`, `export`) need not pass again."""
+    steps = [  # (command, output, failed)
+        ("cargo fmt --check && cargo clippy", "error: unused import `Foo`", True),
+        ("make lint && make test", "Error 2: lint failed", True),
+        ("npm ci && npm test", "npm ERR! Test failed.", True),
+        ("source .venv/bin/activate && pytest -q", "E   AssertionError", True),
+        ("cd /repo && pytest -q", "3 passed", False),  # `source` only set the shell up
+        ("cargo fmt --check", "", False),
+        ("npm ci", "added 12 packages", False),  # its first command: not a narrower run of it
+        ("make test", "ok", False),
+        ("cargo clippy && cargo build", "Finished", False),
+    ]
+    turns: list[tuple[str, Any]] = [("user", "Make it pass.")]
+    for n, (command, output, failed) in enumerate(steps):
+        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
+        turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
+    facts = extract_facts(conversation(*turns))
+    resolved = {e.where: e.resolved for e in facts.errors}
+    assert resolved == {
+        "cargo fmt --check && cargo clippy": True,
+        "make lint && make test": False,
+        "npm ci && npm test": False,
+        "source .venv/bin/activate && pytest -q": True,
+    }
+
+
 @pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.name)
 def test_every_fixture_gives_facts_with_a_goal(path: Path) -> None:
     transcript = read_transcript(str(path))

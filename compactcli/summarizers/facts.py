@@ -32,6 +32,8 @@ from compactcli.outcomes import (
 )
 from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds
+from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
+from compactcli.summarizers.error_ledger import ErrorLedger
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers
 from compactcli.summarizers.sentences import (
     FENCE,
@@ -59,7 +61,6 @@ from compactcli.tools import (
     poll_target,
     read_only_command,
     shell_reads,
-    tool_kind,
     touched_files,
 )
 from compactcli.transcript import Block, Message
@@ -72,14 +73,6 @@ class Command:
     outcome: str  # "ok" | "failed" | "rejected" | "unknown"
     detail: str = ""  # a short excerpt of what it printed: its error, or its one-line answer
     runs: int = 1  # how many times it ran (the outcome is the last run's)
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorFact:
-    text: str  # the distinctive error line
-    resolved: bool
-    tool: str = ""
-    where: str = ""  # the path or command it came from
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,86 +214,6 @@ class _Unique:
         return len(self._items)
 
 
-_ErrorKey = tuple[str, str]  # (text, where): one error per line and place
-
-
-class _Errors:
-    """The errors found, one per line and place, in the order last seen, the unresolved ones
-    indexed by what resolves them (`resolve`): a long session's every successful call looks
-    at its few candidates, not at every error."""
-
-    __slots__ = ("_all", "_by_program", "_by_where", "_failed")
-
-    def __init__(self) -> None:
-        self._all: dict[_ErrorKey, ErrorFact] = {}
-        self._failed: dict[_ErrorKey, str] = {}  # an unresolved error's `command_key(where)`
-        self._by_program: dict[str, dict[_ErrorKey, None]] = {}  # by that key's first word
-        self._by_where: dict[str, dict[_ErrorKey, None]] = {}
-
-    def values(self) -> Iterable[ErrorFact]:
-        return self._all.values()
-
-    def put(self, error: ErrorFact) -> None:
-        """`error` after the others (an earlier one of its line and place is dropped)."""
-        key = (error.text, error.where)
-        self._forget(key)
-        self._all.pop(key, None)
-        self._all[key] = error
-        self._index(key, error)
-
-    def keep(self, error: ErrorFact) -> None:
-        """`error`, unless one of its line and place is there already."""
-        key = (error.text, error.where)
-        if key not in self._all:
-            self._all[key] = error
-            self._index(key, error)
-
-    def update(self, errors: Iterable[ErrorFact]) -> None:
-        """Each of `errors` in place of one of its line and place, else after the others."""
-        for error in errors:
-            key = (error.text, error.where)
-            self._forget(key)
-            self._all[key] = error
-            self._index(key, error)
-
-    def resolve(self, key: str, where: str, kind: str, *, exact: bool = False) -> None:
-        """Mark resolved the errors a call that succeeded resolves: one of command `key` (as
-        `command_key` gives it) those of the same command or (unless `exact`) a narrower run of
-        it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
-        made by a tool of its `kind` (an edit resolves any)."""
-        if not where:
-            return
-        if key:
-            bucket = self._by_program.get(key.split(" ", 1)[0], {})
-            found = [
-                k
-                for k in bucket
-                if self._failed[k] == key or (not exact and self._failed[k].startswith(key + " "))
-            ]
-        else:
-            found = [
-                k
-                for k in self._by_where.get(where, {})
-                if kind == "edit" or tool_kind(self._all[k].tool) == kind
-            ]
-        for k in found:
-            self._forget(k)
-            self._all[k] = replace(self._all[k], resolved=True)
-
-    def _index(self, key: _ErrorKey, error: ErrorFact) -> None:
-        if error.resolved:
-            return
-        failed = self._failed[key] = command_key(error.where)
-        self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
-        self._by_where.setdefault(error.where, {})[key] = None
-
-    def _forget(self, key: _ErrorKey) -> None:
-        failed = self._failed.pop(key, None)
-        if failed is not None:
-            self._by_program[failed.split(" ", 1)[0]].pop(key, None)
-            self._by_where[key[1]].pop(key, None)
-
-
 @dataclass(slots=True)
 class _State:
     user_messages: list[str] = field(default_factory=list)
@@ -308,7 +221,7 @@ class _State:
     read: _Unique = field(default_factory=_Unique)
     modified: _Unique = field(default_factory=_Unique)
     commands: dict[str, Command] = field(default_factory=dict)  # by command, in last-run order
-    errors: _Errors = field(default_factory=_Errors)  # in the order last seen
+    errors: ErrorLedger = field(default_factory=ErrorLedger)  # in the order last seen
     decisions: _Unique = field(default_factory=_Unique)
     todos: dict[str, tuple[str, str]] = field(default_factory=dict)
     todo_seen: bool = False

@@ -1,0 +1,128 @@
+"""The errors a session met, and which of them a later step resolved.
+
+`ErrorLedger` holds one `ErrorFact` per error line and place (the path or command it came
+from), in the order last seen, and marks an error resolved when a later call succeeds where it
+failed (`ErrorLedger.resolve`): the same command or a wider run of it, each command of a chain
+joined by `&&` (a failed chain's error once every command of it has passed), or the same path
+with a tool of the same kind. Unresolved errors are indexed by what resolves them, so each
+successful call of a long session looks at its few candidates, not at every error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from compactcli.summarizers.tool_calls import command_key
+from compactcli.tools import and_chain, tool_kind
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFact:
+    text: str  # the distinctive error line
+    resolved: bool
+    tool: str = ""
+    where: str = ""  # the path or command it came from
+
+
+ErrorKey = tuple[str, str]  # (text, where): one error per line and place
+
+
+_SETUP = frozenset({"source", ".", "export"})
+"""Commands of a chain that only set up the shell for the next (`source .venv/bin/activate &&
+pytest`): not what printed its error, and not run again alone."""
+
+
+class ErrorLedger:
+    """The errors found, one per line and place, in the order last seen, the unresolved ones
+    indexed by what resolves them (`resolve`): a long session's every successful call looks
+    at its few candidates, not at every error."""
+
+    __slots__ = ("_all", "_by_part", "_by_program", "_by_where", "_failed", "_unpassed")
+
+    def __init__(self) -> None:
+        self._all: dict[ErrorKey, ErrorFact] = {}
+        self._failed: dict[ErrorKey, str] = {}  # an unresolved error's `command_key(where)`
+        self._by_program: dict[str, dict[ErrorKey, None]] = {}  # by that key's first word
+        self._by_where: dict[str, dict[ErrorKey, None]] = {}
+        # an error of a failed `a && b`: the commands of it not seen to succeed since
+        self._unpassed: dict[ErrorKey, set[str]] = {}
+        self._by_part: dict[str, dict[ErrorKey, None]] = {}
+
+    def values(self) -> Iterable[ErrorFact]:
+        return self._all.values()
+
+    def put(self, error: ErrorFact) -> None:
+        """`error` after the others (an earlier one of its line and place is dropped)."""
+        key = (error.text, error.where)
+        self._forget(key)
+        self._all.pop(key, None)
+        self._all[key] = error
+        self._index(key, error)
+
+    def keep(self, error: ErrorFact) -> None:
+        """`error`, unless one of its line and place is there already."""
+        key = (error.text, error.where)
+        if key not in self._all:
+            self._all[key] = error
+            self._index(key, error)
+
+    def update(self, errors: Iterable[ErrorFact]) -> None:
+        """Each of `errors` in place of one of its line and place, else after the others."""
+        for error in errors:
+            key = (error.text, error.where)
+            self._forget(key)
+            self._all[key] = error
+            self._index(key, error)
+
+    def resolve(self, key: str, where: str, kind: str, *, exact: bool = False) -> None:
+        """Mark resolved the errors a call that succeeded resolves: one of command `key` (as
+        `command_key` gives it) those of the same command or (unless `exact`) a narrower run of
+        it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
+        made by a tool of its `kind` (an edit resolves any). The error of a failed chain `a &&
+        b` (which of its commands printed it is not known) is resolved once each of them has
+        succeeded, alone or in another chain."""
+        if not where:
+            return
+        if key:
+            bucket = self._by_program.get(key.split(" ", 1)[0], {})
+            found = [
+                k
+                for k in bucket
+                if self._failed[k] == key
+                or (not exact and k not in self._unpassed and self._failed[k].startswith(key + " "))
+            ]
+            for k in self._by_part.pop(key, {}):
+                self._unpassed[k].discard(key)
+                if not self._unpassed[k]:
+                    found.append(k)
+        else:
+            found = [
+                k
+                for k in self._by_where.get(where, {})
+                if kind == "edit" or tool_kind(self._all[k].tool) == kind
+            ]
+        for k in dict.fromkeys(found):
+            self._forget(k)
+            self._all[k] = replace(self._all[k], resolved=True)
+
+    def _index(self, key: ErrorKey, error: ErrorFact) -> None:
+        if error.resolved:
+            return
+        failed = self._failed[key] = command_key(error.where)
+        self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
+        self._by_where.setdefault(error.where, {})[key] = None
+        chain = and_chain(failed) if "&&" in failed else []
+        parts = {command_key(part) for part in chain if part.split(" ", 1)[0] not in _SETUP}
+        if len(chain) > 1 and parts:
+            self._unpassed[key] = parts
+            for part in parts:
+                self._by_part.setdefault(part, {})[key] = None
+
+    def _forget(self, key: ErrorKey) -> None:
+        failed = self._failed.pop(key, None)
+        if failed is not None:
+            self._by_program[failed.split(" ", 1)[0]].pop(key, None)
+            self._by_where[key[1]].pop(key, None)
+        for part in self._unpassed.pop(key, ()):
+            self._by_part.get(part, {}).pop(key, None)
