@@ -15,7 +15,7 @@ from compactcli.summarizers.extractive import (
     ExtractiveSummarizer,
     parse_summary,
 )
-from compactcli.summarizers.facts import extract_facts
+from compactcli.summarizers.facts import Facts, extract_facts
 from compactcli.summarizers.sentences import supersedes
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message
@@ -189,6 +189,28 @@ def test_an_agents_summary_is_kept_whole_without_its_wrapper_lines() -> None:
     again = parse_summary(result.text)
     assert again is not None and again[1] == kept
     assert again[0].user_messages == ("/review check the docs too",)
+
+
+def test_pis_summary_is_kept_beside_the_file_lists_its_compaction_records() -> None:
+    """pi records its own file lists with its compaction (`previous_facts` holds them alone):
+    they carry on as facts, and pi's summary is still the only memory of the rest, kept as
+    text with its `<read-files>` list a section of its own."""
+    agent = (
+        "## Goal\nAdd retry to the HTTP client.\n\n## Constraints & Preferences\n"
+        "- Never retry a POST\n\n<read-files>\nsrc/lib/http.ts\n</read-files>"
+    )
+    files = Facts(files_read=("src/lib/http.ts",))
+    result = summarize(SESSION[5:], 2000, previous=agent, previous_facts=files)
+    assert result.text.startswith(
+        SUMMARY_HEADINGS[0] + "\n\n## Earlier summary\n### Goal\nAdd retry to the HTTP client.\n\n"
+        "### Constraints & Preferences\n- Never retry a POST\n\n### Files read\nsrc/lib/http.ts\n"
+    )
+    assert result.facts.files_read[0] == "src/lib/http.ts"
+    assert "\n## Goal\n" not in result.text  # the earlier summary holds it
+    # the facts of a summary of ours stand for its text: not said twice
+    ours = Facts(goal="Add retry to the HTTP client.", files_read=("src/lib/http.ts",))
+    result = summarize(SESSION[5:], 2000, previous=agent, previous_facts=ours)
+    assert "## Earlier summary" not in result.text
 
 
 def test_a_superseded_value_is_shown_only_next_to_the_new_one() -> None:

@@ -78,6 +78,7 @@ _BOLD_HEADING = compile_lazily(r"^\*\*([^*]{2,80})\*\*:?\s*$")
 _LABEL_HEADING = compile_lazily(r"^([A-Z][A-Za-z&'-]*(?: [A-Za-z&'/-]+){0,3}):\s*$")
 _TABLE_RULE = compile_lazily(r"^\|?\s*:?-{2,}")
 _TAG_LINE = compile_lazily(r"^</?[a-z-]+>$")
+_FILE_TAGS = {"<read-files>": "Files read", "<modified-files>": "Files modified"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,8 @@ def parse_earlier(text: str) -> list[Section]:
     line) opens a section with its lines, list markers and table bars tidied, fenced code set
     apart. Each section gets a `kind` from its heading (`KINDS`): what the user asked and set
     (request, rules), what is left to do (pending), what went wrong (errors), what was decided,
-    what the work is now (state), files, and other context. The agents' own wrapper sentences
+    what the work is now (state), files (pi's `<read-files>` and `<modified-files>` lists too),
+    and other context. The agents' own wrapper sentences
     (Claude Code's "This session is being continued ..." and its closing instructions) are
     dropped.
     """
@@ -154,6 +156,10 @@ def parse_earlier(text: str) -> list[Section]:
         if fenced:
             if stripped:
                 lines.append(Line(_tidy(raw), code=True))
+            continue
+        if stripped in _FILE_TAGS:  # pi's file lists: a section of their own
+            close()
+            heading, lines = _FILE_TAGS[stripped], []
             continue
         if not stripped or _TABLE_RULE.match(stripped) or _TAG_LINE.match(stripped):
             continue

@@ -775,10 +775,10 @@ class ExtractiveSummarizer:
             if parsed is not None:
                 own_facts, earlier = parsed
                 previous_facts = previous_facts or own_facts
-            elif previous_facts is None or previous_facts.is_empty():
+            elif previous_facts is None or previous_facts.files_only():
                 earlier = previous_text.strip()
         facts = extract_facts(messages, previous_facts, cwd=request.cwd)
-        if earlier is not None and (previous_facts is None or previous_facts.is_empty()):
+        if earlier is not None and (previous_facts is None or previous_facts.files_only()):
             facts = replace(facts, goal="")  # the earlier summary holds the goal
         quoted = extract_facts([q], cwd=request.cwd) if (q := request.quoted_request) else None
         if request.redact:

@@ -125,6 +125,12 @@ class Facts:
     def is_empty(self) -> bool:
         return not any(getattr(self, name) for name in self.__slots__)
 
+    def files_only(self) -> bool:
+        """Whether these facts hold no more than file lists: what pi records with its own
+        compaction, not the facts of a summary of ours."""
+        files = ("files_read", "files_modified")
+        return not any(getattr(self, name) for name in self.__slots__ if name not in files)
+
     def map_text(self, change: Any) -> Facts:
         """A copy with `change(text)` applied to every string (e.g. redaction)."""
         return Facts(
