@@ -484,11 +484,16 @@ def test_errors_of_the_same_text_from_different_calls_are_said_once_when_squeeze
     assert tight.details["extractive"]["summary_tokens"] == COUNTER.text_tokens(tight.text) == 48
 
 
-def test_lines_of_one_instruction_file_are_all_in_force_and_never_replace_each_other() -> None:
+def test_lines_of_instruction_files_are_all_in_force_and_never_replace_a_line() -> None:
+    """Neither a line of the same file, nor of another file, nor the user's own: the user's
+    later words may replace a file's line, not the other way round."""
     assert supersedes("build with Node 20 on CI", "build with Node 18 on CI") is True
     for label in ("Skill release: ", "AGENTS.md: "):
         new, old = f"{label}build with Node 20 on CI", f"{label}build with Node 18 on CI"
         assert supersedes(new, old) is False
+        assert supersedes(new, "Skill ship: build with Node 18 on CI") is False
+        assert supersedes(new, "build with Node 18 on CI") is False
+        assert supersedes("build with Node 20 on CI", old) is True
     assert supersedes("Note: build with Node 20 on CI", "Note: build with Node 18 on CI") is True
 
 

@@ -395,11 +395,11 @@ _SOURCE = compile_lazily(r"^(?:Skill [\w.@/-]+|[\w.-]+\.md|\.cursorrules): ")
 
 def supersedes(new: str, old: str) -> bool:
     """Whether `new` restates `old` with other values: it gives a setting of `old` another
-    value (`setting_values`), or it shares most of its words with other numbers or names. Two
-    lines that name the same source (`Skill NAME: ...`, `AGENTS.md: ...`) never do: the lines
-    of one instruction file are all in force at once."""
-    source = _SOURCE.match(new)
-    if source and old.startswith(source.group(0)):
+    value (`setting_values`), or it shares most of its words with other numbers or names. A
+    line of an instruction file (`Skill NAME: ...`, `AGENTS.md: ...`) never does: the lines of
+    one file are all in force at once, one file's line changes nothing another file or the user
+    set, and a file read later does not overrule the user."""
+    if _SOURCE.match(new):
         return False
     if changes_setting(setting_values(new), setting_values(old)):
         return True
