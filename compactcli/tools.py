@@ -447,18 +447,19 @@ _READ_COMMAND = compile_lazily(
     r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
     r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+)|"
     r"(?i:get-content|gc|type)(?:\s+-(?i:raw|path|literalpath|(?:totalcount|tail|head|first)\s+\d+))*)"
-    r"\s+([^\s|;&<>$`]+)"
+    r"\s+(\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>$`'\"]+(?=[\s|;&<>)]|$))"
 )
 
 
 def shell_reads(name: str | None, arguments: Any) -> list[str]:
     """Paths a shell command reads with cat / sed -n / nl / head / tail, or PowerShell's
-    `Get-Content` (`gc`, `type`)."""
+    `Get-Content` (`gc`, `type`): a quoted path whole, spaces and all; not a glob
+    (`next.config.*`), nor a path the shell makes from a variable (`.chunk_$i.txt`)."""
     command = shell_command(name, arguments)
     found: list[str] = []
     for match in _READ_COMMAND.finditer(command):
         path = match.group(1).strip("'\"")
-        if path.startswith("-") or path in found:
+        if path.startswith("-") or path in found or any(c in path for c in "*?[$`"):
             continue
         if "/" in path or "." in path:
             found.append(path)

@@ -586,6 +586,14 @@ def test_shell_reads_and_command_keys() -> None:
         "README.md",
     ]
     assert shell_reads("exec_command", {"command": "cat -A"}) == []
+    # a quoted path whole; a glob and a path made from a variable are no file names
+    for command, reads in [
+        ('cat "/Volumes/Marc\'s SSD/v2/.env" | head -5', ["/Volumes/Marc's SSD/v2/.env"]),
+        ("head -5 next.config.* 2>/dev/null", []),
+        ("for i in 1 2; do head -3 out/.chunk_$i.txt; done", []),
+        ("cat \"$HOME/.config/x.json\" && cat 'a b.md'", ["a b.md"]),
+    ]:
+        assert shell_reads("bash", {"command": command}) == reads, command
     assert command_key('cd "/a b" && npm run check 2>&1 | tail -10') == "npm run check"
 
 
