@@ -179,12 +179,13 @@ def one_line_answer(text: str) -> str:
 
 
 def error_line(text: str) -> str:
-    """The most distinctive error line of a failed result (exception, `error:` line, ...)."""
+    """The most distinctive error line of a failed result (exception, `error:` line, ...), else
+    its last line when that reads as a message, else its exit code line."""
     text = _TAG.sub("", shell_output(text))
     lines = [one_line(line) for line in text.splitlines()]
     kept = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    exits = [line for line in lines if _EXIT_CODE.search(line)]
     if not kept:  # nothing but the exit code: that is the error
-        exits = [line for line in lines if _EXIT_CODE.search(line)]
         return head_tail((exits or [line for line in lines if line] or [""])[0], ERROR_CHARS)
     lines = kept
     if _TRACEBACK in text:  # the exception line is the last unindented line of the traceback
@@ -198,7 +199,17 @@ def error_line(text: str) -> str:
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)
-    return head_tail((failing or short)[-1], ERROR_CHARS)  # errors come last
+    last = (failing or short)[-1]  # errors come last; output that says nothing is no error
+    words = sum(word.strip(",.:;!").isalpha() for word in last.split())
+    if exits and (not words or (words < MESSAGE_WORDS and any(c.isdigit() for c in last))):
+        return head_tail(exits[0], ERROR_CHARS)
+    return head_tail(last, ERROR_CHARS)
+
+
+MESSAGE_WORDS = 4
+"""A failed command's last line of no word, or of fewer words than this and a number (`HTTP
+000`, `16027 out.html`, an `ls -l` line), is output, not its message (`Killed`, `Segmentation
+fault (core dumped)`): its exit code is the error then."""
 
 
 _WRAPPER = compile_lazily(

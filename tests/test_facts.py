@@ -485,6 +485,32 @@ def test_error_line_prefers_the_exception_and_skips_noise() -> None:
 
 @pytest.mark.parametrize(
     ("output", "expected"),
+    [  # a last line that is output, not a message: the exit code is the error
+        ("HTTP 000\n\nCommand exited with code 28", "Command exited with code 28"),
+        (
+            "== size ==\n16027 /tmp/page.html\nCommand exited with code 1",
+            "Command exited with code 1",
+        ),
+        ("Exit code 2\n-rw-r--r--@ 1 u wheel 55 Jun 10 07:01 /tmp/x", "Exit code 2"),
+        ("Exit code 1\n0", "Exit code 1"),
+        # a message, short or without an error word, is the error
+        ("Exit code 137\nKilled", "Killed"),
+        ("Exit code 139\nSegmentation fault (core dumped)", "Segmentation fault (core dumped)"),
+        (
+            "Exit code 1\naccepts at most 1 arg(s), received 2",
+            "accepts at most 1 arg(s), received 2",
+        ),
+        ("16027 /tmp/page.html", "16027 /tmp/page.html"),  # no exit code to say more
+    ],
+)
+def test_the_error_of_a_failed_command_that_printed_no_message_is_its_exit_code(
+    output: str, expected: str
+) -> None:
+    assert error_line(output) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
     [
         (  # a passing test whose file is named errors.test.ts is not the error
             "Exit code 1\n ✓ test/webhooks/errors.test.ts > merge token (missing) 73ms\n"
