@@ -1317,6 +1317,16 @@ def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
     assert facts.reports == ("Committed 2e45f5f: Fix port",)
     assert facts.commands == ()
     assert facts.identifiers == ("commit 2e45f5f (branch main)",)
+    # a message given as a here-document (Claude Code's way): its first line
+    heredoc = (
+        "git commit -m \"$(cat <<'EOF'\nAdd the final URL\n\nCo-Authored-By: A <a@b>\nEOF\n)\""
+    )
+    made = conversation(
+        ("user", "commit it"),
+        ("assistant", [call("g", "Bash", command=heredoc)]),
+        ("user", [result("g", "[main bf5434b] Add the final URL\n 1 file changed")]),
+    )
+    assert extract_facts(made).reports == ("Committed bf5434b: Add the final URL",)
 
 
 def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:

@@ -53,12 +53,19 @@ def raw_command(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else ""
 
 
+_HEREDOC = compile_lazily(r"\s*\$\(\s*cat\s+<<-?\s*['\"]?\w+['\"]?[ \t]*\n")
+"""`$(cat <<'EOF'` opening a message given as a here-document (Claude Code's way)."""
+
+
 def commit_message(command: str) -> str | None:
-    """The message of a `git commit -m "..."` in a command line (its first line), or None."""
+    """The message of a `git commit -m "..."` in a command line (its first line, also of a
+    here-document `-m "$(cat <<'EOF' ...)"`), or None."""
     match = _COMMIT_MESSAGE.search(command)
     if match is None:
         return None
     message = next(group for group in match.groups() if group is not None)
+    heredoc = _HEREDOC.match(message)
+    message = message[heredoc.end() :] if heredoc else message
     first = message.replace('\\"', '"').strip().splitlines()
     return head_tail(first[0], COMMAND_CHARS) if first and first[0].strip() else None
 
