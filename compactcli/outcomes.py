@@ -66,7 +66,10 @@ _EXIT_CODE = compile_lazily(
     r"(?:Process exited with code|Command exited with code|exited with code|Exit code:?|"
     r"exit code:?|exit status:?)\s*(-?\d+)|\"exit_code\"\s*:\s*(-?\d+)",
 )
-_ABORTED = compile_lazily(r"^(?:Command aborted|\(command cancelled\)|aborted)\s*$", re.MULTILINE)
+_ABORTED = compile_lazily(
+    r"^(?:Command aborted|\(command cancelled\)|aborted|Cancelled: parallel tool call .*)\s*$",
+    re.MULTILINE,
+)
 _TRACEBACK = "Traceback (most recent call last):"
 _SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
 _NOT_RUN = compile_lazily(  # what a shell says first when it cannot run the command
@@ -335,7 +338,8 @@ def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False)
 
 
 def aborted(error: str) -> bool:
-    """Whether an error line only says the run was stopped (by the user), not how it failed."""
+    """Whether an error line only says the run was stopped (by the user, or by Claude Code when
+    a call run beside it failed), not how it failed."""
     return bool(_ABORTED.fullmatch(error))
 
 

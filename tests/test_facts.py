@@ -1329,6 +1329,23 @@ def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
     assert extract_facts(made).reports == ("Committed bf5434b: Add the final URL",)
 
 
+def test_a_call_cancelled_because_another_failed_is_not_an_error() -> None:
+    """Claude Code cancels the calls made beside one that failed: the failure is the error,
+    the cancellations say nothing of their own."""
+    made = conversation(
+        ("user", "ship it"),
+        ("assistant", [call("a", "Bash", command="git push"), call("b", "TaskUpdate", id="9")]),
+        (
+            "user",
+            [
+                result("a", "error: failed to push some refs", is_error=True),
+                result("b", "Cancelled: parallel tool call Bash(git push) errored", is_error=True),
+            ],
+        ),
+    )
+    assert [e.text for e in extract_facts(made).errors] == ["error: failed to push some refs"]
+
+
 def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
     searched = conversation(
         ("user", "is it used?"),
