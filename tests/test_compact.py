@@ -713,7 +713,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing() -> None:
         "  cleared       5      5  message toolResult  5,048 -> 416 bytes",
         "  cleared       6      6  message toolResult  2,653 -> 551 bytes",
         "  added         -     22  custom  0 -> 981 bytes",
-        "  added         -     23  compaction  0 -> 3,726 bytes",
+        "  added         -     23  compaction  0 -> 3,749 bytes",
         "file          before  after        saved  status   ",
         "s.jsonl        6,329  2,465  3,864 (61%)  compacted",
     ]

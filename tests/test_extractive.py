@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -167,7 +168,8 @@ def test_our_own_summary_is_read_back_into_facts() -> None:
     assert parsed is not None
     facts, earlier = parsed
     assert earlier is None
-    assert facts == first.facts
+    # all but which message each constraint came from, which the summary does not say
+    assert facts == replace(first.facts, constraint_turns=())
     second = summarize(SESSION[5:], 2000, previous=first.text)
     assert second.text == SUMMARY_HEADINGS[0] + "\n\n" + FULL
 
@@ -235,6 +237,34 @@ def test_a_superseded_value_is_shown_only_next_to_the_new_one() -> None:
     )
     assert supersedes("use Node 20", "use Node 18 for the build") is False  # too few shared words
     assert supersedes("build with Node 20 on CI", "build with Node 18 on CI") is True
+
+
+def test_the_lines_of_one_message_never_replace_each_other() -> None:
+    """A spec's rules are all in force at once, even where two give one setting two values
+    (`side=0` reverts, `side=YES` pays): a later message may replace one of them."""
+    spec = (
+        "Build the market contract.\n\n## Rules\n"
+        "- A bet must revert on side=0 (NONE).\n"
+        "- A claim must pay side=YES bettors from both pools.\n"
+        "- The database must use port 5432.\n"
+    )
+    messages = conversation(
+        ("user", spec),
+        ("assistant", [text("Building it.")]),
+        ("user", "Change of plan: the database must use port 6543."),
+        ("assistant", [text("Switched to 6543.")]),
+    )
+    facts = summarize(messages, 2000).facts
+    assert facts.constraint_turns == (1, 1, 1, 2)
+    assert facts.replaced_constraints() == {2: 3}  # the port, by the second message
+    found = summarize(messages, 2000).text
+    assert "replaces earlier: A bet" not in found and "(replaces earlier" in found
+    assert "(replaces earlier: The database must use port 5432.)" in found
+    # read back from an earlier compaction's facts, the messages are still told apart
+    again = summarize(messages[2:], 2000, previous_facts=replace(facts, constraint_turns=()))
+    assert again.facts.replaced_constraints() != {}
+    again = summarize(messages[2:], 2000, previous_facts=summarize(messages[:2], 2000).facts)
+    assert again.facts.replaced_constraints() == {2: 3}
 
 
 def test_a_setting_changed_without_a_cue_word_is_shown_only_next_to_its_new_value() -> None:

@@ -154,6 +154,7 @@ def test_facts_of_a_small_session() -> None:
         todos=("[in_progress] Review docs", "[pending] Update README"),
         changes=(("src/server.py", "`a` -> `b`"),),  # the failed edit changed nothing
         last_reply="Done: the port now comes from PORT.",
+        constraint_turns=(1, 1),  # both said in the first message
     )
 
 

@@ -36,7 +36,6 @@ from compactcli.summarizers.sentences import (
     constraint_sentences,
     fold_superseded,
     folded,
-    superseded,
 )
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.user_text import squeeze
@@ -241,7 +240,7 @@ def _items(
 
     if earlier:
         add(EARLIER, (earlier,), kept=True)
-    changes = superseded(facts.constraints)
+    changes = facts.replaced_constraints()
 
     def notes(text: str) -> str:
         return _later_changes(text, facts.constraints, changes) if changes else ""
@@ -271,7 +270,7 @@ def _items(
             shapes = (f"{number}. {SEE_PENDING}",)
         # newest first: a later message outranks an earlier one
         add(USER_MESSAGES, shapes, rank=100 + (total - number))
-    for constraint, olds in fold_superseded(facts.constraints):
+    for constraint, olds in facts.folded_constraints():
         if not olds and quoted_message and _said(constraint, (quoted_message,)):
             continue  # the request quoted after the summary says it
         add(CONSTRAINTS, _folded_shapes(constraint, olds, (*_KEPT_CAPS, 60), "- "), kept=True)

@@ -41,8 +41,10 @@ from compactcli.summarizers.sentences import (
     as_constraint,
     condense,
     decision_sentences,
+    fold_superseded,
     sentences,
     setting_values,
+    superseded,
 )
 from compactcli.summarizers.tool_calls import (
     COMMAND_CHARS,
@@ -93,6 +95,8 @@ class Facts:
     plan: tuple[str, ...] = ()  # the steps of the latest plan the user approved
     reports: tuple[str, ...] = ()  # what each completed turn's last message reported
     last_reply: str = ""  # the assistant's last text: the current state
+    # the user message each constraint came from (numbered from 1; 0: a file's or not known)
+    constraint_turns: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,6 +124,9 @@ class Facts:
             plan=tuple(data.get("plan", ())),
             reports=tuple(data.get("reports", ())),
             last_reply=str(data.get("last_reply", "")),
+            constraint_turns=tuple(
+                int(turn) for turn in data.get("constraint_turns", ()) if isinstance(turn, int)
+            ),
         )
 
     def is_empty(self) -> bool:
@@ -155,7 +162,22 @@ class Facts:
             plan=tuple(map(change, self.plan)),
             reports=tuple(map(change, self.reports)),
             last_reply=change(self.last_reply),
+            constraint_turns=self.constraint_turns,
         )
+
+    def replaced_constraints(self) -> dict[int, int]:
+        """For each constraint a later one replaces, that one (`sentences.superseded`), never
+        within one user message: a spec's lines are all in force at once."""
+        return superseded(self.constraints, self._turns())
+
+    def folded_constraints(self) -> list[tuple[str, list[str]]]:
+        """The constraints, each replaced one folded into its replacement (`fold_superseded`),
+        as `replaced_constraints` pairs them."""
+        return fold_superseded(self.constraints, self._turns())
+
+    def _turns(self) -> tuple[int, ...] | None:
+        turns = self.constraint_turns
+        return turns if len(turns) == len(self.constraints) else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,8 +257,10 @@ class _State:
     completed_turn: bool = False  # some turn completed in these messages
     since_answer: list[str] = field(default_factory=list)  # user messages not answered yet
     names: dict[str, None] = field(default_factory=dict)  # identifiers, by last mention
-    # the user's sentences that gave a setting a value: key -> [(sentence, its values)]
-    settings: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
+    # the user's sentences that gave a setting a value: key -> [(sentence, its values, turn)]
+    settings: dict[str, list[tuple[str, frozenset[str], int]]] = field(default_factory=dict)
+    turn: int = 0  # the number of the user message read last
+    turns: dict[str, int] = field(default_factory=dict)  # a constraint's user message
     # commands still running when their result came (Codex), by what a later call names them
     running: dict[tuple[str, str], _Call] = field(default_factory=dict)
     answers: _Unique = field(default_factory=_Unique)
@@ -255,6 +279,7 @@ class _State:
             return
         self.close_turn()
         self.user_messages.append(condense(text, MESSAGE_CHARS))
+        self.turn += 1
         self.since_answer.append(text)
         self.add_identifiers(text)
         for sentence in sentences(text, lists=True):
@@ -274,28 +299,39 @@ class _State:
         line = constraint or head_tail(one_line(sentence), SENTENCE_CHARS)
         values = setting_values(sentence)
         replaced = [
-            earlier
+            (earlier, turn)
             for key, new in values.items()
-            for earlier, old in self.settings.get(key, ())
-            if new - old and old - new
+            for earlier, old, turn in self.settings.get(key, ())
+            if new - old and old - new and turn != self.turn  # a message changes no value it sets
         ]
-        for earlier in replaced:
-            self.constraints.add(earlier)
+        for earlier, turn in replaced:
+            self.add_constraint(earlier, turn)
         if constraint or replaced:
-            self.constraints.add(line)
+            self.add_constraint(line, self.turn)
         for key, new in values.items():
-            self.settings.setdefault(key, []).append((line, new))
+            self.settings.setdefault(key, []).append((line, new, self.turn))
+
+    def add_constraint(self, line: str, turn: int = 0) -> None:
+        """A constraint of user message `turn` (0: an instruction file's or a skill's)."""
+        self.constraints.add(line)
+        self.turns.setdefault(line, turn)
 
     def add_earlier(self, previous: Facts) -> None:
-        """The settings an earlier compaction's user messages and constraints gave."""
-        for constraint in previous.constraints:
+        """The constraints, their user messages, and the settings an earlier compaction's user
+        messages and constraints gave."""
+        self.turn = len(previous.user_messages)
+        turns = previous.constraint_turns
+        if len(turns) != len(previous.constraints):
+            turns = (0,) * len(previous.constraints)
+        for constraint, turn in zip(previous.constraints, turns, strict=True):
+            self.add_constraint(constraint, turn)
             for key, new in setting_values(constraint).items():
-                self.settings.setdefault(key, []).append((constraint, new))
-        for message in previous.user_messages:
+                self.settings.setdefault(key, []).append((constraint, new, turn))
+        for number, message in enumerate(previous.user_messages, start=1):
             for sentence in sentences(message, lists=True):
                 line = as_constraint(sentence) or head_tail(one_line(sentence), SENTENCE_CHARS)
                 for key, new in setting_values(sentence).items():
-                    self.settings.setdefault(key, []).append((line, new))
+                    self.settings.setdefault(key, []).append((line, new, number))
 
     def add_identifiers(self, text: str) -> None:
         for name in identifiers(text):
@@ -411,7 +447,6 @@ def _started(previous: Facts | None, cwd: str | None) -> _State:
     """The state facts are read into: empty, or carrying on `previous`."""
     state = _State(cwd=cwd)
     if previous is not None:
-        state.constraints.extend(previous.constraints)
         state.add_earlier(previous)
         state.read.extend(map(state.local, previous.files_read))
         state.modified.extend(map(state.local, previous.files_modified))
@@ -453,7 +488,7 @@ def _read_user(message: Message, state: _State) -> None:
                 rules = carriers.skill_rules(block.text)
                 if rules is not None:
                     for rule in rules[1]:
-                        state.constraints.add(f"Skill {rules[0]}: {rule}")
+                        state.add_constraint(f"Skill {rules[0]}: {rule}")
             if shell:
                 state.add_command(head_tail(one_line(shell), COMMAND_CHARS), "unknown")
             if typed:
@@ -585,7 +620,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         found = carriers.instruction_rules(path, block.text) if not block.is_error else None
         if found is not None:
             for rule in found[1]:
-                state.constraints.add(f"{found[0]}: {rule}")
+                state.add_constraint(f"{found[0]}: {rule}")
     result = outcome(block, shell, call.command, soft=call.kind in SOFT_ERROR_KINDS)
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
@@ -706,4 +741,5 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         reports=tuple(state.reports)[-REPORTS:],
         last_reply=condense(state.last_reply, REPLY_CHARS)
         or (previous.last_reply if previous is not None else ""),
+        constraint_turns=tuple(state.turns[c] for c in state.constraints),
     )

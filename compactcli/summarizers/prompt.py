@@ -205,7 +205,7 @@ def render_facts(facts: Facts) -> str:
         lines.append(f"Goal (the user's first request): {_one_line(facts.goal)}")
     lines += _items(
         "User constraints",
-        (_one_line(folded(c, olds)) for c, olds in fold_superseded(facts.constraints)),
+        (_one_line(folded(c, olds)) for c, olds in facts.folded_constraints()),
     )
     lines += _items("The user's answers and comments inside tool results", facts.answers)
     lines += _items("Approved plan", facts.plan)
@@ -441,7 +441,7 @@ def dropped_facts(answer: str, facts: Facts, *, limit: int = 300) -> tuple[str, 
     errors = [e for e in facts.errors if not _present(_one_line(e.text, limit), haystack)]
     constraints = [  # the current ones, each with the earlier values it replaces
         folded(c, olds)
-        for c, olds in fold_superseded(facts.constraints)
+        for c, olds in facts.folded_constraints()
         if not _present(_one_line(c, limit), haystack)
     ]
     constraints += [a for a in facts.answers if not _present(_one_line(a, limit), haystack)]

@@ -411,21 +411,27 @@ def supersedes(new: str, old: str) -> bool:
     return len(shared) >= 2 and len(shared) * 2 >= min(len(old_words), len(new_words))
 
 
-def superseded(items: Sequence[str]) -> dict[int, int]:
-    """For each superseded item, the later item that replaces it (positions)."""
+def superseded(items: Sequence[str], groups: Sequence[int] | None = None) -> dict[int, int]:
+    """For each superseded item, the later item that replaces it (positions); with `groups`
+    (one per item), never an item of the same nonzero group (one user message)."""
     found: dict[int, int] = {}
     for i, old in enumerate(items):
+        group = groups[i] if groups is not None else 0
         for j in range(len(items) - 1, i, -1):
+            if group and groups is not None and groups[j] == group:
+                continue
             if j not in found and supersedes(items[j], old):
                 found[i] = j
                 break
     return found
 
 
-def fold_superseded(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+def fold_superseded(
+    items: Sequence[str], groups: Sequence[int] | None = None
+) -> list[tuple[str, list[str]]]:
     """Items with each superseded one folded into the later item that replaces it: (item, the
-    earlier items it replaces)."""
-    replaced = superseded(items)
+    earlier items it replaces); `groups` as `superseded` takes them."""
+    replaced = superseded(items, groups)
     out: list[tuple[str, list[str]]] = []
     for j, item in enumerate(items):
         if j in replaced:
