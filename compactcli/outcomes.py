@@ -182,7 +182,8 @@ def one_line_answer(text: str) -> str:
 
 
 def error_line(text: str) -> str:
-    """The most distinctive error line of a failed result (exception, `error:` line, ...), else
+    """The most distinctive error line of a failed result (exception, `error:` line, the
+    message of a PowerShell error record, ...), else
     its last line when that reads as a message, else its exit code line."""
     text = _TAG.sub("", shell_output(text))
     lines = [one_line(line) for line in text.splitlines()]
@@ -191,6 +192,15 @@ def error_line(text: str) -> str:
     if not kept:  # nothing but the exit code: that is the error
         return head_tail((exits or [line for line in lines if line] or [""])[0], ERROR_CHARS)
     lines = kept
+    if _PS_RECORD.search(text):  # a PowerShell error record: its first line is the message
+        for at, line in enumerate(lines):
+            if _PS_MESSAGE.match(line):
+                rest = []
+                for following in lines[at + 1 : at + 3]:
+                    if _PS_LOCATION.match(following):
+                        break
+                    rest.append(following)
+                return head_tail(" ".join([line, *rest]), ERROR_CHARS)
     if _TRACEBACK in text:  # the exception line is the last unindented line of the traceback
         tail = text[text.rfind(_TRACEBACK) :].splitlines()
         for raw in reversed(tail):
@@ -213,6 +223,14 @@ MESSAGE_WORDS = 4
 """A failed command's last line of no word, or of fewer words than this and a number (`HTTP
 000`, `16027 out.html`, an `ls -l` line), is output, not its message (`Killed`, `Segmentation
 fault (core dumped)`): its exit code is the error then."""
+
+
+_PS_RECORD = compile_lazily(r"^\s*\+ FullyQualifiedErrorId\s*:", re.MULTILINE)
+_PS_MESSAGE = compile_lazily(r"^[\w.-]+ : \S")
+"""`Get-Content : Cannot find path ...`: a PowerShell error record's message line, which the
+location (`At line:1 char:1`, in the system's language), the command and the record's
+`+ CategoryInfo` and `+ FullyQualifiedErrorId` lines follow."""
+_PS_LOCATION = compile_lazily(r"^(?:\+ |.{1,24}:\d+\s+.{1,12}:\d+$)")
 
 
 _WRAPPER = compile_lazily(

@@ -484,6 +484,26 @@ def test_error_line_prefers_the_exception_and_skips_noise() -> None:
     assert error_line("x" * 600 + " Error\nError: short one") == "Error: short one"
 
 
+def test_a_powershell_error_record_gives_its_message_not_its_record_lines() -> None:
+    """The message line opens the record (in the system's language), then the location, the
+    command, `+ CategoryInfo` and `+ FullyQualifiedErrorId`, which name no error."""
+    record = (
+        "Exit code: 1\nOutput:\nnpm : File C:\\npm.ps1 cannot be loaded because running "
+        "scripts is disabled\non this system.\nAt line:1 char:1\n+ npm run build\n+ ~~~\n"
+        "    + CategoryInfo          : SecurityError: (:) [], PSSecurityException\n"
+        "    + FullyQualifiedErrorId : UnauthorizedAccess\n"
+    )
+    assert error_line(record) == (
+        "npm : File C:\\npm.ps1 cannot be loaded because running scripts is disabled "
+        "on this system."
+    )
+    localized = (
+        "Get-Content : Объект app\\page.tsx не существует.\r\nстрока:2 знак:1\r\n"
+        "+ Get-Content app\\page.tsx\r\n    + FullyQualifiedErrorId : ItemNotFound\r\n"
+    )
+    assert error_line(localized) == "Get-Content : Объект app\\page.tsx не существует."
+
+
 @pytest.mark.parametrize(
     ("output", "expected"),
     [  # a last line that is output, not a message: the exit code is the error
