@@ -352,6 +352,29 @@ def test_a_skills_front_matter_and_preamble_bind_nothing_once_run() -> None:
     )
 
 
+def test_a_skill_read_as_windows_text_is_read_as_utf8_again() -> None:
+    """PowerShell's `Get-Content` of a UTF-8 file decodes it as the system's code page: its
+    rules come back as UTF-8 where the whole line does; text that was right stays."""
+    body = (
+        "Base directory for this skill: C:\\skills\\grant\n\n---\nname: grant\n---\n"
+        "## Rules\n- Never fabricate proof of work \u0432\u0402\u201d use git history.\n"
+        "- Hit targets are at least 40\u0413\u201440 px, always.\n"
+        "- Never skip a step \u00e2\u20ac\u201d ask first.\n"
+        "- Never write the caf\u00e9's menu \u2014 or the r\u00e9sum\u00e9 \u2014 in French.\n"
+        "- \u041d\u0438\u043a\u043e\u0433\u0434\u0430 must stay in Russian.\n"
+    )
+    assert skill_rules(body) == (
+        "grant",
+        [
+            "Never fabricate proof of work \u2014 use git history.",
+            "Hit targets are at least 40\u00d740 px, always.",
+            "Never skip a step \u2014 ask first.",
+            "Never write the caf\u00e9's menu \u2014 or the r\u00e9sum\u00e9 \u2014 in French.",
+            "\u041d\u0438\u043a\u043e\u0433\u0434\u0430 must stay in Russian.",
+        ],
+    )
+
+
 def test_a_files_newest_changes_are_shown_whole_while_they_fit() -> None:
     notes = [f"`line {n} was`" + " -> " + f"`line {n} is`" for n in range(6)]  # 31 characters
     # the newest four fit whole, with the count of the others

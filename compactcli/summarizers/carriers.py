@@ -490,7 +490,7 @@ def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
         named = _SKILL_NAME.search(text[:2000])
         name = named.group(1).strip() if named else (parts[-2] if len(parts) > 1 else "skill")
         return f"Skill {name}", _skill_lines(text)
-    return parts[-1], _rules(text)
+    return parts[-1], list(map(_readable, _rules(text)))
 
 
 def skill_rules(text: str) -> tuple[str, list[str]] | None:
@@ -569,7 +569,21 @@ def _skill_lines(text: str) -> list[str]:
     names = _skill_names(body)
     named = [f"Names: {', '.join(names)}"] if names else []
     task = _skill_task(body) or ([_cut(description, 240)] if description else [])
-    return list(dict.fromkeys([*task, *_rules(body), *named]))
+    return list(dict.fromkeys(map(_readable, [*task, *_rules(body), *named])))
+
+
+def _readable(line: str) -> str:
+    """`line` with UTF-8 text that was decoded as Windows-1252 or -1251 (a UTF-8 file read by
+    PowerShell's `Get-Content`: `â€”` or `вЂ”` for `—`) decoded again, when the whole line goes
+    back to its bytes and reads as UTF-8; else as it is."""
+    if line.isascii():
+        return line
+    for codec in ("cp1252", "cp1251"):
+        try:
+            return line.encode(codec).decode("utf-8")
+        except UnicodeError:
+            continue
+    return line
 
 
 _FRONT_KEY = compile_lazily(r"^[\w-]+:\s")
