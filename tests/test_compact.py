@@ -141,7 +141,7 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
 def test_a_single_turn_over_the_budget_is_cut_inside_its_turn_by_the_summary() -> None:
     # one prompt, then the agent's work on it: nothing before the prompt to summarize, so the
     # summary cuts the turn itself once the kept tail is small enough (the turn larger than 1.5
-    # times it); --cut-turn is not needed
+    # times it), with --cut-turn (which a budget allows) or without it
     path = TRANSCRIPTS / "claude-code-session.jsonl"
     plain = compact_check(library(path, max_tokens=900, summarize=SummarizeOptions()))
     assert plain is not None
@@ -153,17 +153,17 @@ def test_a_single_turn_over_the_budget_is_cut_inside_its_turn_by_the_summary() -
     result = library(path, max_tokens=900, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.cut_turn, check.tokens_before) == ((), False, 1821)
+    assert (check.over, check.cut_turn, check.tokens_before) == ((), True, 1821)
     assert check.keep_recent_tokens < 1372 / SOFT_CEILING
     assert validate(result).errors == ()
     summary = next(m for m in get_dialect("claude-code").context(result) if m.summary)
     assert TASK_PREAMBLE in summary.text
-    # the same bytes as the two stages with the tail that fitted (no --cut-turn)
+    # the same bytes as the two stages with the tail that fitted (and --cut-turn, as used)
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens),
+        SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens, cut_turn=check.cut_turn),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
@@ -204,18 +204,22 @@ def test_fit_lowers_the_summary_budget_when_that_brings_the_result_under() -> No
     assert given is not None and given.summary_tokens is None
     assert [(what, limit) for what, limit, _ in given.over] == [("budget", 2500)]
     assert given.over[0][2] > 0  # tokens over it
-    result = library(path, max_tokens=2500, fit=True)
+    # a session whose smallest tail leaves its summary over a tenth of it
+    path = EVAL_FIXTURES / "openai-20k-s3.jsonl"
+    result = library(path, max_tokens=2000, fit=True)
     check = compact_check(result)
     assert check is not None
     # under, with a summary budget of its own (set only when lowering it brought it under)
-    assert check.summary_tokens is not None and not check.cut_turn
-    assert check.over == () and check.tokens_after <= 2500
+    assert check.summary_tokens is not None and check.cut_turn
+    assert check.over == () and check.tokens_after <= 2000
     transcript = read_transcript(str(path))
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
         SummarizeOptions(
-            keep_recent_tokens=check.keep_recent_tokens, summary_tokens=check.summary_tokens
+            keep_recent_tokens=check.keep_recent_tokens,
+            summary_tokens=check.summary_tokens,
+            cut_turn=check.cut_turn,
         ),
         summarizer=EXTRACTIVE,
         counter=counter,
@@ -242,17 +246,39 @@ def test_a_tail_fitted_in_steps_is_grown_back_into_the_room_the_budget_leaves(
     counter = counter_for(transcript)
     staged = summarize(
         settle(prune(transcript, PruneOptions(), counter=counter)),
-        SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens),
+        SummarizeOptions(keep_recent_tokens=check.keep_recent_tokens, cut_turn=check.cut_turn),
         summarizer=EXTRACTIVE,
         counter=counter,
     )
     assert to_bytes(staged) == to_bytes(result)
 
 
+def test_a_budget_cuts_a_current_turn_that_would_leave_the_summary_crumbs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With --max-tokens the current turn may be cut from the first try: at a tenth of this
+    session, keeping the turn whole leaves the summary of everything before it less room than
+    cutting it (its prompt quoted, its newest messages kept); both fit the budget."""
+    path = EVAL_FIXTURES / "claude-code-20k-s1.jsonl"
+    cut = library(path, max_tokens=3031, fit=True)
+    monkeypatch.setattr(
+        compact_module, "_summarize_to_fit", lambda state: compact_module._fitted(state, False)
+    )
+    whole = library(path, max_tokens=3031, fit=True)
+    checks = compact_check(cut), compact_check(whole)
+    assert checks[0] is not None and checks[1] is not None
+    assert [(c.over, c.cut_turn) for c in checks] == [((), True), ((), False)]
+    summaries = [
+        next(m for m in get_dialect("claude-code").context(t) if m.summary) for t in (cut, whole)
+    ]
+    assert TASK_PREAMBLE in summaries[0].text and TASK_PREAMBLE not in summaries[1].text
+    assert len(summaries[0].text) > len(summaries[1].text)
+
+
 def test_a_smaller_summary_that_leaves_the_result_over_is_not_used() -> None:
     check = compact_check(library(EVAL_FIXTURES / "codex-20k-s2.jsonl", max_tokens=1500, fit=True))
     assert check is not None
-    assert (check.summary_tokens, check.cut_turn) == (None, False)
+    assert (check.summary_tokens, check.cut_turn) == (None, True)  # a budget may cut the turn
     assert check.over == (("budget", 1500, check.tokens_after - 1500),)
 
 
@@ -763,6 +789,8 @@ def test_fail_on_threshold_and_max_tokens_set_the_exit_code() -> None:
 
 
 def test_a_result_still_over_its_budget_says_where_its_tokens_are() -> None:
+    # over the budget either way: the turn is kept whole, which comes nearer than cutting it
+    # (the quoted prompt would cost more than it frees)
     codex = TRANSCRIPTS / "codex-summarize-session.jsonl"
     result = run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl")
     assert result.exit_code == 1

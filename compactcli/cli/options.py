@@ -405,7 +405,8 @@ CutTurn = Annotated[
         help="When the current turn alone is larger than 1.5 times --keep-recent-tokens, cut "
         "inside it and quote its prompt verbatim at the end of the summary. Without it, only a "
         "turn with nothing before it to summarize (a session of one prompt) is cut, and in "
-        "compact also one when nothing else brings the result under the budget.",
+        "compact also one when nothing else brings the result under its limits; compact with "
+        "--max-tokens may cut it from the first try.",
     ),
 ]
 Focus = Annotated[

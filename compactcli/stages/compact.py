@@ -296,8 +296,9 @@ def compact(
        the threshold or over `max_tokens` (the same test as `compactcli estimate`), or always
        with `force`. When the result is still over and `fit` is set, the summary is made again
        from the pruned transcript with a smaller kept tail (`keep_recent_tokens` lowered by the
-       excess, at most `FIT_ATTEMPTS` times), and, when no tail is small enough because the
-       current turn is larger than the budget, once more with `cut_turn` (the turn is cut and
+       excess, at most `FIT_ATTEMPTS` times), with a budget (`max_tokens`) allowed to cut the
+       current turn from the first try, and without one, when no tail is small enough because
+       the current turn is larger than the limit, once more with `cut_turn` (the turn is cut and
        its prompt quoted verbatim in the summary; the check records `cut_turn`). When a tail
        found so leaves the result well under a `max_tokens` budget (the tail shrinks in steps,
        and a step can drop a message of thousands of tokens), the tail is grown back into that
@@ -552,20 +553,41 @@ def _unsummarized(state: _Round) -> _Fitted:
 
 def _summarize_to_fit(state: _Round) -> _Fitted:
     """The summary of the pruned transcript, made again with smaller tails while it is over
-    (with `fit`).
+    (with `fit`, `_fitted`). With a budget (`max_tokens`), the current turn may be cut from the
+    first try (as `cut_turn`): a turn larger than the kept tail may grow is summarized with the
+    rest, its prompt quoted, rather than leave the summary of everything before it the budget's
+    crumbs; when that result is over the budget all the same, the one with the turn kept whole
+    is used if it comes nearer (a quoted prompt can cost more than it frees)."""
+    options = state.options
+    if not (options.fit and options.max_tokens is not None) or options.summarize.cut_turn:
+        return _fitted(state, options.summarize.cut_turn)
+    cut = _fitted(state, True)
+    if not _over(cut.report):
+        return cut
+    whole = _fitted(state, False)
+    attempts = cut.attempts + whole.attempts
+    if whole.report.tokens < cut.report.tokens:
+        return dataclasses.replace(whole, attempts=attempts)
+    return dataclasses.replace(cut, attempts=attempts)
 
-    When no kept tail brings it under and `cut_turn` was not asked for, the same is tried once
-    more with the current turn allowed to be cut (its prompt quoted in the summary), kept when
-    it brings the result within its limits or nearer to them; when the result is still over and
+
+def _fitted(state: _Round, cut_turn: bool) -> _Fitted:
+    """The summary of the pruned transcript, made again with smaller tails while it is over
+    (with `fit`), the current turn allowed to be cut with `cut_turn`.
+
+    When no kept tail brings it under and `cut_turn` is not set, the same is tried once more
+    with the current turn allowed to be cut (its prompt quoted in the summary), kept when it
+    brings the result within its limits or nearer to them. When the result is still over and
     no summary budget was given, once more with the summary's size lowered by the excess (to
     `MIN_SUMMARY_TOKENS` at least), kept only when that brings the result within its limits: a
     summary is never made poorer for nothing (the count it gave is returned, to say so), and
-    when that leaves it over, once more with twice the room (`_shortfall`). When
-    nothing was summarized, the result carries the reason of the last attempt.
+    when that leaves it over, once more with twice the room (`_shortfall`). When nothing was
+    summarized, the result carries the reason of the last attempt.
     """
     options, pruned = state.options, state.pruned
-    result, report, keep, attempts = _fit_tail(state, options.summarize)
-    cut_turn = options.summarize.cut_turn
+    result, report, keep, attempts = _fit_tail(
+        state, dataclasses.replace(options.summarize, cut_turn=cut_turn)
+    )
     if options.fit and _over(report) and not cut_turn and not _pinned(result):
         other = _fit_tail(state, dataclasses.replace(options.summarize, cut_turn=True))
         attempts += other[3]
