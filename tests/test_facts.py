@@ -1350,6 +1350,26 @@ def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
     assert extract_facts(made).reports == ("Committed bf5434b: Add the final URL",)
 
 
+def test_a_file_a_failed_call_could_not_read_is_no_file_read() -> None:
+    """A read that failed read nothing: the Read tool's file, or the file a shell command's
+    error names (not the other files of its chain); a file read before stays read."""
+    made = conversation(
+        ("user", "look around"),
+        ("assistant", [call("a", "Read", file_path="src/gone.py")]),
+        ("user", [result("a", "File does not exist.", is_error=True)]),
+        ("assistant", [call("b", "Bash", command="cat README.md && sed -n '1,20p' web/app.json")]),
+        (
+            "user",
+            [result("b", "# Title\nsed: can't read web/app.json: No such file", is_error=True)],
+        ),
+        ("assistant", [call("c", "Read", file_path="src/main.py")]),
+        ("user", [result("c", "print(1)")]),
+        ("assistant", [call("d", "Bash", command="cat src/main.py")]),
+        ("user", [result("d", "cat: src/main.py: Permission denied", is_error=True)]),
+    )
+    assert extract_facts(made).files_read == ("README.md", "src/main.py")
+
+
 def test_a_call_cancelled_because_another_failed_is_not_an_error() -> None:
     """Claude Code cancels the calls made beside one that failed: the failure is the error,
     the cancellations say nothing of their own."""

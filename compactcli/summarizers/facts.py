@@ -216,6 +216,7 @@ class _Call:
     modified: tuple[str, ...]
     command: str = ""
     notes: tuple[tuple[str, str], ...] = ()  # what an edit changed, per file (`carriers`)
+    fresh: tuple[str, ...] = ()  # the files it reads that no call read before
 
 
 class _Unique:
@@ -230,6 +231,12 @@ class _Unique:
     def add(self, item: str) -> None:
         if item and item not in self._items:
             self._items[item] = None
+
+    def discard(self, item: str) -> None:
+        self._items.pop(item, None)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
 
     def extend(self, items: Iterable[str]) -> None:
         for item in items:
@@ -548,6 +555,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                 for created in carriers.created_names(name, block.arguments):
                     state.names.pop(created, None)
                     state.names[created] = None
+            call.fresh = tuple(path for path in call.read if path not in state.read)
             for path in call.read:
                 state.read.add(path)
             if kind == "todo" and todo_items(name, block.arguments, state.todos):
@@ -656,6 +664,9 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         return
     if call.command:
         state.add_command(call.command, "failed", result.error)
+    for path in call.fresh if call.kind in ("read", "shell") else ():  # it could not read it
+        if not shell or path in result.error or path.rsplit("/", 1)[-1] in result.error:
+            state.read.discard(path)
     if aborted(result.error):  # stopped by the user: not an error of the work
         return
     error = ErrorFact(text=result.error, resolved=False, tool=call.name, where=where)
