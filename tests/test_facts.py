@@ -1001,6 +1001,16 @@ def test_a_success_resolves_only_the_errors_of_its_command_or_of_its_path() -> N
     ]
 
 
+def _resolved_after(steps: list[tuple[str, str, bool]]) -> dict[str, bool]:
+    """Whether each error is resolved once the shell `steps` (command, output, failed) ran, by
+    the command it came from."""
+    turns: list[tuple[str, Any]] = [("user", "Make the build pass.")]
+    for n, (command, output, failed) in enumerate(steps):
+        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
+        turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
+    return {e.where: e.resolved for e in extract_facts(conversation(*turns)).errors}
+
+
 def test_a_chain_that_passed_resolves_the_errors_of_each_of_its_commands() -> None:
     """`a && b` succeeded only when `a` and `b` did: the errors of `cargo test` are resolved by
     `cargo fmt && cargo test`; not by `cargo test || true`, which passes whatever the tests do."""
@@ -1010,12 +1020,7 @@ def test_a_chain_that_passed_resolves_the_errors_of_each_of_its_commands() -> No
         ("cargo fmt --all && cargo test --workspace", "test result: ok", False),
         ("npm run build || true", "Error: Cannot find module 'x'", False),
     ]
-    turns: list[tuple[str, Any]] = [("user", "Fix the build.")]
-    for n, (command, output, failed) in enumerate(steps):
-        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
-        turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
-    facts = extract_facts(conversation(*turns))
-    resolved = {e.where: e.resolved for e in facts.errors}
+    resolved = _resolved_after(steps)
     assert resolved["cargo test --workspace"] is True
     assert resolved["npm run build"] is False
 
@@ -1035,12 +1040,7 @@ def test_the_error_of_a_failed_chain_is_resolved_once_each_of_its_commands_passe
         ("make test", "ok", False),
         ("cargo clippy && cargo build", "Finished", False),
     ]
-    turns: list[tuple[str, Any]] = [("user", "Make it pass.")]
-    for n, (command, output, failed) in enumerate(steps):
-        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
-        turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
-    facts = extract_facts(conversation(*turns))
-    resolved = {e.where: e.resolved for e in facts.errors}
+    resolved = _resolved_after(steps)
     assert resolved == {
         "cargo fmt --check && cargo clippy": True,
         "make lint && make test": False,
