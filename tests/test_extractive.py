@@ -621,6 +621,23 @@ def test_what_the_agent_said_mid_turn_and_last_is_said_once_as_the_current_state
     assert f"## Current state (the agent's last message)\n{said}\n" in summary
 
 
+def test_a_last_reply_too_long_to_keep_whole_is_not_reported_again() -> None:
+    """The facts keep a long last reply's head and tail; the report of that turn is still the
+    report of that reply, so the summary says it once, as the current state."""
+    sections = "\n".join(
+        f"- Gap {n}: a finding about the market, with its sources." for n in range(120)
+    )
+    reply = f"Here is the full deep dive on the market gaps:\n\n{sections}\n\nWant more?"
+    messages = conversation(
+        ("user", "Find the gaps in the market."),
+        ("assistant", [text(reply)]),
+        ("user", "Thanks, and now the pricing?"),
+    )
+    summary = summarize(messages, 8000).text
+    assert summary.count("Here is the full deep dive on the market gaps") == 1
+    assert "## Current state (the agent's last message)\nHere is the full deep dive" in summary
+
+
 def test_an_error_a_command_printed_is_said_once_under_errors() -> None:
     shown = "zsh:3: permission denied: /etc/hosts"
     messages = conversation(

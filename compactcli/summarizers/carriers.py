@@ -712,6 +712,20 @@ REPORT_MIN_CHARS = 60
 """A last message shorter than this (a greeting, a question back) reports nothing."""
 
 
+REPLY_MATCH = 200
+"""A report and a reply cut short (the facts keep the last reply's head and tail) are the same
+message when they share this many first characters."""
+
+
+def reports_reply(line: str, reply: str) -> bool:
+    """Whether report `line` is the report of `reply`, which may have been cut short since."""
+    found = report(reply)
+    if found is None:
+        return False
+    size = min(REPLY_MATCH, len(found), len(line))
+    return found == line or (size == REPLY_MATCH and found[:size] == line[:size])
+
+
 def _step_key(step: str) -> str:
     return step.replace("**", "").strip("*_ ").rstrip("…")[:150]
 

@@ -18,7 +18,7 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
 from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
-from compactcli.summarizers.carriers import ANSWER_PREFIXES, changes_text, report
+from compactcli.summarizers.carriers import ANSWER_PREFIXES, changes_text, reports_reply
 from compactcli.summarizers.earlier import earlier_room, fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
@@ -310,7 +310,7 @@ def _items(
     for position, (decision, olds) in enumerate(decisions):
         add(DECISIONS, (f"- {folded(decision, olds)}",), rank=20_000 + (len(decisions) - position))
     reports = list(facts.reports)
-    if reports and facts.last_reply and report(facts.last_reply) == reports[-1]:
+    if reports and facts.last_reply and reports_reply(reports[-1], facts.last_reply):
         reports.pop()  # the last one is shown whole below
     # what the agent said mid-turn and then said last is shown once, as the current state
     reports = [
