@@ -5,7 +5,8 @@ reason the user gave), and for a failure its distinctive error line (`error_line
 an `Error:` or `error[...]:` line, a FAIL line, a panic; at most `ERROR_CHARS`); with `soft`, a
 call that did not fail but printed an error is `ok` with that line (`content_error`). A shell
 result fails on a non-zero exit code (`exit_code`), an aborted run, a traceback, a shell that
-could not run the command, or a failed code-mode script; a search that found nothing does not.
+could not run the command, or a failed code-mode script; a search that found nothing, or a
+lookup of programs that did not find one, does not.
 The prune stage writes the error line into the placeholder of a result it clears
 (`CLEARED_RESULT`, then `CLEARED_FAILURE` or `CLEARED_SOFT`), and `cleared_error` /
 `cleared_soft_error` read it back, so a cleared result keeps its outcome. `carries_error` and
@@ -72,10 +73,11 @@ _ABORTED = compile_lazily(
 )
 _TRACEBACK = "Traceback (most recent call last):"
 _SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
-_NOT_RUN = compile_lazily(  # what a shell says first when it cannot run the command
+_NOT_RUN = compile_lazily(  # what a shell, or Codex, says first when it cannot run the command
     r"\A\s*(?:\S*sh: (?:(?:line )?\d+: )?[^\n:]+: "
     r"(?:(?:command )?not found|No such file or directory|Permission denied)"
-    r"|zsh: (?:command not found|no such file or directory|permission denied): \S+)"
+    r"|zsh: (?:command not found|no such file or directory|permission denied): \S+"
+    r"|execution error: )"  # Codex: the process could not start (its sandbox refused it, ...)
 )
 _NOISE_LINE = compile_lazily(
     r"^(?:Exit code:?\s*-?\d+|Chunk ID:.*|Wall time:.*|Process exited with code.*|"
@@ -265,11 +267,17 @@ _DIAGNOSTIC = compile_lazily(
 )
 SOFT_LINES = 5
 """How many first lines of a tool result that is not a shell's are read for an error."""
-_NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"})
-_SEARCH = compile_lazily(
-    r"(?:^|[|;&(]\s*)(?:\S*/)?(?:" + "|".join(sorted(_NO_MATCH_PROGRAMS)) + r")\s"
+_NO_MATCH_PROGRAMS = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp"}
+    # lookups of programs, which exit 1 when one of those asked for is not there
+    | {"which", "where", "where.exe", "Get-Command", "gcm"}
 )
-"""One of the searches of `_NO_MATCH_PROGRAMS` run somewhere in a command line."""
+_SEARCH = compile_lazily(
+    r"(?:^|[|;&(]\s*)(?:\S*/)?(?:"
+    + "|".join(re.escape(p) for p in sorted(_NO_MATCH_PROGRAMS))
+    + r")\s"
+)
+"""One of the searches or lookups of `_NO_MATCH_PROGRAMS` run somewhere in a command line."""
 _COMPLAINT = compile_lazily(
     r"^[\w./-]+: .*\b(?:no such file|permission denied|cannot|can't|not found|error|invalid|"
     r"illegal|unrecognized|missing)\b",
@@ -305,7 +313,8 @@ def content_error(text: str, *, shell: bool) -> str:
 
 
 def _no_match(command: str, code: int | None, text: str) -> bool:
-    """A search that found nothing (`grep`, `rg` exit 1 with no error printed), or a look that
+    """A search that found nothing (`grep`, `rg` exit 1 with no error printed; a lookup of
+    programs, `which` or `Get-Command`, that did not find each of them), or a look that
     found nothing (a read-only command, `ls x 2>/dev/null`, exit 1 or 2 with nothing printed;
     `echo "== tasks" && grep -c x f`, exit 1 with no error line printed): not a failure."""
     if code not in (1, 2) or not command:

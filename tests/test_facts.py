@@ -448,6 +448,16 @@ def test_a_rejected_call_gives_the_users_reason() -> None:
             ("failed", "bash: ./run.sh: No such file or directory"),
         ),
         ("a.py\nbash: x: command not found", False, ("ok", "")),  # later: the rest may have run
+        (  # Codex could not start the process at all
+            'execution error: Io(Custom { kind: Other, error: "windows sandbox: '
+            'CreateProcessWithLogonW failed: 1056" })',
+            False,
+            (
+                "failed",
+                'execution error: Io(Custom { kind: Other, error: "windows sandbox: '
+                'CreateProcessWithLogonW failed: 1056" })',
+            ),
+        ),
         # Codex code mode: the script's own status line heads its output
         ("Script completed\nWall time 0.2 seconds\nOutput:\n\n12 passed", False, ("ok", "")),
         (
@@ -1402,6 +1412,14 @@ def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
             [call("g", "Bash", command='echo "== done" && grep -c "\\[x\\]" tasks.md')],
         ),
         ("user", [result("g", "== done\n0\n\nCommand exited with code 1", is_error=True)]),
+        # a lookup of programs that did not find each of them
+        ("assistant", [call("w", "Bash", command="which node pnpm")]),
+        ("user", [result("w", "Exit code 1\n/usr/bin/node", is_error=True)]),
+        (
+            "assistant",
+            [call("p", "Bash", command="Get-Command git,pwsh -ErrorAction SilentlyContinue")],
+        ),
+        ("user", [result("p", "Exit code 1\nName Source\ngit.exe C:\\Git\\git.exe")]),
         ("assistant", [call("t", "Bash", command="npm test")]),
         ("user", [result("t", "Exit code 1\nError: boom", is_error=True)]),
         # what a look printed when it failed is an error
@@ -1414,6 +1432,7 @@ def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
     facts = extract_facts(searched)
     assert [e.text for e in facts.errors] == ["Error: boom", "cat: src/missing.ts: No such file"]
     assert [(c.command, c.outcome) for c in facts.commands] == [
+        ("which node pnpm", "ok"),  # a look is listed for a one-line answer
         ("npm test", "failed"),
         ("cat src/missing.ts", "failed"),
     ]
