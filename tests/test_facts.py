@@ -1011,6 +1011,29 @@ def test_a_success_resolves_only_the_errors_of_its_command_or_of_its_path() -> N
     ]
 
 
+def test_the_same_failure_again_with_other_numbers_is_one_error_the_latest() -> None:
+    """A command that fails again the same way, in another process (its id in the line) or on
+    another port, is one error, given as it read last; another command's is another."""
+    failed = "0 [main] bash ({}) bash.exe: *** fatal error - couldn't create signal pipe"
+    steps = [
+        ("bash export.sh .", failed.format(2676)),
+        ("bash export.sh .", failed.format(10612)),
+        ("bash other.sh", failed.format(77)),
+        ("npm run dev", "Error: listen EADDRINUSE: address already in use :::3000"),
+        ("npm run dev", "Error: listen EADDRINUSE: address already in use :::3001"),
+    ]
+    turns: list[tuple[str, Any]] = [("user", "Export the session.")]
+    for n, (command, output) in enumerate(steps):
+        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
+        turns.append(("user", [result(f"c{n}", f"Exit code 1\n{output}", is_error=True)]))
+    facts = extract_facts(conversation(*turns))
+    assert [(e.text, e.where) for e in facts.errors] == [
+        (failed.format(10612), "bash export.sh ."),
+        (failed.format(77), "bash other.sh"),
+        ("Error: listen EADDRINUSE: address already in use :::3001", "npm run dev"),
+    ]
+
+
 def _resolved_after(steps: list[tuple[str, str, bool]]) -> dict[str, bool]:
     """Whether each error is resolved once the shell `steps` (command, output, failed) ran, by
     the command it came from."""

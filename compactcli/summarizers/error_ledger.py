@@ -1,7 +1,8 @@
 """The errors a session met, and which of them a later step resolved.
 
 `ErrorLedger` holds one `ErrorFact` per error line and place (the path or command it came
-from), in the order last seen, and marks an error resolved when a later call succeeds where it
+from; lines that differ only in their numbers, a process id or a port, are one), in the order
+last seen, and marks an error resolved when a later call succeeds where it
 failed (`ErrorLedger.resolve`): the same command or a wider run of it, each command of a chain
 joined by `&&` (a failed chain's error once every command of it has passed), or the same path
 with a tool of the same kind. Unresolved errors are indexed by what resolves them, so each
@@ -10,6 +11,7 @@ successful call of a long session looks at its few candidates, not at every erro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -25,7 +27,15 @@ class ErrorFact:
     where: str = ""  # the path or command it came from
 
 
-ErrorKey = tuple[str, str]  # (text, where): one error per line and place
+ErrorKey = tuple[str, str]  # (line with its numbers as #, where): one error per line and place
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _key(error: ErrorFact) -> ErrorKey:
+    """`error`'s line with its numbers left out (the same failure again, in another process or
+    on another port, is the same error), and its place."""
+    return (_NUMBER.sub("#", error.text), error.where)
 
 
 _SETUP = frozenset({"source", ".", "export"})
@@ -34,9 +44,9 @@ pytest`): not what printed its error, and not run again alone."""
 
 
 class ErrorLedger:
-    """The errors found, one per line and place, in the order last seen, the unresolved ones
-    indexed by what resolves them (`resolve`): a long session's every successful call looks
-    at its few candidates, not at every error."""
+    """The errors found, one per line (numbers aside) and place, in the order last seen, the
+    unresolved ones indexed by what resolves them (`resolve`): a long session's every
+    successful call looks at its few candidates, not at every error."""
 
     __slots__ = ("_all", "_by_part", "_by_program", "_by_where", "_failed", "_unpassed")
 
@@ -54,7 +64,7 @@ class ErrorLedger:
 
     def put(self, error: ErrorFact) -> None:
         """`error` after the others (an earlier one of its line and place is dropped)."""
-        key = (error.text, error.where)
+        key = _key(error)
         self._forget(key)
         self._all.pop(key, None)
         self._all[key] = error
@@ -62,7 +72,7 @@ class ErrorLedger:
 
     def keep(self, error: ErrorFact) -> None:
         """`error`, unless one of its line and place is there already."""
-        key = (error.text, error.where)
+        key = _key(error)
         if key not in self._all:
             self._all[key] = error
             self._index(key, error)
@@ -70,7 +80,7 @@ class ErrorLedger:
     def update(self, errors: Iterable[ErrorFact]) -> None:
         """Each of `errors` in place of one of its line and place, else after the others."""
         for error in errors:
-            key = (error.text, error.where)
+            key = _key(error)
             self._forget(key)
             self._all[key] = error
             self._index(key, error)
