@@ -979,3 +979,59 @@ def test_replace_image_with_text() -> None:
     record = CODEX.replace_with_text(t.records[4], image, "[image removed]")
     assert record.raw["payload"]["content"][2] == {"type": "input_text", "text": "[image removed]"}
     assert CODEX.prune_boundary(t, {"stage": "prune"}) == []
+
+
+def _outputs(transcript: Transcript) -> list[str]:
+    dialect = get_dialect("codex")
+    return [b.text for m in dialect.messages(transcript) for b in m.tool_results]
+
+
+def _policy_rollout(limit: int, output: str) -> Transcript:
+    policy = {"mode": "tokens", "limit": limit}
+    return in_memory(
+        META,
+        line("turn_context", {"model": "gpt-5.4", "truncation_policy": policy}),
+        line("response_item", user("list it")),
+        line(
+            "response_item",
+            {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c1"},
+        ),
+        line("response_item", {"type": "function_call_output", "call_id": "c1", "output": output}),
+    )
+
+
+def test_a_tool_output_counts_as_much_of_it_as_codex_keeps_in_the_models_history() -> None:
+    """Codex keeps each tool output in the model's history cut to its turn's
+    `truncation_policy` (the limit and a fifth, a token as 4 bytes): its first and last halves
+    of that budget around a marker; an output within it, or a turn without the policy, whole."""
+    long = "".join(f"line {n}: é\n" for n in range(400))  # 4,890 bytes, multibyte characters
+    (kept,) = _outputs(_policy_rollout(100, long))  # 100 tokens: 480 bytes kept
+    head, rest = kept.split("…", 1)
+    marker, tail = rest.split("…", 1)
+    assert long.startswith(head) and long.endswith(tail)
+    assert 478 <= len((head + tail).encode()) <= 480
+    left_out = len(long.encode()) - len((head + tail).encode())
+    assert marker == f"{-(-left_out // 4)} tokens truncated"
+    assert _outputs(_policy_rollout(10_000, long)) == [long]
+    whole = _policy_rollout(100, long)
+    old = list(whole.records)
+    old[1] = old[1].with_raw(line("turn_context", {"model": "gpt-5.4"}))
+    assert _outputs(whole.evolve(records=tuple(old))) == [long]
+    options = EstimateOptions(method="heuristic")
+    cut = estimate(_policy_rollout(100, long), options)
+    full = estimate(_policy_rollout(10_000, long), options)
+    assert cut.tokens < full.tokens - 800
+
+
+def test_a_transcript_made_from_another_reads_its_outputs_under_its_own_policy() -> None:
+    """What a transcript made from another reuses of its reading (the items after an unchanged
+    start, an item read at the same place) holds only under the same truncation policy."""
+    long = "x" * 2_000
+    first = _policy_rollout(100, long)
+    assert _outputs(first) == _outputs(first.evolve(records=first.records))
+    appended = (*first.records, Record(raw=first.records[-1].raw, lineno=6))
+    grown = first.evolve(records=appended)
+    assert _outputs(grown) == 2 * _outputs(first)  # the reader's policy carried on
+    records = list(first.records)
+    records[1] = records[1].with_raw(line("turn_context", {"model": "gpt-5.4"}))
+    assert _outputs(first.evolve(records=tuple(records))) == [long]  # not the item as read

@@ -25,6 +25,7 @@ from compactcli.formats.codex.items import (
     ItemReader,
     in_unit,
     is_envelope,
+    output_budget,
     summary_in_history,
     synthetic,
 )
@@ -53,6 +54,7 @@ class _Item:
     payload: Mapping[str, Any]
     model: str | None
     message: Message | None
+    output_bytes: int | None = None  # the reader's then
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,7 @@ class _Timeline:
     model: str | None
     names: Mapping[str, str]
     unit: str | None
+    output_bytes: int | None
 
 
 class CodexDialect(Dialect):
@@ -284,7 +287,11 @@ class CodexDialect(Dialect):
             if parent is not None and len(parent.raws) <= len(records):
                 if all(map(operator.is_, parent.raws, map(_RAW, records))):
                     begin = len(parent.raws)
-                    builder = ItemReader(model=parent.model, names=dict(parent.names))
+                    builder = ItemReader(
+                        model=parent.model,
+                        names=dict(parent.names),
+                        output_bytes=parent.output_bytes,
+                    )
                     steps, unit, items = list(parent.steps), parent.unit, dict(parent.items)
                 else:
                     earlier = parent.items
@@ -310,12 +317,14 @@ class CodexDialect(Dialect):
                 model = payload.get("model")
                 if isinstance(model, str):
                     builder.model = model
+                builder.output_bytes = output_budget(payload.get("truncation_policy"))
             elif kind == "response_item":
                 known = earlier.get(index)
                 if (
                     known is not None
                     and known.payload is payload
                     and known.model == builder.model
+                    and known.output_bytes == builder.output_bytes
                     and builder.again(payload, known.message)
                 ):
                     message = known.message
@@ -326,7 +335,7 @@ class CodexDialect(Dialect):
                         bad(record, f"response_item: {error}")
                         continue
                 if findings is None:
-                    items[index] = _Item(payload, builder.model, message)
+                    items[index] = _Item(payload, builder.model, message, builder.output_bytes)
                 if message is None:
                     continue
                 message, unit = in_unit(message, unit, str(index))
@@ -355,6 +364,7 @@ class CodexDialect(Dialect):
                 builder.model,
                 dict(builder.names),
                 unit,
+                builder.output_bytes,
             )
             transcript.view(_TIMELINE, lambda: made)
         return steps
