@@ -3,7 +3,8 @@
 Agents send the model, as user messages, text nobody typed: Claude Code meta text, Codex context,
 skill bodies, compaction summaries. `typed_text(text)` reads one user text block into the message
 the person typed and the shell command they ran, `skill_file(text)` names the `SKILL.md` of a
-skill body, and `squeeze(text)` tidies whitespace. Both the summary's facts and the cut read user
+skill body, `squeeze(text)` tidies whitespace and `undrawn(text)` leaves out the lines of a
+pasted banner or box (no letter or digit in them). Both the summary's facts and the cut read user
 text through here, so they agree on what a prompt is. Pure functions.
 """
 
@@ -15,7 +16,7 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.transcript import Message
 
-__all__ = ["has_typed_text", "pi_skill", "skill_file", "squeeze", "typed_text"]
+__all__ = ["has_typed_text", "pi_skill", "skill_file", "squeeze", "typed_text", "undrawn"]
 
 SKILL_BASE = "Base directory for this skill:"
 _META_PREFIXES = (
@@ -74,6 +75,32 @@ def squeeze(text: str) -> str:
             continue
         out.append(line)
     return "\n".join(out)
+
+
+DRAWING_CHARS = 4
+"""The fewest drawing characters (`_drawing`) a line without a letter or a digit holds to be a
+drawing's (`undrawn`)."""
+
+
+def _drawing(char: str) -> bool:
+    """A character banners and boxes are drawn with: `_`, `/`, `\\`, a box-drawing or block
+    element (not `|` or `-`, which markdown tables and rules are made of too)."""
+    return char in "_/\\" or "\u2500" <= char <= "\u259f"
+
+
+def undrawn(text: str) -> str:
+    """`text` without the lines that only draw: a pasted terminal's ASCII-art banner
+    (`/ __| | | | _ \\`), a box's frame (`╔═════╗`), a dotted rule (`╌ ╌ ╌ ╌`): no letter or
+    digit in any script, and at least `DRAWING_CHARS` drawing characters. Code, JSON and
+    markdown lines (`});`, `}, {`, `|---|---|`) are kept."""
+    if "\n" not in text:
+        return text
+    kept = [
+        line
+        for line in text.split("\n")
+        if any(c.isalnum() for c in line) or sum(map(_drawing, line)) < DRAWING_CHARS
+    ]
+    return "\n".join(kept)
 
 
 def typed_text(text: str) -> tuple[str | None, str | None]:

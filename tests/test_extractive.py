@@ -687,3 +687,26 @@ def test_a_rule_the_quoted_request_holds_is_not_said_again() -> None:
     assert "Never touch the CSS variables" in plain
     assert "Never touch the CSS variables" not in quoted
     assert "Always run the linter before you finish." in quoted  # an earlier message's rule
+
+
+def test_a_pasted_banner_is_left_out_of_the_goal_and_the_messages() -> None:
+    """A terminal pasted into a message brings its ASCII-art banner and box frames: lines drawn
+    with no letter or digit, which say nothing once the message is one line; code, JSON and
+    markdown lines without letters are kept."""
+    banner = "   ___ _   _ ___\n  / __| | | | _ \\\n  \\__ \\ |_| |  _/\n╔══════════╗\n"
+    goal = f"Apply for the grant.\n$ curl -fsSL https://x.dev/setup.sh | bash\n{banner}"
+    goal += "║ NAME ··· AYUSH ║\n  ✓ Installed 31 skills\n});\n|---|---|\n}, {\nWhat now?"
+    later = f"It printed this again:\n{banner}Then it stopped."
+    turns = conversation(
+        ("user", goal),
+        ("assistant", [text("Running it.")]),
+        ("user", later),
+        ("assistant", [text("Done.")]),
+    )
+    summary = summarize(turns, 2000).text
+    assert (
+        "## Goal\nApply for the grant. $ curl -fsSL https://x.dev/setup.sh | bash ║ NAME ··· "
+        "AYUSH ║ ✓ Installed 31 skills }); |---|---| }, { What now?\n"
+    ) in summary
+    assert "2. It printed this again: Then it stopped." in summary
+    assert "___" not in summary and "══" not in summary

@@ -38,7 +38,7 @@ from compactcli.summarizers.sentences import (
     folded,
 )
 from compactcli.summarizers.tool_calls import command_key
-from compactcli.user_text import squeeze
+from compactcli.user_text import squeeze, undrawn
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]
 
@@ -178,10 +178,10 @@ def _shapes(text: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]
 
 
 def _condensed_shapes(text: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]:
-    """Shapes of a user message: cut by `condense`, which keeps its rule and error lines."""
+    """A user message's shapes, drawings left out, cut by `condense` (keeps rule, error lines)."""
     found: list[str] = []
     for cap in caps:
-        shape = prefix + one_line(condense(text, cap))
+        shape = prefix + one_line(condense(undrawn(text), cap))
         if shape not in found:
             found.append(shape)
     return tuple(found)
