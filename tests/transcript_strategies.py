@@ -515,8 +515,6 @@ def _codex(plan: Plan) -> list[dict[str, Any]]:
                 "approval_policy": "never",
                 "model": "gpt-5.4",
                 "summary": "auto",
-                # what Codex keeps of each tool output: every third turn little enough to cut one
-                "truncation_policy": {"mode": "tokens", "limit": 60 if ti % 3 == 2 else 10000},
             },
         )
         line("response_item", message("user", turn.prompt))

@@ -25,7 +25,6 @@ from compactcli.formats.codex.items import (
     ItemReader,
     in_unit,
     is_envelope,
-    output_budget,
     summary_in_history,
     synthetic,
 )
@@ -54,7 +53,6 @@ class _Item:
     payload: Mapping[str, Any]
     model: str | None
     message: Message | None
-    output_bytes: int | None = None  # the reader's then
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +67,6 @@ class _Timeline:
     model: str | None
     names: Mapping[str, str]
     unit: str | None
-    output_bytes: int | None
 
 
 class CodexDialect(Dialect):
@@ -287,11 +284,7 @@ class CodexDialect(Dialect):
             if parent is not None and len(parent.raws) <= len(records):
                 if all(map(operator.is_, parent.raws, map(_RAW, records))):
                     begin = len(parent.raws)
-                    builder = ItemReader(
-                        model=parent.model,
-                        names=dict(parent.names),
-                        output_bytes=parent.output_bytes,
-                    )
+                    builder = ItemReader(model=parent.model, names=dict(parent.names))
                     steps, unit, items = list(parent.steps), parent.unit, dict(parent.items)
                 else:
                     earlier = parent.items
@@ -317,14 +310,12 @@ class CodexDialect(Dialect):
                 model = payload.get("model")
                 if isinstance(model, str):
                     builder.model = model
-                builder.output_bytes = output_budget(payload.get("truncation_policy"))
             elif kind == "response_item":
                 known = earlier.get(index)
                 if (
                     known is not None
                     and known.payload is payload
                     and known.model == builder.model
-                    and known.output_bytes == builder.output_bytes
                     and builder.again(payload, known.message)
                 ):
                     message = known.message
@@ -335,7 +326,7 @@ class CodexDialect(Dialect):
                         bad(record, f"response_item: {error}")
                         continue
                 if findings is None:
-                    items[index] = _Item(payload, builder.model, message, builder.output_bytes)
+                    items[index] = _Item(payload, builder.model, message)
                 if message is None:
                     continue
                 message, unit = in_unit(message, unit, str(index))
@@ -364,7 +355,6 @@ class CodexDialect(Dialect):
                 builder.model,
                 dict(builder.names),
                 unit,
-                builder.output_bytes,
             )
             transcript.view(_TIMELINE, lambda: made)
         return steps

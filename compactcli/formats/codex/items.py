@@ -10,7 +10,6 @@ what follows it. Reading never edits records.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,48 +143,15 @@ def _looks_like_json(text: str) -> bool:
     return True
 
 
-def output_budget(policy: Any) -> int | None:
-    """The bytes of one tool output Codex keeps in the model's history under a `turn_context`'s
-    `truncation_policy` (`{"mode": "tokens" | "bytes", "limit": N}`): the limit with the fifth
-    Codex adds for serialization, a token taken as 4 bytes as Codex takes it; None when there
-    is no such policy (older Codex cut an output before recording it)."""
-    if not isinstance(policy, dict):
-        return None
-    limit, mode = policy.get("limit"), policy.get("mode")
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        return None
-    if mode == "tokens":
-        return math.ceil(limit * 1.2) * 4
-    if mode == "bytes":
-        return math.ceil(limit * 1.2)
-    return None
-
-
-def kept_output(text: str, budget: int) -> str:
-    """What the model sees of a tool output `text` when Codex keeps `budget` bytes of it: the
-    whole of it when it fits, else its first and last halves of the budget (on character
-    boundaries) around Codex's marker of the tokens left out."""
-    data = text.encode()
-    if len(data) <= budget:
-        return text
-    head = data[: budget // 2].decode(errors="ignore")
-    tail = data[len(data) - (budget - budget // 2) :].decode(errors="ignore")
-    left_out = len(data) - len(head.encode()) - len(tail.encode())
-    return f"{head}…{math.ceil(left_out / 4)} tokens truncated…{tail}"
-
-
 @dataclass(slots=True)
 class ItemReader:
-    """Builds message views in file order, remembering call names, the current model and how
-    much of a tool output the model sees (`output_bytes`: Codex keeps that many bytes of each
-    in the model's history, `kept_output`; None, all of it).
+    """Builds message views in file order, remembering call names and the current model.
     `text_content`: a message's content may be a plain string (the Responses API's short input
     form), read as one text block; Codex always writes an array."""
 
     model: str | None = None
     names: dict[str, str] = field(default_factory=dict)
     text_content: bool = False
-    output_bytes: int | None = None
 
     def item(self, item: Any, index: int, path: JsonPath) -> Message | None:
         """The message view of one response item (None for items the model never sees).
@@ -403,8 +369,6 @@ class ItemReader:
             if "output" not in item:
                 raise BadShape(f"{kind} has no 'output'")
             text, is_json, images, is_error = _output_blocks(item["output"], kind)
-            if self.output_bytes is not None:
-                text = kept_output(text, self.output_bytes)
         own_name = item.get("name")
         name = own_name if isinstance(own_name, str) else self.names.get(call_id)
         return Block(
