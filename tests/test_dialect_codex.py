@@ -22,6 +22,7 @@ from compactcli.stages.summarize import SummarizeOptions, summarize
 from compactcli.summarizers import get_summarizer
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message, Record, Transcript
+from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.transcript_strategies import Plan, plans, render
 
@@ -979,3 +980,61 @@ def test_replace_image_with_text() -> None:
     record = CODEX.replace_with_text(t.records[4], image, "[image removed]")
     assert record.raw["payload"]["content"][2] == {"type": "input_text", "text": "[image removed]"}
     assert CODEX.prune_boundary(t, {"stage": "prune"}) == []
+
+
+def _remote_compacted_rollout(path: Path) -> None:
+    """A rollout whose history OpenAI's remote compaction replaced (its summary an encrypted
+    `compaction` item), then six turns of reading long files."""
+    developer = {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": "<permissions instructions>"}],
+    }
+    sealed = {"type": "compaction", "encrypted_content": "gAAAA" + "x" * 8000}
+    history = [developer, user("Build the payroll page. Never touch the vault."), sealed]
+    lines = [META, line("response_item", developer), line("response_item", history[1])]
+    lines.append(line("compacted", {"message": "", "replacement_history": history}))
+    for n in range(6):
+        call = {"cmd": f"cat src/p{n}.ts"}
+        lines += [
+            line("turn_context", {"cwd": "/w", "model": "gpt-5.4"}),
+            line("response_item", user(f"Now fix part {n} of the page.")),
+            line(
+                "response_item",
+                {
+                    "type": "function_call",
+                    "name": "exec_command",
+                    "arguments": orjson.dumps(call).decode(),
+                    "call_id": f"c{n}",
+                },
+            ),
+            line(
+                "response_item",
+                {
+                    "type": "function_call_output",
+                    "call_id": f"c{n}",
+                    "output": "Process exited with code 0\nOutput:\n" + "const x = 1;\n" * 300,
+                },
+            ),
+        ]
+    path.write_bytes(b"".join(orjson.dumps(raw) + b"\n" for raw in lines))
+
+
+def test_a_remote_compaction_the_summary_cannot_read_is_kept_before_it(tmp_path: Path) -> None:
+    """What OpenAI's remote compaction holds of a session is encrypted: compacting again keeps
+    its item (once, each round) right before our summary, as real Codex resumes it."""
+    source, once, twice = tmp_path / "r.jsonl", tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
+    _remote_compacted_rollout(source)
+    for made_from, out in ((source, once), (once, twice)):
+        done = run(
+            "compact", str(made_from), "--force", "--keep-recent-tokens", "200", "-o", str(out)
+        )
+        assert done.exit_code == 0, done.stderr
+        validate(read_transcript(str(out)))
+        compacted = [orjson.loads(r) for r in out.read_bytes().splitlines()][-3]
+        history = compacted["payload"]["replacement_history"]
+        kinds = [item.get("type") for item in history]
+        assert kinds.count("compaction") == 1
+        at = kinds.index("compaction")
+        assert history[at]["encrypted_content"].startswith("gAAAA")
+        assert history[at + 1]["content"][0]["text"] == compacted["payload"]["message"]

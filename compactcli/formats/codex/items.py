@@ -63,7 +63,7 @@ ANSWERS: dict[str, frozenset[str]] = {
     "custom_tool_call_output": frozenset({"custom_tool_call"}),
     "tool_search_output": frozenset({"tool_search_call"}),
 }
-_COMPACTION_ITEMS = frozenset({"compaction", "compaction_summary", "context_compaction"})
+COMPACTION_ITEMS = frozenset({"compaction", "compaction_summary", "context_compaction"})
 
 
 class BadShape(Exception):
@@ -203,7 +203,7 @@ class ItemReader:
             text = prompt if isinstance(prompt, str) else ""
             image = image_size(item.get("result"))
             blocks = (Block("other", text=text, type=kind, path=path, images=(image,)),)
-        elif kind in _COMPACTION_ITEMS:
+        elif kind in COMPACTION_ITEMS:
             _optional_string(item, "encrypted_content", what)
             blocks = (Block("other", type=kind, path=path),)
             summary = True

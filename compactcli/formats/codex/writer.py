@@ -1,11 +1,12 @@
 """Writing a summary into a Codex rollout (FORMATS.md §2.3, §2.4, §6).
 
 `CodexWriter` appends to the rollout, as Codex's own remote compaction does, a `compacted` line
-whose `replacement_history` is the complete new history (head items, the summary as a user
-message, kept tail items), a copy of the latest `turn_context`, and a `token_count` event with
-compactcli's count of the compacted context. Every input line stays as it was, and the kept items
-are the input's, equal value for value; on resume Codex replaces its history with the
-replacement, so nothing before the new lines reaches the model.
+whose `replacement_history` is the complete new history (head items, an encrypted remote
+compaction the summary cannot read, the summary as a user message, kept tail items), a copy of
+the latest `turn_context`, and a `token_count` event with compactcli's count of the compacted
+context. Every input line stays as it was, and the kept items are the input's, equal value for
+value; on resume Codex replaces its history with the replacement, so nothing before the new
+lines reaches the model.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compactcli.formats.codex.items import CONTEXTUAL_USER_PREFIXES, SUMMARY_PREFIX
+from compactcli.formats.codex.items import (
+    COMPACTION_ITEMS,
+    CONTEXTUAL_USER_PREFIXES,
+    SUMMARY_PREFIX,
+)
 from compactcli.injection import STUB_RESULT, Injection, lost_results, raw_item
 from compactcli.transcript import Message, Record, Transcript
 
@@ -52,7 +57,9 @@ class CodexWriter:
     All carry the timestamp of the input's last line and, in a rollout whose lines are numbered,
     the numbers that follow the last one (`_last_ordinal`). The summary text starts with Codex's
     own summary prefix, so a later Codex compaction treats it as a summary and not as a user
-    message. The head and tail items keep reasoning `encrypted_content`. A final pass drops an
+    message. The head and tail items keep reasoning `encrypted_content`, and a compaction of
+    the summarized part that only the provider can read (OpenAI's remote compaction) is kept
+    before the summary (`_sealed`). A final pass drops an
     output whose call is not in the new history and gives a call whose output was lost a stub
     output, as Codex's own `normalize` would (it writes "aborted").
     """
@@ -83,6 +90,9 @@ class CodexWriter:
         history: list[Any] = []
         for message in injection.head:
             history.extend(_items(transcript, message, orphans, lost))
+        history.extend(
+            _sealed(transcript, injection.context[injection.cut.head : injection.cut.start])
+        )
         history.append(
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
         )
@@ -109,6 +119,19 @@ class CodexWriter:
                 head["ordinal"] = ordinal
             out.append(Record(raw={**head, **line}))
         return tuple(out)
+
+
+def _sealed(transcript: Transcript, middle: Sequence[Message]) -> list[Any]:
+    """The compaction items of the summarized part that only the provider can read (an
+    `encrypted_content`: OpenAI's remote compaction), kept as they are: what they hold of the
+    session cannot be read into the summary, and would be lost with them."""
+    found = []
+    for message in middle:
+        if message.summary:
+            item = raw_item(transcript, message)
+            if item.get("type") in COMPACTION_ITEMS and item.get("encrypted_content"):
+                found.append(item)
+    return found
 
 
 def _items(
