@@ -982,7 +982,7 @@ def test_replace_image_with_text() -> None:
     assert CODEX.prune_boundary(t, {"stage": "prune"}) == []
 
 
-def _remote_compacted_rollout(path: Path) -> None:
+def remote_compacted_rollout(path: Path) -> None:
     """A rollout whose history OpenAI's remote compaction replaced (its summary an encrypted
     `compaction` item), then six turns of reading long files."""
     developer = {
@@ -992,7 +992,15 @@ def _remote_compacted_rollout(path: Path) -> None:
     }
     sealed = {"type": "compaction", "encrypted_content": "gAAAA" + "x" * 8000}
     history = [developer, user("Build the payroll page. Never touch the vault."), sealed]
-    lines = [META, line("response_item", developer), line("response_item", history[1])]
+    meta = {
+        "id": "019d0000-0000-7000-8000-000000000001",
+        "timestamp": "2026-05-12T09:00:00.000Z",
+        "cwd": "/w",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.130.0",
+    }
+    lines = [line("session_meta", meta), line("response_item", developer)]
+    lines.append(line("response_item", history[1]))
     lines.append(line("compacted", {"message": "", "replacement_history": history}))
     for n in range(6):
         call = {"cmd": f"cat src/p{n}.ts"}
@@ -1024,7 +1032,7 @@ def test_a_remote_compaction_the_summary_cannot_read_is_kept_before_it(tmp_path:
     """What OpenAI's remote compaction holds of a session is encrypted: compacting again keeps
     its item (once, each round) right before our summary, as real Codex resumes it."""
     source, once, twice = tmp_path / "r.jsonl", tmp_path / "once.jsonl", tmp_path / "twice.jsonl"
-    _remote_compacted_rollout(source)
+    remote_compacted_rollout(source)
     for made_from, out in ((source, once), (once, twice)):
         done = run(
             "compact", str(made_from), "--force", "--keep-recent-tokens", "200", "-o", str(out)

@@ -35,7 +35,9 @@ from tests.agents.responses_api import (
 )
 from tests.agents.resume import ANSWER, PROMPT
 from tests.agents.sessions import SETTINGS, Compacted, Session, require, view
+from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
+from tests.test_dialect_codex import remote_compacted_rollout
 
 
 def codex_sessions() -> list[Session]:
@@ -233,3 +235,24 @@ def test_without_the_token_count_codex_compacts_again(
 
 def _squeezed(text: str) -> str:
     return " ".join(text.split())
+
+
+def test_a_kept_remote_compaction_reaches_codex_before_the_summary(
+    codex_runs: CodexRuns, tmp_path: Path
+) -> None:
+    """A rollout whose history OpenAI's remote compaction replaced (its summary encrypted),
+    compacted again by compactcli: Codex resumes it and sends the encrypted compaction, then
+    our summary, then the kept turns."""
+    source, out = tmp_path / "remote.jsonl", tmp_path / "compacted.jsonl"
+    remote_compacted_rollout(source)
+    done = run("compact", str(source), "--force", "--keep-recent-tokens", "200", "-o", str(out))
+    assert done.exit_code == 0, done.stderr
+    resumed = codex_runs.resumed(out)
+    check_answered_once(resumed)
+    sent = items(resumed.first)
+    kinds = [i.get("type") for i in sent]
+    assert kinds.count("compaction") == 1
+    at = kinds.index("compaction")
+    assert str(sent[at].get("encrypted_content", "")).startswith("gAAAA")
+    summary = next(r for r in reversed(records(out.read_bytes())) if r["type"] == "compacted")
+    assert user_texts({"input": sent[at + 1 :]})[0] == summary["payload"]["message"]
