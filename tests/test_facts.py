@@ -1790,3 +1790,22 @@ def test_a_fitting_loop_reads_each_message_once(
     assert len(read) == len(read_alone) > 2  # the same heads summarized
     # each message about once: the longest head, and a little more where a head grew again
     assert sum(read) <= max(read_alone) + len(read) < sum(read_alone)
+
+
+def test_a_pasted_agent_transcript_brings_no_rules_of_its_agents_own_steps() -> None:
+    """A user who pastes another agent's session pastes how that agent spoke of its next step
+    (`Thinking: ...`, `Let me ...`): no rule of the user's; the rules around them are, and so
+    is a `let me know`."""
+    pasted = (
+        "Carry on from this session:\n"
+        "Thinking: The keypair should be excluded, so I should check the .gitignore first.\n"
+        "Let me also check if the target directories should be excluded from commits.\n"
+        "Actually, let me make sure the tests pass first.\n"
+        "Never commit the keypair file.\n"
+        "Please let me know if the build must change."
+    )
+    facts = extract_facts(conversation(("user", pasted), ("assistant", [text("On it.")])))
+    assert facts.constraints == (
+        "Never commit the keypair file.",
+        "Please let me know if the build must change.",
+    )

@@ -209,6 +209,12 @@ def _window(sentence: str, match: re.Match[str], limit: int) -> str:
 
 
 _SHOULD = _Cue(r"\bshould\b")
+_AGENT_TALK = compile_lazily(
+    r"(?:Thinking:|(?:(?:actually|now|ok(?:ay)?|so|first|next|but|and),?\s+)?let me\b(?!\s+know))",
+    re.IGNORECASE,
+)
+"""How an agent speaks of its own next step (`Thinking: ...`, `Let me check ...`, not `let me
+know`): in a user message, a pasted agent transcript's line, no rule of the user's."""
 _CLAUSE = compile_lazily(r"[:;—–]\s+|\s-\s")
 _STRONG = _Cue(
     r"\b(?:instead|never|always|must|rather\s+than|please\s+use|stick\s+(?:to|with)|avoid|"
@@ -226,8 +232,9 @@ def constraint_sentences(text: str) -> list[str]:
 
 def as_constraint(sentence: str) -> str | None:
     """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
-    a sentence that only introduces what follows it, ending with `:`, read alone)."""
-    if sentence.endswith(":"):
+    a sentence that only introduces what follows it, ending with `:`, read alone, nor an
+    agent's word on its own next step, `_AGENT_TALK`)."""
+    if sentence.endswith(":") or _AGENT_TALK.match(sentence):
         return None
     question = sentence.endswith("?")
     match = (_STRONG if question else _CONSTRAINT).search(sentence)
