@@ -1809,3 +1809,20 @@ def test_a_pasted_agent_transcript_brings_no_rules_of_its_agents_own_steps() -> 
         "Never commit the keypair file.",
         "Please let me know if the build must change.",
     )
+
+
+def test_the_rules_of_a_message_are_those_written_above_the_agent_session_pasted_in_it() -> None:
+    """Below the first of two or more `Thinking:` lines a message holds another agent's session
+    (its thinking, commands, outputs): what reads as a rule there is that agent's, not the
+    person's; pasted errors are still read from all of it."""
+    pasted = (
+        "Continue this work. Never push to main.\n"
+        "Thinking: The keypair should NOT be committed, I must add it to .gitignore.\n"
+        "$ cargo test\n"
+        "error[E0308]: mismatched types\n"
+        "Thinking: They definitely should be ignored - they're build artifacts.\n"
+        "Always run clippy before a commit."
+    )
+    facts = extract_facts(conversation(("user", pasted), ("assistant", [text("On it.")])))
+    assert facts.constraints == ("Never push to main.",)
+    assert [e.text for e in facts.errors] == ["error[E0308]: mismatched types"]

@@ -39,6 +39,7 @@ from compactcli.summarizers.sentences import (
     FENCE,
     SENTENCE_CHARS,
     as_constraint,
+    before_pasted_session,
     condense,
     decision_sentences,
     fold_superseded,
@@ -289,7 +290,7 @@ class _State:
         self.turn += 1
         self.since_answer.append(text)
         self.add_identifiers(text)
-        for sentence in sentences(text, lists=True):
+        for sentence in sentences(before_pasted_session(text), lists=True):
             self.add_sentence(sentence, as_constraint(sentence))
         for line in pasted_errors(text):
             self.errors.keep(ErrorFact(text=line, resolved=False, tool=PASTED))

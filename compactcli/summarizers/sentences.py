@@ -230,6 +230,20 @@ def constraint_sentences(text: str) -> list[str]:
     return [found for found in map(as_constraint, sentences(text, lists=True)) if found]
 
 
+_THINKING_LINE = compile_lazily(r"^\s*(?:Thinking:|✻ Thinking)", re.MULTILINE)
+
+
+def before_pasted_session(text: str) -> str:
+    """`text` up to the agent session pasted into it, when it holds one (two or more
+    `Thinking:` lines): what the person wrote above it. The rest is another agent's thinking,
+    commands and their output, no rule of the person's."""
+    found = _THINKING_LINE.finditer(text)
+    first = next(found, None)
+    if first is None or next(found, None) is None:
+        return text
+    return text[: text.rfind("\n", 0, first.start()) + 1]
+
+
 def as_constraint(sentence: str) -> str | None:
     """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
     a sentence that only introduces what follows it, ending with `:`, read alone, nor an
