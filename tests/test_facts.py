@@ -1264,6 +1264,39 @@ def test_a_process_still_running_takes_its_outcome_from_write_stdin_to_its_sessi
     ]
 
 
+def test_a_poll_that_could_not_write_to_its_process_says_nothing_of_the_command() -> None:
+    """`write_stdin failed: stdin is closed ...` is the poll's own failure (Ctrl-C sent to a
+    process started without a terminal), not what the command printed: the command's outcome
+    stays unknown, and a later poll of the same session still gives it."""
+    running = "Chunk ID: a1\nWall time: 1.0 seconds\nProcess running with session ID 7\n"
+    refused = "write_stdin failed: stdin is closed for this session; rerun with tty=true"
+    first = _codex_facts(
+        _function("c1", "exec_command", cmd="find / -name idea.md"),
+        {"type": "function_call_output", "call_id": "c1", "output": running},
+        _function("c2", "write_stdin", session_id=7, chars="\u0003"),
+        {"type": "function_call_output", "call_id": "c2", "output": refused},
+    )
+    assert [(c.command, c.outcome, c.detail) for c in first.commands] == [
+        ("find / -name idea.md", "unknown", "")
+    ]
+    assert first.errors == ()
+    later = _codex_facts(
+        _function("c1", "exec_command", cmd="find / -name idea.md"),
+        {"type": "function_call_output", "call_id": "c1", "output": running},
+        _function("c2", "write_stdin", session_id=7, chars="\u0003"),
+        {"type": "function_call_output", "call_id": "c2", "output": refused},
+        _function("c3", "write_stdin", session_id=7, chars=""),
+        {
+            "type": "function_call_output",
+            "call_id": "c3",
+            "output": "Process exited with code 0\nOutput:\n/home/u/idea.md\n",
+        },
+    )
+    assert [(c.command, c.outcome, c.detail) for c in later.commands] == [
+        ("find / -name idea.md", "ok", "/home/u/idea.md")
+    ]
+
+
 _CUE_WORDS = [
     "We'll",
     "USE",

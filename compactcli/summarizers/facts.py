@@ -480,7 +480,8 @@ def _read_messages(messages: Sequence[Message], state: _State, calls: dict[str, 
             _read_assistant(message, state, calls)
         for block in message.blocks:
             if block.kind == "tool_result":
-                _read_result(block, _polled(calls.pop(block.call_id or "", None), state), state)
+                call = _polled(calls.pop(block.call_id or "", None), state, block.text)
+                _read_result(block, call, state)
 
 
 def _read_user(message: Message, state: _State) -> None:
@@ -606,12 +607,15 @@ def _running(text: str) -> tuple[str, str] | None:
     return ("cell", match.group(1)) if match.group(1) else ("session", match.group(2))
 
 
-def _polled(call: _Call | None, state: _State) -> _Call | None:
+def _polled(call: _Call | None, state: _State, text: str) -> _Call | None:
     """The command that `call` polls for the rest of its output (Codex `wait` on a script's
-    cell, `write_stdin` to a process's session), or `call` itself."""
+    cell, `write_stdin` to a process's session), or `call` itself; None when the poll itself
+    failed (its `text`, "write_stdin failed: stdin is closed ..."): nothing of the command."""
     target = poll_target(call.name, call.arguments) if call is not None else None
     if target is None:
         return call
+    if text.startswith("write_stdin failed:"):
+        return None
     return state.running.pop(target, None) or call
 
 
