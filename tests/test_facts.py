@@ -1034,6 +1034,30 @@ def test_the_same_failure_again_with_other_numbers_is_one_error_the_latest() -> 
     ]
 
 
+def test_a_bare_exit_code_that_later_commands_failed_with_too_is_said_once() -> None:
+    """Commands that failed printing nothing but their exit code (curl timing out, 28): the
+    line is said once, for the latest of them (each is listed under Commands as failed); an
+    error with a message, or a resolved one, is kept for each command."""
+    steps = [
+        ("curl -s --max-time 5 http://localhost:3001/", "Command exited with code 28"),
+        ("curl -s --max-time 9 http://localhost:3001/chat", "Command exited with code 28"),
+        ("npm run build", "Command exited with code 1\nError: Cannot find module 'x'"),
+        ("curl -s --max-time 20 http://localhost:3001/login", "Command exited with code 28"),
+        ("pytest -q", "Command exited with code 1"),
+    ]
+    turns: list[tuple[str, Any]] = [("user", "Is the server up?")]
+    for n, (command, output) in enumerate(steps):
+        turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
+        turns.append(("user", [result(f"c{n}", output, is_error=True)]))
+    facts = extract_facts(conversation(*turns))
+    assert [(e.text, e.where) for e in facts.errors] == [
+        ("Error: Cannot find module 'x'", "npm run build"),
+        ("Command exited with code 28", "curl -s --max-time 20 http://localhost:3001/login"),
+        ("Command exited with code 1", "pytest -q"),
+    ]
+    assert [c.outcome for c in facts.commands] == ["failed"] * 5
+
+
 def _resolved_after(steps: list[tuple[str, str, bool]]) -> dict[str, bool]:
     """Whether each error is resolved once the shell `steps` (command, output, failed) ran, by
     the command it came from."""
