@@ -101,7 +101,11 @@ _ERROR_HEAD = compile_lazily(
     r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^(?:ERROR|FATAL|PANIC)\b|"
     r"^thread '[^']*' panicked"
 )
-_FAIL_HEAD = compile_lazily(r"^(?:FAIL|FAILED|--- FAIL:|✗|✘|×|●)(?:\s|$)")
+# Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);
+# other tools print it as a bullet (`● 0 nodes, 75 edges`): only the first kind is a failure.
+_FAIL_HEAD = compile_lazily(
+    r"^(?:(?:FAIL|FAILED|--- FAIL:|✗|✘|×)(?:\s|$)|●\s(?=.*(?:›|\b[Ff]ail|\b[Ee]rror)))"
+)
 # A line that reports success (a passing test), whatever words its test or file name holds.
 _PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
 _TAG = compile_lazily(r"</?tool_use_error>")

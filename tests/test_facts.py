@@ -1657,6 +1657,11 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
             "src/a.c:3:8: warning: unused variable 'n'\n",
             "src/a.c:3:8: warning: unused variable 'n'",
         ),
+        (
+            "  ● cart › adds an item\n\n    expect(received).toBe(expected)\n",
+            "● cart › adds an item",
+        ),
+        ("● 0 nodes, 75 edges in 366ms\n", ""),  # a bullet of another tool, not Jest's failure
         ("docs/notes.md:3: the failed builds are listed\n", ""),  # a line of a file, not an error
         ("tests/test_a.py:12: in test_x\n", ""),
     ],
