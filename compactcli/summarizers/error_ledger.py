@@ -5,9 +5,9 @@ from; lines that differ only in their numbers, a process id or a port, are one),
 last seen, and marks an error resolved when a later call succeeds where it failed
 (`ErrorLedger.resolve`): the same command or a wider run of it, each command of a chain joined
 by `&&` (a failed chain's error once every command of it has passed), or the same path with a
-tool of the same kind. An unresolved error line is given once for the commands that failed with
-it (`values`). Unresolved errors are indexed by what resolves them, so each successful call of
-a long session looks at its few candidates, not at every error.
+tool of the same kind. An unresolved error that is only an exit code is given once for the
+commands that failed with it (`values`). Unresolved errors are indexed by what resolves them,
+so each successful call of a long session looks at its few candidates, not at every error.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ class ErrorFact:
 ErrorKey = tuple[str, str]  # (line with its numbers as #, where): one error per line and place
 
 _NUMBER = re.compile(r"\d+")
+_BARE_EXIT = re.compile(
+    r"(?:Process exited with code|Command exited with code|Exit code:?|exit status:?) -?\d+",
+    re.IGNORECASE,
+)
 
 
 def _key(error: ErrorFact) -> ErrorKey:
@@ -61,13 +65,13 @@ class ErrorLedger:
         self._by_part: dict[str, dict[ErrorKey, None]] = {}
 
     def values(self) -> Iterable[ErrorFact]:
-        """The errors, but for an unresolved one whose line is a later unresolved error's of
-        another command (`Command exited with code 28`, the same warning from every git
-        command): one line says it for all (the commands are listed as failed)."""
+        """The errors, but for an unresolved one that is only an exit code (`Command exited
+        with code 28`) and the same line as a later unresolved error of another command: one
+        such line says it for all (the commands are listed as failed)."""
         later: set[str] = set()
         kept: list[ErrorFact] = []
         for error in reversed(self._all.values()):
-            if not error.resolved:
+            if not error.resolved and _BARE_EXIT.fullmatch(error.text):
                 if error.text in later:
                     continue
                 later.add(error.text)
