@@ -145,6 +145,11 @@ class Outcome:
     reason: str = ""  # what the user said when rejecting the call
 
 
+def only_exit_code(line: str) -> bool:
+    """Whether an error line says nothing but an exit code (`Command exited with code 28`)."""
+    return _EXIT_CODE.fullmatch(line.strip()) is not None
+
+
 def exit_code(text: str) -> int | None:
     """The exit code a shell result reports near its start or end, if any."""
     for part in (text[:400], text[-300:]):

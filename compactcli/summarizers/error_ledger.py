@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from compactcli.outcomes import only_exit_code
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.tools import and_chain, tool_kind
 
@@ -31,10 +32,6 @@ class ErrorFact:
 ErrorKey = tuple[str, str]  # (line with its numbers as #, where): one error per line and place
 
 _NUMBER = re.compile(r"\d+")
-_BARE_EXIT = re.compile(
-    r"(?:Process exited with code|Command exited with code|Exit code:?|exit status:?) -?\d+",
-    re.IGNORECASE,
-)
 
 
 def _key(error: ErrorFact) -> ErrorKey:
@@ -71,7 +68,7 @@ class ErrorLedger:
         later: set[str] = set()
         kept: list[ErrorFact] = []
         for error in reversed(self._all.values()):
-            if not error.resolved and _BARE_EXIT.fullmatch(error.text):
+            if not error.resolved and only_exit_code(error.text):
                 if error.text in later:
                     continue
                 later.add(error.text)
