@@ -491,6 +491,38 @@ def test_under_a_tight_budget_decisions_go_first_then_identifiers_then_user_mess
     assert gone["I decided to keep"] > gone["- #5658"] > gone["2. Good. Put it in PR #5658."]
 
 
+def test_under_a_tight_budget_a_name_an_edit_defines_goes_before_a_url_the_user_gave() -> None:
+    turns = conversation(
+        ("user", "Build the cards."),
+        ("assistant", [text("Which node?")]),
+        ("user", "The one at https://rpc.io/v1."),
+        (
+            "assistant",
+            [
+                call(
+                    "w",
+                    "Write",
+                    file_path="src/cards.tsx",
+                    content="export function potentialReturnOfEveryOutcomeInTheMarket() {\n}\n",
+                )
+            ],
+        ),
+        ("user", [result("w", "written")]),
+        ("assistant", [text("Done.")]),
+    )
+    full = summarize(turns, 2000).text
+    assert (
+        "- https://rpc.io/v1\n- potentialReturnOfEveryOutcomeInTheMarket\n" in full
+    )  # oldest first
+    gone: dict[str, int] = {}
+    for budget in range(COUNTER.text_tokens(full), 0, -1):
+        summary = summarize(turns, budget).text
+        for what in ("- https://rpc.io/v1", "- potentialReturnOfEveryOutcomeInTheMarket"):
+            if what not in summary:
+                gone.setdefault(what, budget)
+    assert gone["- potentialReturnOfEveryOutcomeInTheMarket"] > gone["- https://rpc.io/v1"]
+
+
 def test_errors_of_the_same_text_from_different_calls_are_said_once_when_squeezed() -> None:
     yarn = "Error: This project is configured to use yarn"
     messages = conversation(

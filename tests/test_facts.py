@@ -261,6 +261,34 @@ def test_identifiers_come_from_user_and_assistant_text_and_git_commit_output() -
     assert extract_facts(many).identifiers == tuple(f"#{n}" for n in range(10, IDENTIFIERS + 10))
 
 
+def test_past_the_cap_a_name_an_edit_defines_goes_before_a_url_the_user_gave() -> None:
+    """A file holds the names its edit defines; a URL or a ticket only the conversation holds."""
+    writes = [
+        (
+            "assistant",
+            [
+                call(
+                    f"w{n}",
+                    "Write",
+                    file_path=f"src/Card{n}.tsx",
+                    content=f"export function Card{n}() {{\n}}\n",
+                )
+            ],
+        )
+        for n in range(IDENTIFIERS + 5)
+    ]
+    told = ("user", "Deploy to https://rpc.example.org/v1 for PV-1234, then build the pages.")
+    facts = extract_facts(conversation(told, *writes))
+    assert len(facts.identifiers) == IDENTIFIERS
+    assert facts.identifiers[:2] == ("https://rpc.example.org/v1", "PV-1234")  # oldest, kept
+    assert facts.identifiers[2:] == tuple(f"Card{n}" for n in range(7, IDENTIFIERS + 5))  # newest
+    again = extract_facts(conversation(("user", "Go on.")), previous=facts)  # a later round
+    assert again.identifiers == facts.identifiers
+    more = extract_facts(conversation(*writes[:3]), previous=facts)  # newer names: older go
+    assert more.identifiers[:2] == facts.identifiers[:2]
+    assert more.identifiers[-3:] == ("Card0", "Card1", "Card2")
+
+
 def test_meta_text_is_not_a_user_message() -> None:
     messages = conversation(
         ("user", "<ide_opened_file>The user opened the file .env in the IDE.</ide_opened_file>"),

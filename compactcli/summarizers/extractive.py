@@ -1,10 +1,9 @@
 """The extractive summarizer: a structured summary built from the records, offline.
 
-`ExtractiveSummarizer().summarize(request)` extracts the facts of `request.messages`
-(`compactcli.summarizers.facts`), carried on from an earlier summary's, and `render_facts`
-renders them under fixed headings (`SECTIONS`, in that order; an empty section is left out)
-within the request's token budget. `parse_summary` reads a summary of this format back into
-facts. The same request always gives the same text.
+`ExtractiveSummarizer().summarize(request)` extracts the facts of `request.messages` (`facts`),
+carried on from an earlier summary's, and `render_facts` renders them under fixed headings
+(`SECTIONS`, in order; an empty one is left out) within the request's token budget. The same
+request always gives the same text; `parse_summary` reads such a summary back into facts.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from compactcli.summarizers.facts import (
     Facts,
     extract_facts,
 )
-from compactcli.summarizers.identifiers import named
+from compactcli.summarizers.identifiers import is_defined_name, named
 from compactcli.summarizers.sentences import (
     STOP_WORDS,
     condense,
@@ -337,8 +336,9 @@ def _items(
             and not any(named(name) in new for new in current)
         )
     ]
-    for position, name in enumerate(names):
-        add(IDENTIFIERS, (f"- {name}",), rank=10_000 + (len(names) - position))
+    for position, name in enumerate(names):  # one no file holds before a name an edit defines
+        later = len(names) if is_defined_name(name) else 0
+        add(IDENTIFIERS, (f"- {name}",), rank=10_000 + later + (len(names) - position))
     for ask in facts.pending:
         if ask == quoted_ask:
             add(PENDING, (ASK + SEE_REQUEST,), kept=True)

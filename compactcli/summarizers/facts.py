@@ -34,7 +34,7 @@ from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
 from compactcli.summarizers.error_ledger import ErrorLedger
-from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers
+from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
 from compactcli.summarizers.sentences import (
     FENCE,
     SENTENCE_CHARS,
@@ -377,7 +377,7 @@ class _State:
 
 
 IDENTIFIERS = 60
-"""How many identifiers the facts keep (the most recently mentioned)."""
+"""How many identifiers the facts keep (the most recently mentioned; `identifiers.newest`)."""
 REPORTS = 80
 """How many reports (end of turn, mid-turn, commits) the facts keep (the newest)."""
 PASTED = "pasted by the user"
@@ -422,7 +422,8 @@ def extract_facts(
       an error line (`compactcli.outcomes.cleared_error`), with that line.
     - Identifiers: the names user and assistant text give
       (`compactcli.summarizers.identifiers`) and those an edit defines
-      (`carriers.created_names`), each once, at its last mention.
+      (`carriers.created_names`), each once, at its last mention; past `IDENTIFIERS`, a name
+      an edit defines goes before a URL or commit does (`identifiers.newest`).
     - Pending asks: the user messages after the last assistant text, and questions the user
       asked that got no assistant text before the next user message. Todos: the open items of
       the latest todo list (`compactcli.summarizers.tool_calls.open_todos`).
@@ -750,7 +751,7 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         decisions=tuple(state.decisions),
         pending=tuple(pending),
         todos=todos,
-        identifiers=tuple(state.names)[-IDENTIFIERS:],
+        identifiers=newest(tuple(state.names), IDENTIFIERS),
         answers=tuple(state.answers),
         changes=tuple(state.changes),
         plan=tuple(state.plan),

@@ -13,6 +13,7 @@ master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from compactcli.lazy_pattern import compile_lazily
 
@@ -48,6 +49,29 @@ _BRANCH = compile_lazily(
 )
 _MAIN_BRANCHES = frozenset(("main", "master", "develop", "trunk"))
 _BRANCH_SIGNS = compile_lazily(r"[/_.\d-]")
+
+
+_WORD = compile_lazily(r"[A-Za-z_$][\w$]*")
+
+
+def is_defined_name(identifier: str) -> bool:
+    """Whether `identifier` is a name an edit defines (one word: `OddsBar`, `closeMarket`), which
+    the file that defines it holds; `identifiers` never gives one word (a URL, a commit, a
+    ticket, a version or a port is only in the conversation)."""
+    return _WORD.fullmatch(identifier) is not None
+
+
+def newest(names: Sequence[str], limit: int) -> tuple[str, ...]:
+    """The newest `limit` of `names` (oldest first, in their order), those only the conversation
+    holds kept first: a name an edit defines is dropped before a URL or a commit, since the file
+    that defines it can be read again."""
+    if len(names) <= limit:
+        return tuple(names)
+    told = [name for name in names if not is_defined_name(name)][-limit:]
+    room = limit - len(told)
+    defined = [name for name in names if is_defined_name(name)][-room:] if room else []
+    kept = {*told, *defined}
+    return tuple(name for name in names if name in kept)
 
 
 def named(identifier: str) -> str:
