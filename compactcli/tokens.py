@@ -10,10 +10,11 @@ Anthropic's for Claude's profile, OpenAI's tiles for OpenAI's), or a fixed cost 
 cannot be read, and for a document, instead of its base64 length.
 
 - `HeuristicCounter` (`heuristic`, or `calibrated` when fitted): characters divided by a
-  density that depends on what the text is (prose, tool output, JSON), CJK characters one token
-  each. It looks at each string with C-speed string methods only (`str.isascii` first; the
-  arrows of numbered file listings removed and checked again; a compiled regular expression for
-  the rest), so it runs near JSON-parsing speed.
+  density that depends on what the text is (prose, tool output, JSON; a tool output that is
+  mostly words, by its share of ASCII letters, nearer prose's), CJK characters one token each.
+  It looks at each string with C-speed string methods only (`str.isascii` first; the arrows of
+  numbered file listings removed and checked again; `bytes.translate` to count letters; a
+  compiled regular expression for the rest), so it runs near JSON-parsing speed.
   Its constants come from `Density` profiles fitted on recorded usage: `CLAUDE` (Anthropic's
   tokenizer, denser on code and JSON) and `OPENAI` (o200k_base); `density_for(model, format)`
   picks one.
@@ -166,7 +167,10 @@ class Density:
     contents, command output, mostly code), `json` for tool-call arguments and JSON results.
     `cjk` is tokens per CJK character. `numbered_line` is added per line of tool output that is
     a line-numbered listing (`     1\tcode`, `     1→code`: how file-reading tools show files),
-    whose number prefixes tokenize poorly.
+    whose number prefixes tokenize poorly. `wordy` is the range of a tool output's share of
+    ASCII letters over which its density goes from `output` (at the low end and below: code,
+    logs) to `prose` (at the high end and above: articles, documentation), for an output of at
+    least `WORDY_CHARS` characters that is not a numbered listing; None keeps `output`.
     """
 
     name: str
@@ -175,6 +179,7 @@ class Density:
     json: float
     cjk: float = 1.0
     numbered_line: float = 0.0
+    wordy: tuple[float, float] | None = None
     costs: Costs = Costs()
 
     def scaled(self, factor: float) -> Density:
@@ -198,6 +203,7 @@ CLAUDE = Density(
     json=2.2,
     cjk=1.2,
     numbered_line=4.0,
+    wordy=(0.40, 0.65),
     costs=Costs(message=15, tool=50),
 )
 OPENAI = Density(
@@ -208,6 +214,10 @@ OPENAI = Density(
     cjk=1.0,
     costs=Costs(message=10, tool=30, image_rule="openai"),
 )
+
+WORDY_CHARS = 200
+"""The shortest tool output whose share of letters moves its density (`Density.wordy`)."""
+_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 _NUMBERED = re.compile(r" *\d+(?:\t|\u2192)")
 """The start of a line-numbered listing (cat -n style, or Claude Code's arrow)."""
@@ -330,6 +340,7 @@ class HeuristicCounter(_Costing):
         "_numbered",
         "_output_rate",
         "_prose_rate",
+        "_wordy",
         "costs",
         "density",
         "method",
@@ -344,6 +355,8 @@ class HeuristicCounter(_Costing):
         self._json_rate = 1.0 / density.json
         self._cjk = density.cjk
         self._numbered = density.numbered_line
+        wordy = density.wordy
+        self._wordy = wordy if wordy is not None and density.prose > density.output else None
 
     def __repr__(self) -> str:
         return f"HeuristicCounter({self.density!r}, method={self.method!r})"
@@ -359,10 +372,17 @@ class HeuristicCounter(_Costing):
         return self._count(text, self._prose_rate)
 
     def _output(self, text: str) -> int:
-        tokens = self._count(text, self._output_rate)
         if self._numbered and _NUMBERED.match(text):
-            tokens += int(_numbered_lines(text) * self._numbered + 0.5)
-        return tokens
+            tokens = self._count(text, self._output_rate)
+            return tokens + int(_numbered_lines(text) * self._numbered + 0.5)
+        if self._wordy is None or len(text) < WORDY_CHARS:
+            return self._count(text, self._output_rate)
+        ascii_text = text.encode("ascii", "ignore")
+        letters = len(ascii_text) - len(ascii_text.translate(None, _LETTERS))
+        low, high = self._wordy
+        share = min(1.0, max(0.0, (letters / len(text) - low) / (high - low)))
+        output, prose = self.density.output, self.density.prose  # characters per token
+        return self._count(text, 1.0 / (output + (prose - output) * share))
 
     def _json(self, text: str) -> int:
         return self._count(text, self._json_rate)

@@ -6,11 +6,14 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compactcli.errors import BackendError, UsageError
 from compactcli.tokens import (
     CLAUDE,
     OPENAI,
+    WORDY_CHARS,
     Costs,
     Density,
     HeuristicCounter,
@@ -70,6 +73,43 @@ def test_numbered_listings_pay_for_their_line_numbers() -> None:
     assert counter.parts("tool_result", tabbed, False, "Read", ()) == (50, 13 + 8)
     assert counter.parts("tool_result", arrows, False, "Read", ()) == (50, 13 + 8)
     assert counter.parts("tool_result", "not numbered\nat all", False, "Bash", ()) == (50, 7)
+
+
+PROSE_OUTPUT = (
+    "The committee approved the proposal after a long discussion about the budget, and the "
+    "members agreed that the schedule should be reviewed again before the end of the month. "
+) * 3
+CODE_OUTPUT = "x = f(a[0], b[1]) + 42;\n" * 12 + "}" * (len(PROSE_OUTPUT) - 24 * 12)
+
+
+def _output_tokens(counter: HeuristicCounter, text: str) -> int:
+    return counter.parts("tool_result", text, False, "WebFetch", ())[1]
+
+
+def test_a_claude_output_that_is_mostly_words_counts_at_the_prose_density() -> None:
+    counter = HeuristicCounter(CLAUDE)
+    assert len(PROSE_OUTPUT) == len(CODE_OUTPUT) >= WORDY_CHARS
+    assert _output_tokens(counter, PROSE_OUTPUT) == round(len(PROSE_OUTPUT) / CLAUDE.prose)
+    assert _output_tokens(counter, CODE_OUTPUT) == round(len(CODE_OUTPUT) / CLAUDE.output)
+    short = PROSE_OUTPUT[: WORDY_CHARS - 1]  # too short to judge: the output density
+    assert _output_tokens(counter, short) == round(len(short) / CLAUDE.output)
+    numbered = "\n".join(f"{n:6}\t{PROSE_OUTPUT[:80]}" for n in range(1, 6))  # a file read
+    assert _output_tokens(counter, numbered) == round(len(numbered) / CLAUDE.output) + 5 * 4
+    # OpenAI's profile has one density for both: nothing to move
+    assert _output_tokens(HeuristicCounter(OPENAI), PROSE_OUTPUT) == round(len(PROSE_OUTPUT) / 4)
+    # a calibration scales the densities the output moves between
+    scaled = HeuristicCounter(CLAUDE.scaled(2.0))
+    assert _output_tokens(scaled, PROSE_OUTPUT) == round(len(PROSE_OUTPUT) / CLAUDE.prose / 2)
+
+
+@given(words=st.text(alphabet="abcdefgh ", min_size=0, max_size=400), code=st.integers(0, 400))
+def test_an_outputs_count_falls_as_its_share_of_letters_rises(words: str, code: int) -> None:
+    counter = HeuristicCounter(CLAUDE)
+    text = words + "{}" * code
+    tokens = _output_tokens(counter, text)
+    assert round(len(text) / CLAUDE.prose) <= tokens <= round(len(text) / CLAUDE.output)
+    wordier = words + "ab" + "{}" * (code - 1) if code else text  # same length, one more letter
+    assert _output_tokens(counter, wordier) <= tokens
 
 
 def test_message_framing() -> None:
