@@ -258,9 +258,9 @@ def _unwrapped(line: str, following: Sequence[str]) -> str:
     return line
 
 
-_SOFT_ERROR = compile_lazily(
+_SOFT_ERROR = compile_lazily(  # "Failed to", ENOENT in quotes: source code that says them
     r"^(?:npm ERR!|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
-    r"\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b"
+    r"(?<![\"'`])(?:\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b)"
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,
 # `~/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: ...`, `bash: line 3: x: command not found`,

@@ -1692,6 +1692,12 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
         ("● 0 nodes, 75 edges in 366ms\n", ""),  # a bullet of another tool, not Jest's failure
         ("docs/notes.md:3: the failed builds are listed\n", ""),  # a line of a file, not an error
         ("tests/test_a.py:12: in test_x\n", ""),
+        # source code read with `sed -n` that says the words of an error in a string: not one
+        ('      throw new Error(data?.error || "Failed to save employer profile");\n', ""),
+        ('    console.error("Failed to load employees:", err)\n', ""),
+        ("  if (error.code === 'ENOENT') return null;\n", ""),
+        ("Failed to compile.\n", "Failed to compile."),  # the program's own output: one
+        ("open x: ENOENT: no such file\n", "open x: ENOENT: no such file"),
     ],
 )
 def test_an_output_that_exited_0_carries_the_shells_and_linters_diagnostics(
