@@ -109,6 +109,8 @@ _FAIL_HEAD = compile_lazily(
 # A line that reports success (a passing test), whatever words its test or file name holds.
 _PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
 _TAG = compile_lazily(r"</?tool_use_error>")
+_ANSI = compile_lazily(r"\x1b\[[0-?]*[ -/]*[@-~]")
+"""A terminal's escape sequence: a colour, a cursor move."""
 
 
 # What the prune stage writes after the digest of a result that failed: the error line, so a
@@ -161,17 +163,18 @@ def exit_code(text: str) -> int | None:
 
 def shell_output(text: str) -> str:
     """What a shell printed, out of the JSON some agents wrap it in (Codex's
-    `{"output": "...", "metadata": {"exit_code": 1, ...}}`); other text as it is."""
-    if not text.startswith('{"output"'):
-        return text
-    import orjson
+    `{"output": "...", "metadata": {"exit_code": 1, ...}}`), its terminal colours taken out
+    (PowerShell colours its error records); other text as it is."""
+    if text.startswith('{"output"'):
+        import orjson
 
-    try:
-        wrapped = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
-    output = wrapped.get("output") if isinstance(wrapped, dict) else None
-    return output if isinstance(output, str) else text
+        try:
+            wrapped = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            wrapped = None
+        output = wrapped.get("output") if isinstance(wrapped, dict) else None
+        text = output if isinstance(output, str) else text
+    return _ANSI.sub("", text) if "\x1b" in text else text
 
 
 def one_line_answer(text: str) -> str:
@@ -197,8 +200,8 @@ def error_line(text: str) -> str:
     message of a PowerShell error record, ...), else
     its last line when that reads as a message, else its exit code line."""
     text = _TAG.sub("", shell_output(text))
-    lines = [one_line(line) for line in text.splitlines()]
-    kept = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    lines = [one_line(line).removeprefix("| ") for line in text.splitlines()]  # PowerShell 7's
+    kept = [line for line in lines if line and not _NOISE_LINE.match(line)]  # `     | message`
     exits = [line for line in lines if _EXIT_CODE.search(line)]
     if not kept:  # nothing but the exit code: that is the error
         return head_tail((exits or [line for line in lines if line] or [""])[0], ERROR_CHARS)

@@ -542,6 +542,22 @@ def test_a_powershell_error_record_gives_its_message_not_its_record_lines() -> N
     assert error_line(localized) == "Get-Content : Объект app\\page.tsx не существует."
 
 
+def test_powershell_7s_coloured_error_view_gives_its_message_without_colours() -> None:
+    red, cyan, reset = "\x1b[31;1m", "\x1b[36;1m", "\x1b[0m"
+    view = (
+        "Exit code: 1\nOutput:\n"
+        f"{red}Get-Content: {reset}\r\n{cyan}Line |{reset}\r\n"
+        f"{cyan}   1 | {reset} {cyan}Get-Content -Path C:\\skills\\ROUTER.md{reset}\r\n"
+        f"{red}{cyan}     | {red} ~~~~~~~~~~~~~~~~~~~~~~~~~~~~{reset}\r\n"
+        f"{red}{cyan}     | {red}Cannot find path 'C:\\skills\\ROUTER.md' because it does "
+        f"not exist.{reset}\r\n"
+    )
+    assert error_line(view) == (
+        "Cannot find path 'C:\\skills\\ROUTER.md' because it does not exist."
+    )
+    assert content_error(f"{red}Error: {reset}port in use\n", shell=True) == "Error: port in use"
+
+
 @pytest.mark.parametrize(
     ("output", "expected"),
     [  # a last line that is output, not a message: the exit code is the error
