@@ -227,10 +227,20 @@ def error_line(text: str) -> str:
             if pattern.search(line):
                 return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)
     last = (failing or short)[-1]  # errors come last; output that says nothing is no error
-    words = sum(word.strip(",.:;!").isalpha() for word in last.split())
+    if len(failing) > 2 and _FIX_TO_RUN.search(failing[-2]) and _words(failing[0]) >= MESSAGE_WORDS:
+        last = failing[0]  # what it announced (`by running:`) is a fix; the message came first
+    words = _words(last)
     if exits and (not words or (words < MESSAGE_WORDS and any(c.isdigit() for c in last))):
         return head_tail(exits[0], ERROR_CHARS)
     return head_tail(last, ERROR_CHARS)
+
+
+_FIX_TO_RUN = compile_lazily(r"\b(?:run|running|execute|install|try)\b[^:]*:$", re.IGNORECASE)
+"""A line that announces a command to fix what failed (`You can set it by running:`)."""
+
+
+def _words(line: str) -> int:
+    return sum(word.strip(",.:;!").isalpha() for word in line.split())
 
 
 MESSAGE_WORDS = 4
@@ -255,8 +265,9 @@ _WRAPPER = compile_lazily(
 
 def _unwrapped(line: str, following: Sequence[str]) -> str:
     """An error line that only announces the error (`Script error:`, `Error:`, `npm ERR! code
-    E404`) joined with the line after it, which holds the message."""
-    if _WRAPPER.match(line) and following:
+    E404`, `There's one or more errors in your config file:`) joined with the line after it,
+    which holds the message."""
+    if (_WRAPPER.match(line) or line.endswith(":")) and following:
         return f"{line} {following[0]}"
     return line
 

@@ -576,6 +576,21 @@ def test_powershell_7s_coloured_error_view_gives_its_message_without_colours() -
             "accepts at most 1 arg(s), received 2",
         ),
         ("16027 /tmp/page.html", "16027 /tmp/page.html"),  # no exit code to say more
+        # a last line that a line ending in ":" announced is a fix to run: the message is first
+        (
+            "Exit code 1\nHardhat only supports ESM projects.\n\nPlease make sure you have "
+            '`"type": "module"` in your package.json.\n\nYou can set it automatically by '
+            'running:\n\nnpm pkg set type="module"',
+            "Hardhat only supports ESM projects.",
+        ),
+        ("Exit code 1\nsome output\nFiles:\nsrc/a.py", "Exit code 1"),  # no message first
+        (  # an error line that announces the errors below it says the first of them too
+            "Exit code 1\n\x1b[31m\x1b[1mError\x1b[22m\x1b[39m HH8: There's one or more errors "
+            "in your config file:\n\n  * Invalid account: #0 - private key too short\n\n"
+            "For more info go to https://v2.hardhat.org/HH8 or run Hardhat with --show-stack-traces",
+            "Error HH8: There's one or more errors in your config file: * Invalid account: #0 - "
+            "private key too short",
+        ),
     ],
 )
 def test_the_error_of_a_failed_command_that_printed_no_message_is_its_exit_code(
@@ -601,7 +616,7 @@ def test_the_error_of_a_failed_command_that_printed_no_message_is_its_exit_code(
         ),
         (
             "running 1 test\nthread 'main' panicked at src/main.rs:5:5:\nindex out of bounds\n",
-            "thread 'main' panicked at src/main.rs:5:5:",
+            "thread 'main' panicked at src/main.rs:5:5: index out of bounds",  # its message after
         ),
         (
             "=== RUN   TestParse\n--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1\nFAIL\n",
