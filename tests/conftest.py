@@ -105,6 +105,9 @@ def local_ray() -> Iterator[None]:
     from compactcli import ray_engine
 
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # the workers' environment too
+    # Ray starts its workers at niceness 15: beside the other test workers, which keep both
+    # cores busy, they would barely run, and the Ray tests (one worker's queue) would end last
+    os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 (Ray reads this spelling)
     ray_engine.connect(num_cpus=2)
     yield
     import ray
@@ -125,4 +128,5 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setenv("RAY_worker_niceness", "0")  # a Ray a test starts: see `local_ray`
     yield
