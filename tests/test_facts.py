@@ -223,6 +223,10 @@ def test_previous_facts_carry_on() -> None:
             "[fix/audit 1a2b3c4] Fix the audit query\n 2 files changed",
             ["commit 1a2b3c4 (branch fix/audit)"],
         ),
+        (
+            "SOLIDITY VERSION: Use 0.8.28. Upgrade Python 3.12.1, then run Node 20.11.0.",
+            ["Python 3.12.1", "Node 20.11.0"],
+        ),
         # not identifiers: words, standards, colours, entities, a branch without a name
         (
             "Commit decade early. Use UTF-16, SHA-256 and ISO-8601; colour #fff; &#1234; the "

@@ -6,7 +6,8 @@ digit hex id after "commit", "sha" or "revision", and `git commit`'s own `[branc
 or `#112233`), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a standard such as
 `UTF-8`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main,
 master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version
-(`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"). Each is a string such as "commit
+(`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or preposition
+as the name, "Use 0.8.28"). Each is a string such as "commit
 2e45f5f", "#12", "AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`).
 """
 
@@ -35,6 +36,15 @@ _VERSION = compile_lazily(
     r"[\w.-]+:(?:[\w.-]+:)?\d+\.\d+\.\d+[\w.-]*|"
     r"[A-Z][\w.+-]*(?: [A-Z][\w.+-]*)? v?\d+\.\d+(?:\.\d+)+)\b"
 )
+# fmt: off
+_NOT_NAMES = frozenset((  # words that start a sentence before a bare version ("Use 0.8.28")
+    "use", "using", "upgrade", "upgraded", "update", "updated", "install", "installed", "set",
+    "pin", "pinned", "bump", "bumped", "require", "requires", "required", "need", "needs",
+    "downgrade", "target", "version", "release", "to", "from", "at", "in", "on", "with", "since",
+    "before", "after", "is", "was", "now", "then", "and", "or", "of", "for", "the", "see", "run",
+    "via", "by", "add", "added", "keep", "switch", "move", "moved", "latest", "current",
+))
+# fmt: on
 _DOTTED = compile_lazily(r"\d\.\d")
 """What every `_VERSION` holds: a plain search for it first is much faster than the expression."""
 _NAMED_NUMBER = compile_lazily(
@@ -112,7 +122,13 @@ def identifiers(text: str) -> list[str]:
             value = match.group(0) if match.group(1) else f"port {port}"
             found.append((match.start(), value))
     if "." in text and _DOTTED.search(text):
-        found.extend((match.start(), match.group(1)) for match in _VERSION.finditer(text))
+        for match in _VERSION.finditer(text):
+            value = match.group(1)
+            words = value.split(" ")
+            while len(words) > 1 and words[0].lower() in _NOT_NAMES:
+                words.pop(0)  # "Use Python 3.12.1": the name is Python; "Use 0.8.28" names none
+            if len(words) > 1 or " " not in value:
+                found.append((match.start(), " ".join(words)))
     if "PR" in text or "MR" in text or "request" in low or "issue" in low:
         found.extend(
             (match.start(), f"#{match.group(1)}") for match in _NAMED_NUMBER.finditer(text)
