@@ -164,7 +164,9 @@ def exit_code(text: str) -> int | None:
 def shell_output(text: str) -> str:
     """What a shell printed, out of the JSON some agents wrap it in (Codex's
     `{"output": "...", "metadata": {"exit_code": 1, ...}}`), its terminal colours taken out
-    (PowerShell colours its error records); other text as it is."""
+    (PowerShell colours its error records) and so are NUL characters (a Windows program that
+    prints UTF-16, such as WSL's `bash.exe`, read as UTF-8: one after every character); other
+    text as it is."""
     if text.startswith('{"output"'):
         import orjson
 
@@ -174,6 +176,8 @@ def shell_output(text: str) -> str:
             wrapped = None
         output = wrapped.get("output") if isinstance(wrapped, dict) else None
         text = output if isinstance(output, str) else text
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     return _ANSI.sub("", text) if "\x1b" in text else text
 
 

@@ -562,6 +562,13 @@ def test_powershell_7s_coloured_error_view_gives_its_message_without_colours() -
     assert content_error(f"{red}Error: {reset}port in use\n", shell=True) == "Error: port in use"
 
 
+def test_a_windows_program_s_utf_16_output_is_read_as_its_text() -> None:
+    # WSL's bash.exe prints UTF-16: read as UTF-8, a NUL follows every character
+    wide = "Access is denied. \r\nError code: Bash/Service/CreateInstance/E_ACCESSDENIED\r\n"
+    view = "Exit code: 1\nWall time: 2.3 seconds\nOutput:\n" + "".join(c + "\x00" for c in wide)
+    assert error_line(view) == "Access is denied."
+
+
 @pytest.mark.parametrize(
     ("output", "expected"),
     [  # a last line that is output, not a message: the exit code is the error
