@@ -292,6 +292,13 @@ _DIAGNOSTIC = compile_lazily(
     r"^[\w./@-]+\.\w+[:(]\d+(?:[:,]\d+)?\)?:?\s+(?:lint/\w|(?:fatal )?error\b|warning\b)",
     re.IGNORECASE,
 )
+_ACCESS_FAILED = compile_lazily(
+    r"^[\w.~/-]+: .*: (?:No such file or directory|Permission denied|Is a directory|"
+    r"Not a directory)$"
+)
+"""A program that could not open what it was given (`ugrep: warning: a/.tsx: No such file or
+directory`): when that is all a shell printed, the command failed, whatever its exit status
+(`| head` gives 0)."""
 SOFT_LINES = 5
 """How many first lines of a tool result that is not a shell's are read for an error."""
 _NO_MATCH_PROGRAMS = frozenset(
@@ -318,7 +325,8 @@ def content_error(text: str, *, shell: bool) -> str:
     exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
     error, a code-mode `Script error:`, a shell's complaint (`zsh:11: operation not permitted`),
     a compiler's or linter's diagnostic at a file position; in a shell's output anywhere, in
-    another tool's output only in its first lines (`SOFT_LINES`)."""
+    another tool's output only in its first lines (`SOFT_LINES`). A shell's output that is only
+    programs' complaints that they could not open a path (`access_failed`) is an error too."""
     text = _TAG.sub("", shell_output(text))
     if shell and _TRACEBACK in text:
         return error_line(text)
@@ -336,6 +344,17 @@ def content_error(text: str, *, shell: bool) -> str:
         ):
             following = [rest for rest in lines[at + 1 : at + 3] if rest]
             return head_tail(_unwrapped(line, following), ERROR_CHARS)
+    return access_failed(text) if shell else ""
+
+
+def access_failed(text: str) -> str:
+    """The last line of a shell's output that is only programs' complaints that they could not
+    open a path (`_ACCESS_FAILED`); '' for any other output. A read-only command (a search, a
+    look) that printed only that failed to look, whatever its exit status."""
+    lines = [one_line(line) for line in _TAG.sub("", shell_output(text)).splitlines()]
+    said = [line for line in lines if line and not _NOISE_LINE.match(line)]
+    if said and all(_ACCESS_FAILED.match(line) for line in said):
+        return head_tail(said[-1], ERROR_CHARS)
     return ""
 
 
@@ -363,8 +382,8 @@ def _no_match(command: str, code: int | None, text: str) -> bool:
 def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False) -> Outcome:
     """How a tool call went, from its result block. A search or a look that found nothing
     (`_no_match`: `grep` exit 1, `ls x 2>/dev/null` exit 1 or 2) did not fail. With `soft`, a
-    call that did not fail but whose output carries an error (`content_error`) is `ok` with
-    that error line."""
+    call that did not fail but whose output carries an error (`content_error`; of a read-only
+    command, whose output is what it read, only `access_failed`) is `ok` with that error line."""
     text = block.text
     if text.startswith(_REJECTED):
         match = _REJECTION_REASON.search(text)
@@ -387,6 +406,8 @@ def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False)
     if not failed:
         if soft and not (command and read_only_command(command)):
             return Outcome("ok", error=content_error(text, shell=shell))
+        if soft and shell:
+            return Outcome("ok", error=access_failed(text))
         return Outcome("ok")
     return Outcome("failed", error=error_line(text) or "failed")
 

@@ -1740,12 +1740,43 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
         ("  if (error.code === 'ENOENT') return null;\n", ""),
         ("Failed to compile.\n", "Failed to compile."),  # the program's own output: one
         ("open x: ENOENT: no such file\n", "open x: ENOENT: no such file"),
+        (  # all a search piped on to `head` printed: the path it was given is not there
+            "ugrep: warning: apps/vet/call/.tsx: No such file or directory\n",
+            "ugrep: warning: apps/vet/call/.tsx: No such file or directory",
+        ),
+        (
+            "cat: a.ts: No such file or directory\ncat: b.ts: Permission denied\n",
+            "cat: b.ts: Permission denied",
+        ),
+        (
+            "export const a = 1;\ncat: b.ts: No such file or directory\n",
+            "",
+        ),  # one of two files read
     ],
 )
 def test_an_output_that_exited_0_carries_the_shells_and_linters_diagnostics(
     output: str, expected: str
 ) -> None:
     assert content_error(output, shell=True) == expected
+
+
+def test_a_search_that_could_not_open_its_path_failed_until_its_quoting_was_mended() -> None:
+    expanded = 'grep -n "useChat" apps/call/$id.tsx | head -20'  # the shell expanded $id
+    mended = 'grep -n "useChat" "apps/call/\\$id.tsx" | head -20'
+    missing = "ugrep: warning: apps/call/.tsx: No such file or directory"
+    turns: list[tuple[str, Any]] = [
+        ("user", "Check the chat imports."),
+        ("assistant", [call("c1", "Bash", command=expanded)]),
+        ("user", [result("c1", missing)]),
+    ]
+    facts = extract_facts(conversation(*turns))
+    assert [(e.text, e.resolved) for e in facts.errors] == [(missing, False)]
+    turns += [
+        ("assistant", [call("c2", "Bash", command=mended)]),
+        ("user", [result("c2", '7:import { useChat } from "@livekit/components-react";')]),
+    ]
+    facts = extract_facts(conversation(*turns))
+    assert [(e.text, e.resolved) for e in facts.errors] == [(missing, True)]
 
 
 def test_an_error_is_read_inside_the_json_codex_wraps_a_shells_output_in() -> None:

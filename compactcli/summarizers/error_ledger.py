@@ -3,11 +3,12 @@
 `ErrorLedger` holds one `ErrorFact` per error line and place (the path or command it came
 from; lines that differ only in their numbers, a process id or a port, are one), in the order
 last seen, and marks an error resolved when a later call succeeds where it failed
-(`ErrorLedger.resolve`): the same command or a wider run of it, each command of a chain joined
-by `&&` (a failed chain's error once every command of it has passed), or the same path with a
-tool of the same kind. An unresolved error that is only an exit code is given once for the
-commands that failed with it (`values`). Unresolved errors are indexed by what resolves them,
-so each successful call of a long session looks at its few candidates, not at every error.
+(`ErrorLedger.resolve`): the same command (its quoting aside) or a wider run of it, each command
+of a chain joined by `&&` (a failed chain's error once every command of it has passed), or the
+same path with a tool of the same kind. An unresolved error that is only an exit code is given
+once for the commands that failed with it (`values`). Unresolved errors are indexed by what
+resolves them, so each successful call of a long session looks at its few candidates, not at
+every error.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ def _key(error: ErrorFact) -> ErrorKey:
 
 
 _SETUP = frozenset({"source", ".", "export"})
+_QUOTING = str.maketrans("", "", "\"'\\")
+
+
+def _loose(key: str) -> str:
+    """A command's key without its quotes and backslashes: run again with its quoting mended
+    (`"a/\\$id.tsx"` after `a/$id.tsx`, which the shell expanded), it is the same command."""
+    return key.translate(_QUOTING)
+
+
 """Commands of a chain that only set up the shell for the next (`source .venv/bin/activate &&
 pytest`): not what printed its error, and not run again alone."""
 
@@ -107,6 +117,7 @@ class ErrorLedger:
         succeeded, alone or in another chain."""
         if not where:
             return
+        key = _loose(key)
         if key:
             bucket = self._by_program.get(key.split(" ", 1)[0], {})
             found = [
@@ -132,11 +143,11 @@ class ErrorLedger:
     def _index(self, key: ErrorKey, error: ErrorFact) -> None:
         if error.resolved:
             return
-        failed = self._failed[key] = command_key(error.where)
+        failed = self._failed[key] = _loose(command_key(error.where))
         self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
         self._by_where.setdefault(error.where, {})[key] = None
         chain = and_chain(failed) if "&&" in failed else []
-        parts = {command_key(part) for part in chain if part.split(" ", 1)[0] not in _SETUP}
+        parts = {_loose(command_key(p)) for p in chain if p.split(" ", 1)[0] not in _SETUP}
         if len(chain) > 1 and parts:
             self._unpassed[key] = parts
             for part in parts:
