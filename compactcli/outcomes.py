@@ -68,7 +68,8 @@ _EXIT_CODE = compile_lazily(
     r"exit code:?|exit status:?)\s*(-?\d+)|\"exit_code\"\s*:\s*(-?\d+)",
 )
 _ABORTED = compile_lazily(
-    r"^(?:Command aborted|\(command cancelled\)|aborted|Cancelled: parallel tool call .*)\s*$",
+    r"^(?:Command aborted|\(command cancelled\)|aborted(?: by user(?: after [\d.]+s)?)?|"
+    r"Cancelled: parallel tool call .*)\s*$",
     re.MULTILINE,
 )
 _TRACEBACK = "Traceback (most recent call last):"

@@ -445,6 +445,9 @@ def test_a_rejected_call_gives_the_users_reason() -> None:
             ("failed", "x"),  # what the shell printed, out of Codex's JSON
         ),
         ("Command aborted", False, ("failed", "Command aborted")),
+        # Codex: a shell command, and another tool, the user stopped
+        ("Wall time: 77.1 seconds\naborted by user", False, ("failed", "aborted by user")),
+        ("aborted by user after 77.1s", False, ("failed", "aborted by user after 77.1s")),
         (
             "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    main()\nKeyError: 'port'\n",
             False,
