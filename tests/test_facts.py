@@ -1782,6 +1782,25 @@ def test_a_search_that_could_not_open_its_path_failed_until_its_quoting_was_mend
     assert [(e.text, e.resolved) for e in facts.errors] == [(missing, True)]
 
 
+def test_a_powershell_read_of_a_pattern_is_resolved_by_the_literal_read_of_its_path() -> None:
+    failed = "Get-Content : Cannot find path 'app\\events\\[slug]\\page.tsx'."
+    turns: list[tuple[str, Any]] = [
+        ("user", "Review the event page."),
+        (
+            "assistant",
+            [call("c1", "shell_command", command="Get-Content app\\events\\[slug]\\page.tsx")],
+        ),
+        ("user", [result("c1", f"Exit code: 1\nOutput:\n{failed}")]),
+    ]
+    assert [e.resolved for e in extract_facts(conversation(*turns)).errors] == [False]
+    literal = "Get-Content -LiteralPath 'app\\events\\[slug]\\page.tsx'"
+    turns += [
+        ("assistant", [call("c2", "shell_command", command=literal)]),
+        ("user", [result("c2", "Exit code: 0\nOutput:\nexport default function Page() {}")]),
+    ]
+    assert [e.resolved for e in extract_facts(conversation(*turns)).errors] == [True]
+
+
 def test_an_error_is_read_inside_the_json_codex_wraps_a_shells_output_in() -> None:
     wrapped = orjson.dumps(
         {

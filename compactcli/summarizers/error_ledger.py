@@ -42,17 +42,20 @@ def _key(error: ErrorFact) -> ErrorKey:
 
 
 _SETUP = frozenset({"source", ".", "export"})
+"""Commands of a chain that only set up the shell for the next (`source .venv/bin/activate &&
+pytest`): not what printed its error, and not run again alone."""
+
+
 _QUOTING = str.maketrans("", "", "\"'\\")
+_LITERAL = re.compile(r" -LiteralPath\b", re.IGNORECASE)
 
 
 def _loose(key: str) -> str:
-    """A command's key without its quotes and backslashes: run again with its quoting mended
-    (`"a/\\$id.tsx"` after `a/$id.tsx`, which the shell expanded), it is the same command."""
-    return key.translate(_QUOTING)
-
-
-"""Commands of a chain that only set up the shell for the next (`source .venv/bin/activate &&
-pytest`): not what printed its error, and not run again alone."""
+    """A command's key without its quotes and backslashes, and PowerShell's `-LiteralPath`
+    (which quotes a path's `[` and `]`): run again with its quoting mended (`"a/\\$id.tsx"`
+    after `a/$id.tsx`, which the shell expanded; `Get-Content -LiteralPath 'a\\[id]\\b.tsx'`
+    after `Get-Content a\\[id]\\b.tsx`, which read a pattern), it is the same command."""
+    return _LITERAL.sub("", key).translate(_QUOTING)
 
 
 class ErrorLedger:
