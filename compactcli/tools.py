@@ -451,15 +451,26 @@ _READ_COMMAND = compile_lazily(
 )
 
 
+_POWERSHELL_READ = compile_lazily(r"(?i:\b(?:get-content|gc|type))\s")
+
+
 def shell_reads(name: str | None, arguments: Any) -> list[str]:
     """Paths a shell command reads with cat / sed -n / nl / head / tail, or PowerShell's
     `Get-Content` (`gc`, `type`): a quoted path whole, spaces and all; not a glob
-    (`next.config.*`), nor a path the shell makes from a variable (`.chunk_$i.txt`)."""
+    (`next.config.*`), nor a path the shell makes from a variable (`.chunk_$i.txt`). Brackets
+    are a route's name, not a pattern, in a path PowerShell reads with `-LiteralPath` or
+    another shell reads in single quotes (`app/[id]/page.tsx`)."""
     command = shell_command(name, arguments)
     found: list[str] = []
     for match in _READ_COMMAND.finditer(command):
-        path = match.group(1).strip("'\"")
-        if path.startswith("-") or path in found or any(c in path for c in "*?[$`"):
+        quoted = match.group(1)
+        path = quoted.strip("'\"")
+        literal = "-literalpath" in match.group(0).lower() or (
+            quoted.startswith("'") and not _POWERSHELL_READ.search(match.group(0))
+        )
+        if path.startswith("-") or path in found or any(c in path for c in "*?$`"):
+            continue
+        if "[" in path and not literal:
             continue
         if "/" in path or "." in path:
             found.append(path)

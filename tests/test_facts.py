@@ -722,6 +722,11 @@ def test_shell_reads_and_command_keys() -> None:
         ("head -5 next.config.* 2>/dev/null", []),
         ("for i in 1 2; do head -3 out/.chunk_$i.txt; done", []),
         ("cat \"$HOME/.config/x.json\" && cat 'a b.md'", ["a b.md"]),
+        # brackets: a route's folder when quoted as a literal, a pattern otherwise
+        ("sed -n '1,80p' 'app/[id]/page.tsx'", ["app/[id]/page.tsx"]),
+        ("cat app/[id]/page.tsx", []),
+        ("Get-Content -LiteralPath 'app\\[id]\\page.tsx'", ["app\\[id]\\page.tsx"]),
+        ("Get-Content 'app\\[id]\\page.tsx'", []),
     ]:
         assert shell_reads("bash", {"command": command}) == reads, command
     assert command_key('cd "/a b" && npm run check 2>&1 | tail -10') == "npm run check"
