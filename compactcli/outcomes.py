@@ -232,7 +232,11 @@ def error_line(text: str) -> str:
             if pattern.search(line):
                 return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)
     last = (failing or short)[-1]  # errors come last; output that says nothing is no error
-    if len(failing) > 2 and _FIX_TO_RUN.search(failing[-2]) and _words(failing[0]) >= MESSAGE_WORDS:
+    if (
+        len(failing) > 2
+        and any(_FIX_TO_RUN.search(line) for line in failing[1:-1])
+        and _words(failing[0]) >= MESSAGE_WORDS
+    ):
         last = failing[0]  # what it announced (`by running:`) is a fix; the message came first
     words = _words(last)
     if exits and (not words or (words < MESSAGE_WORDS and any(c.isdigit() for c in last))):
@@ -240,8 +244,11 @@ def error_line(text: str) -> str:
     return head_tail(last, ERROR_CHARS)
 
 
-_FIX_TO_RUN = compile_lazily(r"\b(?:run|running|execute|install|try)\b[^:]*:$", re.IGNORECASE)
-"""A line that announces a command to fix what failed (`You can set it by running:`)."""
+_FIX_TO_RUN = compile_lazily(
+    r"\b(?:run|running|execute|install|installing|try|resolve|fix)\b[^:]*:$", re.IGNORECASE
+)
+"""A line that announces what to do to fix what failed (`You can set it by running:`, `You can
+resolve this by installing a distribution with the instructions below:`)."""
 
 
 def _words(line: str) -> int:

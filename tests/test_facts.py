@@ -597,6 +597,17 @@ def test_a_windows_program_s_utf_16_output_is_read_as_its_text() -> None:
             'running:\n\nnpm pkg set type="module"',
             "Hardhat only supports ESM projects.",
         ),
+        (  # WSL's bash.exe (UTF-16), its fix in two lines below the line that announces it
+            "Exit code: 1\nOutput:\n"
+            + "".join(
+                c + "\x00"
+                for c in "Windows Subsystem for Linux has no installed distributions.\r\n"
+                "You can resolve this by installing a distribution with the instructions below:"
+                "\r\n\r\nUse 'wsl.exe --list --online' to list available distributions\r\n"
+                "and 'wsl.exe --install <Distro>' to install.\r\n"
+            ),
+            "Windows Subsystem for Linux has no installed distributions.",
+        ),
         ("Exit code 1\nsome output\nFiles:\nsrc/a.py", "Exit code 1"),  # no message first
         (  # an error line that announces the errors below it says the first of them too
             "Exit code 1\n\x1b[31m\x1b[1mError\x1b[22m\x1b[39m HH8: There's one or more errors "
