@@ -95,6 +95,9 @@ _ERROR_WEAK = compile_lazily(
     r"no such file|denied|refused|invalid|unexpected|undefined|missing|timed? ?out)\b",
     re.IGNORECASE,
 )
+_SHELL_SAYS = compile_lazily(r"^(?:[\w.~/-]*/)?(?:ba|z|da|k)?sh(?::\s*(?:line\s*)?\d+)?: \S")
+"""The shell's own word on what failed (`/bin/bash: line 0: read: ...: not a valid identifier`):
+before a line of output that only says an error word (`Result: undefined/api`)."""
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
 # `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
 _ERROR_HEAD = compile_lazily(
@@ -227,7 +230,7 @@ def error_line(text: str) -> str:
                 return head_tail(one_line(raw), ERROR_CHARS)
     short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
     failing = [line for line in short if not _PASS_LINE.search(line)]
-    for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _ERROR_WEAK):
+    for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _SHELL_SAYS, _ERROR_WEAK):
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)

@@ -608,6 +608,12 @@ def test_a_windows_program_s_utf_16_output_is_read_as_its_text() -> None:
             ),
             "Windows Subsystem for Linux has no installed distributions.",
         ),
+        (  # the shell's complaint, not a line of output that says "undefined"
+            "=== 23 ===\nResult: undefined/api/agent\n\n=== 24 ===\n"
+            "/bin/bash: line 0: read: `src/...': not a valid identifier\n\n\n"
+            "Command exited with code 1",
+            "/bin/bash: line 0: read: `src/...': not a valid identifier",
+        ),
         ("Exit code 1\nsome output\nFiles:\nsrc/a.py", "Exit code 1"),  # no message first
         (  # an error line that announces the errors below it says the first of them too
             "Exit code 1\n\x1b[31m\x1b[1mError\x1b[22m\x1b[39m HH8: There's one or more errors "
