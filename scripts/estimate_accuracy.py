@@ -170,6 +170,9 @@ def show(value: float | None, bound: float | None) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if any(arg in ("-h", "--help") for arg in argv):
+        print(__doc__.strip().splitlines()[-1])
+        return 0
     paths = [Path(p) for p in argv] or corpus_files()
     if not paths:
         print(f"no transcripts (looked in {CORPUS})")

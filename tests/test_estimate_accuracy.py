@@ -45,3 +45,8 @@ def test_each_session_meets_the_targets(path: Path) -> None:
 def test_the_targets_are_judged_on_enough_sessions() -> None:
     judged = [accuracy.measure(p) for p in FILES]
     assert sum(row.judged for row in judged) >= 4
+
+
+def test_help_prints_the_usage_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert accuracy.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: python scripts/estimate_accuracy.py")
