@@ -747,6 +747,23 @@ def test_shell_reads_and_command_keys() -> None:
     ]:
         assert shell_reads("bash", {"command": command}) == reads, command
     assert command_key('cd "/a b" && npm run check 2>&1 | tail -10') == "npm run check"
+    # the same command run again with other answers to its prompts is a rerun
+    create = "npx create-next-app@latest web --use-npm"
+    for command in (
+        f"{create} 2>&1 <<EOF\n\nEOF",
+        f"{create} 2>&1 < /dev/null",
+        f'echo "N" | {create} 2>&1',
+        f"printf 'N\\nN\\n' | {create} 2>&1",
+        f"yes | {create}",
+    ):
+        assert command_key(command) == create, command
+    # but not data piped in, nor a script or a commit message given as a here-document
+    for command in (
+        "echo $PATH | tr : '\\n'",
+        "python - <<'PY'\nprint(1)\nPY",
+        "git commit -m \"$(cat <<'EOF'\nFix it\nEOF\n)\"",
+    ):
+        assert command_key(command) == command, command
 
 
 def test_todo_tools_of_every_agent() -> None:

@@ -11,6 +11,7 @@ it leaves (`todo_items`, which updates a list kept by id) and that list's open i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,19 @@ _CD_PREFIX = compile_lazily(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)
 _SHELL_WRAP = compile_lazily(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
 _PIPE_TAIL = compile_lazily(r"\s*(?:2>&1\s*)?(?:\|\s*(?:head|tail|cat|less)\b[^|]*)+$")
 _REDIRECT = compile_lazily(r"\s+2>&1\b")
+_STDIN_FEED = compile_lazily(
+    r"^(?:yes(?:\s+[\w-]+)?|(?:echo(?:\s+-[ne]+)?|printf)\s+(['\"]?)"
+    r"(?:(?:y|n|yes|no|\d{1,2})?(?:\\n)?)+\1)\s*\|\s*",
+    re.IGNORECASE,
+)
+"""Answers piped into a command's prompts (`echo "N" | npx create-app`, `printf 'y\\ny\\n' |`,
+`yes |`), not data piped into it (`echo $PATH | tr`)."""
+_STDIN_TAIL = compile_lazily(
+    r"(?:\s*<\s*/dev/null|\s+<<-?\s*(['\"]?)(\w+)\1(?:\s+(?:y|n|yes|no|\d{1,2}))*\s+\2)$",
+    re.IGNORECASE,
+)
+"""Answers given at the end: none (`< /dev/null`), or a here-document of answers only (`<<EOF`,
+`N`, `EOF`; not a script given to `python - <<'PY'`)."""
 
 
 def command_text(name: str | None, arguments: Any) -> str:
@@ -71,9 +85,13 @@ def commit_message(command: str) -> str | None:
 
 
 def command_key(command: str) -> str:
-    """What makes two commands "the same" for resolving an error: no `cd`, pipes to head/tail."""
+    """What makes two commands "the same" for resolving an error and counting reruns: no `cd`,
+    pipes to head/tail, nor the answers given to its prompts (piped in, a here-document, none
+    at all: the same command run again with other answers is a rerun)."""
     key = _CD_PREFIX.sub("", command.strip())
+    key = _STDIN_FEED.sub("", key)
     key = _PIPE_TAIL.sub("", key)
+    key = _STDIN_TAIL.sub("", _REDIRECT.sub("", key))
     return _REDIRECT.sub("", key).strip()
 
 
