@@ -227,6 +227,10 @@ def test_previous_facts_carry_on() -> None:
             "SOLIDITY VERSION: Use 0.8.28. Upgrade Python 3.12.1, then run Node 20.11.0.",
             ["Python 3.12.1", "Node 20.11.0"],
         ),
+        (  # a URL names its port: not a second identifier; a port alone is one
+            "Open http://localhost:3000/chat; the API is on 127.0.0.1:8000.",
+            ["http://localhost:3000/chat", "127.0.0.1:8000"],
+        ),
         # not identifiers: words, standards, colours, entities, a branch without a name
         (
             "Commit decade early. Use UTF-16, SHA-256 and ISO-8601; colour #fff; &#1234; the "

@@ -111,13 +111,17 @@ def identifiers(text: str) -> list[str]:
             if len(match.group(1)) == 6:
                 continue
             found.append((match.start(), f"#{match.group(1)}"))
+    urls: list[tuple[int, int]] = []  # where the URLs are: a port inside one is not another name
     if "://" in text:
         for match in _URL.finditer(text):
             url = match.group(0).rstrip(".,;:!?*_")
             if len(url) > 12:
                 found.append((match.start(), url))
+                urls.append(match.span())
     if ":" in text or "port" in low:
         for match in _PORT.finditer(text):
+            if any(start <= match.start() < end for start, end in urls):
+                continue  # `localhost:3000` of `http://localhost:3000/api`
             port = match.group(1) or match.group(2)
             value = match.group(0) if match.group(1) else f"port {port}"
             found.append((match.start(), value))
