@@ -728,6 +728,13 @@ def test_decisions_include_switching_something_to_something_else() -> None:
     ]
 
 
+def test_the_agents_pick_of_its_own_tool_is_no_decision() -> None:
+    assert decision_sentences(
+        "I'll use the `worker` agent for this. Let's use the Explore subagent to find it. "
+        "We'll use the Stripe webhook to confirm payments instead of polling."
+    ) == ["We'll use the Stripe webhook to confirm payments instead of polling."]
+
+
 def test_shell_reads_and_command_keys() -> None:
     assert shell_reads("exec_command", {"cmd": "nl -ba src/a.py | sed -n '1,80p'"}) == ["src/a.py"]
     assert shell_reads(

@@ -264,14 +264,24 @@ def as_constraint(sentence: str) -> str | None:
     return _window(one_line(sentence), match, SENTENCE_CHARS) if match else None
 
 
+_OWN_MEANS = compile_lazily(
+    r"^(?:i'?ll|i\s+will|we'?ll|let'?s)\s+use\s+(?:the\s+|a\s+|my\s+)?`?[\w./-]+`?\s+"
+    r"(?:sub)?(?:agent|tool|skill)s?\b(?:\s+(?:for|to)\b[^.!]{0,40})?[.!]?$",
+    re.IGNORECASE,
+)
+"""A sentence that only names the means the agent picks for its next step ("I'll use the
+`worker` agent for this."): how it works, not a choice of the work."""
+
+
 def decision_sentences(text: str) -> list[str]:
     """Assistant sentences that state a choice (decided, we'll use, instead of, going with, switch
-    to...), not questions, each cut around its cue to at most `DECISION_CHARS`.
+    to...), not questions nor the agent's pick of its own tool or agent (`_OWN_MEANS`), each cut
+    around its cue to at most `DECISION_CHARS`.
     """
     out: list[str] = []
     for sentence in sentences(text):
         match = _DECISION.search(sentence)
-        if match and not sentence.endswith("?"):
+        if match and not sentence.endswith("?") and not _OWN_MEANS.match(sentence.strip()):
             out.append(_window(one_line(sentence), match, DECISION_CHARS))
     return out
 
