@@ -733,6 +733,10 @@ def test_the_agents_pick_of_its_own_tool_is_no_decision() -> None:
         "I'll use the `worker` agent for this. Let's use the Explore subagent to find it. "
         "We'll use the Stripe webhook to confirm payments instead of polling."
     ) == ["We'll use the Stripe webhook to confirm payments instead of polling."]
+    row = "| **P1** | **Fix imports** — use relative imports instead of absolute |"
+    assert decision_sentences(f"| Priority | Fix |\n|---|---|\n{row}") == [
+        "P1 | Fix imports — use relative imports instead of absolute"
+    ]
 
 
 def test_shell_reads_and_command_keys() -> None:

@@ -276,14 +276,25 @@ _OWN_MEANS = compile_lazily(
 def decision_sentences(text: str) -> list[str]:
     """Assistant sentences that state a choice (decided, we'll use, instead of, going with, switch
     to...), not questions nor the agent's pick of its own tool or agent (`_OWN_MEANS`), each cut
-    around its cue to at most `DECISION_CHARS`.
+    around its cue to at most `DECISION_CHARS` (a table row read as its cells' text).
     """
     out: list[str] = []
     for sentence in sentences(text):
+        sentence = _row_text(sentence)
         match = _DECISION.search(sentence)
         if match and not sentence.endswith("?") and not _OWN_MEANS.match(sentence.strip()):
             out.append(_window(one_line(sentence), match, DECISION_CHARS))
     return out
+
+
+def _row_text(sentence: str) -> str:
+    """A markdown table row as its cells' text (`| **P1** | Fix imports |` reads "P1 | Fix
+    imports"); other text as it is."""
+    stripped = sentence.strip()
+    if not (stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 2):
+        return sentence
+    cells = [cell.strip().replace("**", "") for cell in stripped[1:-1].split("|")]
+    return " | ".join(cell for cell in cells if cell)
 
 
 CONDENSED_LINE_CHARS = 240
