@@ -1727,6 +1727,8 @@ def test_the_goal_is_never_a_bare_slash_command_or_a_placeholder() -> None:
         )
         assert facts.goal == "Build the spec in docs/spec.md.", setting
         assert facts.user_messages[0] == setting
+        asked = extract_facts(conversation(("user", setting), ("user", "Build the spec.")))
+        assert asked.pending == ("Build the spec.",), setting  # nor a pending ask
     facts = extract_facts(conversation(("user", "/review the docs"), ("user", "and the tests")))
     assert facts.goal == "/review the docs"
     # a yes or a go-on (as the first message after an earlier compaction often is) is no task

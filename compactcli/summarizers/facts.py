@@ -716,11 +716,22 @@ def _goal_of(messages: Sequence[str]) -> str:
             continue
         if len(text) <= 40 and set(_WORD.findall(text.lower())) <= _ASSENT:
             continue
-        words = text.split()
-        if text.startswith("/") and (len(words) == 1 or words[0][1:].lower() in SETTING_COMMANDS):
+        if _slash_only(text):
             continue
         return message
     return messages[0] if messages else ""
+
+
+def _slash_only(text: str) -> bool:
+    """Whether a user message is a bare slash command (`/clear`, or a command of the user's that
+    names no task: `/review`) or one that sets up the session (`_sets_up`)."""
+    return text.startswith("/") and (len(text.split()) == 1 or _sets_up(text))
+
+
+def _sets_up(text: str) -> bool:
+    """Whether a user message is a slash command that sets up the session (`/model opus`,
+    `SETTING_COMMANDS`): whatever its arguments, it asks for no work."""
+    return text.startswith("/") and text.split()[0][1:].lower() in SETTING_COMMANDS
 
 
 def _finish(state: _State, previous: Facts | None) -> Facts:
@@ -734,7 +745,8 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         if not state.completed_turn:
             pending.extend(previous.pending)
     for text in state.since_answer:
-        pending.add(condense(squeeze(text), MESSAGE_CHARS))
+        if not _sets_up(text.strip()):  # `/model opus` asks for nothing
+            pending.add(condense(squeeze(text), MESSAGE_CHARS))
     todos: tuple[str, ...]
     if state.todo_seen:
         todos = open_todos(state.todos)
