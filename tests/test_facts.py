@@ -1729,6 +1729,9 @@ def test_the_goal_is_never_a_bare_slash_command_or_a_placeholder() -> None:
         assert facts.user_messages[0] == setting
         asked = extract_facts(conversation(("user", setting), ("user", "Build the spec.")))
         assert asked.pending == ("Build the spec.",), setting  # nor a pending ask
+    # but the latest message is asked, whatever it is (a skill of the user's may share a name)
+    latest = extract_facts(conversation(("user", "Draft them."), ("user", "/release-notes 2.3.0")))
+    assert latest.pending == ("Draft them.", "/release-notes 2.3.0")
     facts = extract_facts(conversation(("user", "/review the docs"), ("user", "and the tests")))
     assert facts.goal == "/review the docs"
     # a yes or a go-on (as the first message after an earlier compaction often is) is no task

@@ -744,8 +744,9 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         user_messages = (*previous.user_messages, *user_messages)
         if not state.completed_turn:
             pending.extend(previous.pending)
-    for text in state.since_answer:
-        if not _sets_up(text.strip()):  # `/model opus` asks for nothing
+    for text in state.since_answer:  # `/model opus` before a request asks for nothing; the
+        # latest message stays (`/release-notes 2.3.0` may be a skill of the user's)
+        if not _sets_up(text.strip()) or text is state.since_answer[-1]:
             pending.add(condense(squeeze(text), MESSAGE_CHARS))
     todos: tuple[str, ...]
     if state.todo_seen:
