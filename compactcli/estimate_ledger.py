@@ -7,7 +7,10 @@ file order: `ValueError`), `cost` gives a message's tokens with its text scaled 
 and `blocks_of` and `positions` read entries back.
 `Lines` (`RecordLines` for records held in memory) gives the input line of each record.
 `feed_ledger(lines, streamer, ledger)` passes every line's record to a format's `Streamer` and
-the messages it returns to the ledger, and returns the number of records.
+the messages it returns to the ledger, and returns the number of records; a counter that counts
+texts in groups (tiktoken's: `batch_chars`) gets the texts of many of a light streamer's
+messages at once (Claude Code's, whose records are parsed as they come), with the same figures
+as one message at a time.
 """
 
 from __future__ import annotations
@@ -167,22 +170,57 @@ class RecordLines(Lines):
 def feed_ledger(
     lines: Iterable[tuple[int, Any, Line | None]], streamer: Streamer, ledger: Ledger
 ) -> int:
-    """Feed every line's record to `streamer` and its messages to `ledger`; the record count."""
+    """Feed every line's record to `streamer` and its messages to `ledger`; the record count.
+    With a counter that counts in groups (`batch_chars`), a light streamer's messages wait in
+    a `_Batch` until their texts make one, and all have been added when this returns."""
     note = ledger.lines.note
     index = -1
     if streamer.light:
+        batch = _Batch(ledger) if ledger.counter.batch_chars else None
         add_light = streamer.add_light
-        take = ledger.add_light
+        take = ledger.add_light if batch is None else batch.add
         for index, (lineno, raw, _line) in enumerate(lines):
             note(index, lineno)
             if raw is None:
                 continue
             for message in add_light(index, raw, lineno):
                 take(message)
-    else:
+        if batch is not None:
+            batch.flush()
+    else:  # records buffered by the format until `finish`: nothing to count in groups here
         add = streamer.add
         for index, (lineno, raw, line) in enumerate(lines):
             note(index, lineno)
             for view in add(index, Record(raw=raw, line=line, lineno=lineno)):
                 ledger.add(view)
     return index + 1
+
+
+class _Batch:
+    """Messages held until their texts reach the counter's `batch_chars`, then counted
+    together (`parts_of`) and added to the ledger in the order they came."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.limit = ledger.counter.batch_chars
+        self.messages: list[LightMessage] = []
+        self.chars = 0
+
+    def add(self, message: LightMessage) -> None:
+        self.messages.append(message)
+        for block in message[3]:
+            self.chars += len(block[1])
+        if self.chars >= self.limit:
+            self.flush()
+
+    def flush(self) -> None:
+        messages = self.messages
+        counted = self.ledger.counter.parts_of([b for m in messages for b in m[3]])
+        take = self.ledger.add_light
+        start = 0
+        for message in messages:
+            end = start + len(message[3])
+            take(message, counted[start:end])
+            start = end
+        self.messages = []
+        self.chars = 0

@@ -17,6 +17,8 @@ yardstick:
    or tiktoken.
 
 Usage: python scripts/bench_estimate.py [--mb 200] [--keep DIR] [--skip-exact]
+    [--exact-on FILE ...] (the exact figure on other shapes too, such as the inputs
+    `scripts/bench_shapes.py --keep DIR` leaves)
 Nothing here reaches the network; the exact counter reads tiktoken's files from a local copy
 (`compactcli.tokens.load_encoding`).
 """
@@ -32,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid as uuidlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -431,6 +433,40 @@ def exact_yardstick(texts: list[str], encoding: str) -> tuple[float, int]:
     return time.process_time() - started, total
 
 
+def exact_ratio(path: Path, rounds: int) -> tuple[float, float, float, int, int, bool]:
+    """CPU seconds of `estimate --method exact` on `path` (in process, the encoding loaded
+    first), of the same counting one text at a time (`batch_chars` 0), and of the yardstick
+    loop over the texts it counts, best of `rounds` alternating runs; the texts' characters and
+    tokens, and whether every run gave the same figures (the
+    reports, and the loop's total against the texts' counted one at a time)."""
+    collector = CountingCounter("o200k_base")
+    collector.batch_chars = 0  # each text seen as it is counted
+    collector.texts = []
+    options = EstimateOptions(method="exact")
+    expected = estimate_file(str(path), options, counter=collector).to_dict()
+    texts = collector.texts
+    reports: list[Any] = []
+    totals: list[int] = []
+
+    def ours(batch_chars: int) -> Callable[[], None]:
+        def run() -> None:
+            counter = TiktokenCounter("o200k_base")
+            counter.batch_chars = batch_chars
+            counter.load()
+            reports.append(estimate_file(str(path), options, counter=counter).to_dict())
+
+        return run
+
+    def yardstick() -> None:
+        totals.append(exact_yardstick(texts, "o200k_base")[1])
+
+    mine, single, yard = interleaved(
+        rounds, ours(TiktokenCounter.batch_chars), ours(0), yardstick, clock=time.process_time
+    )
+    same = set(totals) == {collector.text_tokens_total} and all(r == expected for r in reports)
+    return mine, single, yard, collector.chars, collector.text_tokens_total, same
+
+
 def interleaved(rounds: int, *runs: Any, clock: Any = time.perf_counter) -> list[float]:
     """Best time of each run over `rounds` rounds, alternating them (a shared machine's load
     then weighs on all of them alike). In-process runs use the process's CPU time."""
@@ -459,6 +495,13 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="write the transcripts here and keep them")
     parser.add_argument("--skip-exact", action="store_true", help="skip the tiktoken figures")
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds (best is kept)")
+    parser.add_argument(
+        "--exact-on",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="more files to measure the exact throughput on (other shapes of session)",
+    )
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="compactcli-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -510,32 +553,25 @@ def main() -> int:
         )
     )
 
-    # 3. exact
+    # 3. exact, on the synthetic transcript and on each file of --exact-on
     if not args.skip_exact:
-        counter = CountingCounter("o200k_base")
-        counter.load()
-        started = time.process_time()
-        estimate_file(str(big), EstimateOptions(method="exact"), counter=counter)
-        ours = time.process_time() - started
-        collector = CountingCounter("o200k_base")
-        collector.texts = []
-        estimate_file(str(big), EstimateOptions(method="exact"), counter=collector)
-        batch_seconds, batch_tokens = exact_yardstick(collector.texts, "o200k_base")
-        our_rate, batch_rate = counter.chars / ours / 1e6, counter.chars / batch_seconds / 1e6
-        same = batch_tokens == counter.text_tokens_total
-        ratio = our_rate / batch_rate
-        results.append(
-            (
-                "exact throughput",
-                f"{our_rate:.1f} M chars/s end to end, parsing included ({ours:.1f} s, "
-                f"{counter.chars:,} chars, {counter.text_tokens_total:,} tokens)",
-                f"a tiktoken encode_ordinary loop on the same texts {batch_rate:.1f} M chars/s "
-                f"({batch_tokens:,} tokens); ratio {ratio:.2f}, target >= 0.80; "
-                f"counts {'identical' if same else 'DIFFER'}",
-                ratio >= 0.8 and same,
+        for path in [big, *args.exact_on]:
+            ours, single, yard, chars, tokens, same = exact_ratio(path, args.rounds)
+            our_rate, yard_rate = chars / ours / 1e6, chars / yard / 1e6
+            ratio = our_rate / yard_rate
+            name = "exact throughput" if path == big else f"exact throughput, {path.name}"
+            results.append(
+                (
+                    name,
+                    f"{our_rate:.1f} M chars/s end to end, parsing included ({ours:.2f} s, "
+                    f"{chars:,} chars, {tokens:,} tokens; one text at a time {single:.2f} s, "
+                    f"ratio {yard / single:.2f})",
+                    f"a tiktoken encode_ordinary loop on the same texts {yard_rate:.1f} M "
+                    f"chars/s ({yard:.2f} s); ratio {ratio:.2f}, target >= 0.80; "
+                    f"counts {'identical' if same else 'DIFFER'}",
+                    ratio >= 0.8 and same,
+                )
             )
-        )
-        del collector
 
     # 4. start-up (bytecode compiled first, as an installed package has it)
     subprocess.run(

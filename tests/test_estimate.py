@@ -32,7 +32,7 @@ from compactcli.limits import (
     parse_threshold,
     threshold,
 )
-from compactcli.tokens import get_counter, load_encoding
+from compactcli.tokens import TiktokenCounter, get_counter, load_encoding
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.transcript_strategies import plans, render
@@ -293,6 +293,20 @@ def test_counting_the_context_alone_gives_the_same_context_figures(path: Path, m
     }
     assert context["messages"] == context["context_messages"] <= whole["messages"]
     assert context["file_tokens"] <= whole["file_tokens"]
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS + CORPUS_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("chars", [1, 300])
+def test_exact_counts_in_groups_give_what_counting_one_by_one_gives(
+    path: Path, chars: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`exact` counts a streamed file's texts in groups of `batch_chars` (here one message at a
+    time, and a few): every figure is the one counting each text as it comes gives."""
+    options = EstimateOptions(method="exact", from_end=False)
+    monkeypatch.setattr(TiktokenCounter, "batch_chars", 0)
+    one_by_one = estimate_file(str(path), options).to_dict()
+    monkeypatch.setattr(TiktokenCounter, "batch_chars", chars)
+    assert estimate_file(str(path), options).to_dict() == one_by_one
 
 
 def _streamed(path: str) -> tuple[list[Any], Any]:

@@ -184,6 +184,22 @@ def test_exact_counter_uses_the_injected_encoding_and_loads_it_once() -> None:
     assert isinstance(HeuristicCounter(), TokenCounter)
 
 
+def test_exact_counter_counts_blocks_in_one_group_as_one_by_one() -> None:
+    counter = TiktokenCounter("cl100k_base", loader=fake_loader, costs=PLAIN.costs)
+    blocks = [
+        ("tool_call", '{"x": 1}', True, "Bash", ()),
+        ("tool_result", "a b c", False, "Bash", ()),
+        ("text", "", False, None, ()),
+        ("document", "d e", False, None, ()),
+        ("image", "", False, None, ()),
+        ("thinking", "why not", False, None, ()),
+    ]
+    one_by_one = [counter.parts(*block) for block in blocks]
+    assert counter.parts_of(blocks) == one_by_one
+    assert HeuristicCounter().parts_of(blocks) == [HeuristicCounter().parts(*b) for b in blocks]
+    assert counter.text_tokens("one two") == 2  # counting one text still works afterwards
+
+
 def test_exact_counts_match_tiktoken_offline() -> None:
     counter = TiktokenCounter()
     assert counter.text_tokens("hello world") == 2
