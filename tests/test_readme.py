@@ -116,3 +116,30 @@ def test_interactive_example(session: str) -> None:
     result = doctest.DocTestRunner().run(test, out=report.append)
     assert result.attempted > 0
     assert result.failed == 0, "".join(report)
+
+
+SCRIPT_USE = re.compile(r"scripts/(\w+)\.py([^`\n#]*)")
+
+
+def _script_flags() -> dict[str, set[str]]:
+    """The options each `scripts/NAME.py ...` the docs show passes (inline or in a block, up to
+    a comment), by script."""
+    found: dict[str, set[str]] = {}
+    for name, rest in SCRIPT_USE.findall(README):
+        found.setdefault(name, set()).update(re.findall(r"(?<![\w-])--[a-z][\w-]*", rest))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(n for n, flags in _script_flags().items() if flags))
+def test_the_options_the_docs_give_a_script_are_its_own(name: str) -> None:
+    """A script the docs show with options (`scripts/bench_estimate.py --exact-on ...`) takes
+    each of them: its `--help` names them."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / f"{name}.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    missing = {flag for flag in _script_flags()[name] if flag not in done.stdout}
+    assert not missing, f"scripts/{name}.py --help does not name {sorted(missing)}"
