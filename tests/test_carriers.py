@@ -12,6 +12,7 @@ from compactcli.summarizers.carriers import (
     INSERTED_LINES,
     accepted_plan,
     changes_text,
+    code_span,
     created_names,
     edit_notes,
     plan_steps,
@@ -141,6 +142,18 @@ def test_edits_say_what_changed_per_file() -> None:
         ("app.py", "`TIMEOUT = 5` -> `TIMEOUT = 1`"),
         ("old.py", "deleted"),
     ]
+
+
+def test_a_change_to_code_that_holds_backticks_keeps_both_sides_whole() -> None:
+    """A JavaScript template literal holds backticks: each side goes in a longer run of
+    backticks, and a note cut to the new sides drops the old side whole, never half of it."""
+    old = "return `${format(price)} ${currency}`;"
+    new = 'return `${format(safePrice)} ${currency || "UAH"}`;'
+    note = _note("Edit", {"file_path": "lib/format.ts", "old_string": old, "new_string": new})
+    assert note == f"`` {old} `` -> `` {new} ``"
+    older = "`const a = 1` -> `const a = 2`"
+    assert changes_text([older, note], 95, 4) == f"`const a = 2`; `` {new} ``"
+    assert code_span("a `` b") == "``` a `` b ```"
 
 
 def _note(tool: str, edit: dict[str, str]) -> str:

@@ -249,6 +249,16 @@ def _enclosing(lines: Sequence[str], before: int) -> str | None:
     return None
 
 
+def code_span(text: str) -> str:
+    """`text` as a markdown code span: in single backticks, or, when it holds backticks itself
+    (a JavaScript template literal), in a run of backticks longer than any in it, with a space
+    inside each end (`` `${a}` ``), so that where the span ends stays clear."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
+
+
 def _change(old: str, new: str) -> str | None:
     """What an edit changed, in at most `CHANGES_PER_EDIT` short parts joined by `; `: `old ->
     new` for lines it replaced one for one, `added ...` for a few lines it inserted, changed
@@ -289,9 +299,9 @@ def _change(old: str, new: str) -> str | None:
     added: list[str] = []
     for o, n in shown[:CHANGES_PER_EDIT]:
         if n is None:
-            added.append(f"`{o}`")
+            added.append(code_span(o))
         else:
-            parts.append(f"`{o}` -> `{n}`")
+            parts.append(f"{code_span(o)} -> {code_span(n)}")
     if added:
         parts.append("added " + ", ".join(added))
     if not parts:
@@ -374,7 +384,8 @@ def changes_text(notes: Sequence[str], limit: int, most: int) -> str:
 
 _NOTE_ROOM = 60
 """The least room in which an older edit's note is shown cut rather than left out."""
-_OLD_SIDE = compile_lazily(r"`[^`\n]*` -> (?=`)")
+_OLD_SIDE = compile_lazily(r"(?<!`)(`+)(?!`)(?:[^`]|(?!\1(?!`))`+(?!`))*?\1(?!`) -> (?=`)")
+"""The old side of an `old` -> `new` change and its arrow (each side a `code_span`)."""
 
 
 def edit_notes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
