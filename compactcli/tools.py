@@ -145,6 +145,21 @@ def poll_target(name: str | None, arguments: Any) -> tuple[str, str] | None:
     return poll[0], str(value)
 
 
+_STILL_RUNNING = compile_lazily(
+    r"\AScript running with cell ID (\S+)|^Process running with session ID (\S+)", re.MULTILINE
+)
+
+
+def still_running(text: str) -> tuple[str, str] | None:
+    """What a later poll names a command by (`poll_target`), when the result of the call that
+    started it says it is still running: a Codex code-mode script's cell, or a unified-exec
+    process's session."""
+    match = _STILL_RUNNING.search(text, 0, 400) if "running with" in text[:400] else None
+    if match is None:
+        return None
+    return ("cell", match.group(1)) if match.group(1) else ("session", match.group(2))
+
+
 def call_kind(name: str | None, arguments: Any) -> ToolKind:
     """The kind of one call: its tool's (`tool_kind`), except that a Codex poll of a running
     command (`wait` on a code-mode script's cell, `write_stdin` to a process's session) is a

@@ -560,6 +560,52 @@ def test_a_file_read_whose_text_names_an_error_printed_none(tmp_path: Path) -> N
     assert facts.errors == ()
 
 
+def test_a_poll_clears_the_output_of_the_command_it_polls_by_that_commands_rules(
+    tmp_path: Path,
+) -> None:
+    """Codex `write_stdin` to a running process's session brings that command's output: a file
+    `sed -n` printed (`error: vaultError,` is a line of its code) printed no error, and a build
+    polled the same way keeps the error it printed."""
+    code = "".join(f"  const value{n} = {n};\n" for n in range(40)) + "    error: vaultError,\n"
+    build = "".join(f"compiling module {n}\n" for n in range(40)) + "error: build failed\n"
+
+    def polled(call_id: str, command: str, session: int, output: str) -> list[dict[str, object]]:
+        running = (
+            f"Chunk ID: a\nWall time: 1.0 seconds\nProcess running with session ID {session}\n"
+        )
+        done = "Chunk ID: b\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n"
+        arguments = f'{{"session_id":{session},"chars":""}}'
+        return [
+            {
+                "type": "function_call",
+                "call_id": call_id,
+                "name": "exec_command",
+                "arguments": orjson.dumps({"cmd": command}).decode(),
+            },
+            {"type": "function_call_output", "call_id": call_id, "output": running},
+            {
+                "type": "function_call",
+                "call_id": f"{call_id}-poll",
+                "name": "write_stdin",
+                "arguments": arguments,
+            },
+            {"type": "function_call_output", "call_id": f"{call_id}-poll", "output": done + output},
+        ]
+
+    path = _codex_rollout(
+        tmp_path,
+        *polled("c1", "sed -n '1,60p' app/page.tsx", 7, code),
+        *polled("c2", "npm run build", 8, build),
+    )
+    placeholders = _codex_placeholders(path)
+    assert len(placeholders) == 2
+    assert "error" not in placeholders[0]
+    assert placeholders[1].endswith("; printed an error: error: build failed]")
+    _, after = _prune(path, keep_recent=0)
+    facts = extract_facts(get_dialect(after.format).context(after))
+    assert [(e.text, e.where) for e in facts.errors] == [("error: build failed", "npm run build")]
+
+
 def test_a_failure_whose_placeholder_would_not_be_smaller_stays_whole(tmp_path: Path) -> None:
     error = "AssertionError: expected the refund total of order 42 to equal 1200 " + "x" * 150
     failing = "Exit code 1\n" + error + "\n"

@@ -38,8 +38,10 @@ from compactcli.tools import (
     ToolKind,
     call_kind,
     main_argument,
+    poll_target,
     reads_instructions,
     shell_command,
+    still_running,
 )
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
 
@@ -121,6 +123,8 @@ class _Result:
     tool: str
     kind: ToolKind  # of the call (`compactcli.tools.call_kind`)
     call: Block | None  # the call it answers, when found
+    command_call: Block | None  # the call whose command it gives the output of (a poll's: the
+    # command it polls, `still_running`), else `call`
     text: str  # what a placeholder replaces: the result's text, a user command's output
     value: Any  # the content as parsed: its bytes (`content_bytes`) are hashed and archived
     digest: str
@@ -142,8 +146,8 @@ class _Result:
         if self.error is None:
             shell = self.kind == "shell"
             command = ""
-            if shell and self.call is not None:
-                command = shell_command(self.call.name, self.call.arguments)
+            if shell and self.command_call is not None:
+                command = shell_command(self.command_call.name, self.command_call.arguments)
             soft = self.kind in SOFT_ERROR_KINDS
             result = outcome(self.block, shell=shell, command=command, soft=soft)
             self.error = result.error if result.status in ("failed", "ok") else ""
@@ -324,6 +328,7 @@ def _results(
                 calls[block.call_id] = block
     found: list[_Result] = []
     records = transcript.records
+    running: dict[tuple[str, str], Block] = {}  # commands still running, by what polls name
     for position, message in enumerate(context):
         for block in message.blocks:
             if block.kind != "tool_result":
@@ -335,6 +340,14 @@ def _results(
             call = calls.get(block.call_id or "")
             tool = block.name or (call.name if call else None) or "tool"
             kind = call_kind(tool, call.arguments if call else None)
+            command_call = call
+            if call is not None and kind == "shell":
+                target = poll_target(call.name, call.arguments)
+                polled = running.pop(target, call) if target is not None else call
+                started = still_running(block.text)
+                if started is not None:
+                    running[started] = polled
+                command_call = polled  # a poll gives the output of the command it polls
             raw = transcript.records[message.index].raw
             try:
                 value = get_in(raw, (*block.path, dialect.result_content_key))
@@ -348,6 +361,7 @@ def _results(
                     tool,
                     kind,
                     call,
+                    command_call,
                     block.text,
                     value,
                     sha256(content_bytes(value)),  # the bytes go at once: memory is reused
@@ -370,6 +384,7 @@ def _user_result(
         block,
         USER_SHELL_TOOL,
         "shell",
+        None,
         None,
         shell.output,
         shell.output,

@@ -12,7 +12,6 @@ begin with the same messages read those messages once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from copy import deepcopy
 from dataclasses import asdict, dataclass, field, replace
@@ -64,6 +63,7 @@ from compactcli.tools import (
     poll_target,
     read_only_command,
     shell_reads,
+    still_running,
     touched_files,
 )
 from compactcli.transcript import Block, Message
@@ -594,20 +594,6 @@ def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
         state.modified.add(path)
 
 
-_STILL_RUNNING = compile_lazily(
-    r"\AScript running with cell ID (\S+)|^Process running with session ID (\S+)", re.MULTILINE
-)
-
-
-def _running(text: str) -> tuple[str, str] | None:
-    """What a later call names a command by, when its result says it is still running: a Codex
-    code-mode script's cell, or a unified-exec process's session."""
-    match = _STILL_RUNNING.search(text, 0, 400) if "running with" in text[:400] else None
-    if match is None:
-        return None
-    return ("cell", match.group(1)) if match.group(1) else ("session", match.group(2))
-
-
 def _polled(call: _Call | None, state: _State, text: str) -> _Call | None:
     """The command that `call` polls for the rest of its output (Codex `wait` on a script's
     cell, `write_stdin` to a process's session), or `call` itself; None when the poll itself
@@ -624,7 +610,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     if call is None:
         return
     shell = call.kind == "shell"
-    running = _running(block.text) if shell else None
+    running = still_running(block.text) if shell else None
     if running is not None:  # its outcome comes with a later call's result, if any
         state.running[running] = call
         return
