@@ -6,7 +6,9 @@ an `Error:` or `error[...]:` line, a FAIL line, a panic; at most `ERROR_CHARS`);
 call that did not fail but printed an error is `ok` with that line (`content_error`). A shell
 result fails on a non-zero exit code (`exit_code`), an aborted run, a traceback, a shell that
 could not run the command, or a failed code-mode script; a search that found nothing, or a
-lookup of programs that did not find one, does not.
+lookup of programs that did not find one, does not. `aborted` and `refused_call` tell a run
+that was stopped and a call the tool refused to run as written (a missing parameter) from a
+failure of the work.
 The prune stage writes the error line into the placeholder of a result it clears
 (`CLEARED_RESULT`, then `CLEARED_FAILURE` or `CLEARED_SOFT`), and `cleared_error` /
 `cleared_soft_error` read it back, so a cleared result keeps its outcome. `carries_error` and
@@ -421,6 +423,18 @@ def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False)
             return Outcome("ok", error=access_failed(text))
         return Outcome("ok")
     return Outcome("failed", error=error_line(text) or "failed")
+
+
+_REFUSED_CALL = compile_lazily(
+    r"^(?:InputValidationError: |Validation failed for tool \"|failed to parse function arguments)"
+)
+
+
+def refused_call(error: str) -> bool:
+    """Whether an error line says the tool refused the call itself, before doing anything: a
+    parameter missing, unexpected or of the wrong type (Claude Code `InputValidationError`,
+    pi `Validation failed for tool "edit"`), or arguments that are not JSON (Codex)."""
+    return bool(_REFUSED_CALL.match(error))
 
 
 def aborted(error: str) -> bool:

@@ -2076,3 +2076,36 @@ def test_the_rules_of_a_message_are_those_written_above_the_agent_session_pasted
     facts = extract_facts(conversation(("user", pasted), ("assistant", [text("On it.")])))
     assert facts.constraints == ("Never push to main.",)
     assert [e.text for e in facts.errors] == ["error[E0308]: mismatched types"]
+
+
+def test_a_call_the_tool_refused_to_run_as_written_is_no_error_of_the_work() -> None:
+    """A call with a parameter missing or unexpected is refused before anything runs (Claude
+    Code's `InputValidationError`, pi's `Validation failed for tool`): no error is listed, and
+    the file it named is not modified; a failure of the work beside it still is."""
+    refused = (
+        "<tool_use_error>InputValidationError: EnterPlanMode failed due to the following "
+        "issue:\nAn unexpected parameter `reason` was provided</tool_use_error>"
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", "Plan it, then fix the config."),
+            ("assistant", [call("t1", "EnterPlanMode", reason="a big build")]),
+            ("user", [result("t1", refused, is_error=True)]),
+            ("assistant", [call("t2", "edit", edits=[{"newText": "x"}])]),
+            (
+                "user",
+                [
+                    result(
+                        "t2",
+                        'Validation failed for tool "edit":\n  - path: must have required '
+                        "properties path",
+                        is_error=True,
+                    )
+                ],
+            ),
+            ("assistant", [call("t3", "Bash", command="npm test")]),
+            ("user", [result("t3", "Exit code 1\nError: port 5432 is taken", is_error=True)]),
+        )
+    )
+    assert [(e.text, e.where) for e in facts.errors] == [("Error: port 5432 is taken", "npm test")]
+    assert facts.files_modified == ()

@@ -28,6 +28,7 @@ from compactcli.outcomes import (
     one_line_answer,
     outcome,
     pasted_errors,
+    refused_call,
 )
 from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds
@@ -417,9 +418,11 @@ def extract_facts(
       later `wait` or `write_stdin` call that polls it (`_polled`). A command run several times
       is listed once, at its last run, with its last outcome.
     - Errors: the distinctive line of every failed result, with the tool and the path or
-      command it came from; `resolved` once a later call on the same path or command succeeds
-      (`_State.resolve`). A result the prune stage cleared is failed when its placeholder kept
-      an error line (`compactcli.outcomes.cleared_error`), with that line.
+      command it came from (not a run the user stopped, nor a call the tool refused to run as
+      written: `compactcli.outcomes.refused_call`); `resolved` once a later call on the same
+      path or command succeeds (`_State.resolve`). A result the prune stage cleared is failed
+      when its placeholder kept an error line (`compactcli.outcomes.cleared_error`), with that
+      line.
     - Identifiers: the names user and assistant text give
       (`compactcli.summarizers.identifiers`) and those an edit defines
       (`carriers.created_names`), each once, at its last mention; past `IDENTIFIERS`, a name
@@ -659,8 +662,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     for path in call.fresh if call.kind in ("read", "shell") else ():  # it could not read it
         if not shell or path in result.error or path.rsplit("/", 1)[-1] in result.error:
             state.read.discard(path)
-    if aborted(result.error):  # stopped by the user: not an error of the work
-        return
+    if aborted(result.error) or refused_call(result.error):  # stopped by the user, or a
+        return  # call the tool refused to run as written: no error of the work
     error = ErrorFact(text=result.error, resolved=False, tool=call.name, where=where)
     _add_error(state, error)
 
