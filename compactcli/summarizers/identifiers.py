@@ -8,7 +8,8 @@ or `#112233`), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not
 master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version
 (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or preposition
 as the name, "Use 0.8.28"). Each is a string such as "commit
-2e45f5f", "#12", "AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`).
+2e45f5f", "#12", "AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`);
+`numbers_once` leaves out a number a listed URL names (`#5` beside `.../issues/5`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ def newest(names: Sequence[str], limit: int) -> tuple[str, ...]:
     defined = [name for name in names if is_defined_name(name)][-room:] if room else []
     kept = {*told, *defined}
     return tuple(name for name in names if name in kept)
+
+
+_NUMBERED_URL = compile_lazily(r"/(?:issues|pull|pulls|merge_requests)/(\d{1,6})(?:[/#?]|$)")
+
+
+def numbers_once(names: Sequence[str]) -> list[str]:
+    """`names` but for an issue or pull request number (`#5`) that a URL among them names
+    (`https://github.com/o/r/issues/5`): the URL says it, and says where."""
+    numbers = {f"#{m.group(1)}" for name in names if (m := _NUMBERED_URL.search(name))}
+    return [name for name in names if name not in numbers] if numbers else list(names)
 
 
 def named(identifier: str) -> str:
