@@ -23,7 +23,7 @@ from compactcli.summarizers import fact_folds
 from compactcli.summarizers import facts as facts_module
 from compactcli.summarizers.extractive import render_facts as extractive_facts
 from compactcli.summarizers.facts import IDENTIFIERS, Command, ErrorFact, Facts, extract_facts
-from compactcli.summarizers.identifiers import identifiers, numbers_once
+from compactcli.summarizers.identifiers import identifiers, said_once
 from compactcli.summarizers.prompt import render_facts as prompt_facts
 from compactcli.summarizers.sentences import (
     _CONSTRAINT,
@@ -245,7 +245,7 @@ def test_identifiers(text: str, expected: list[str]) -> None:
     assert identifiers(text) == expected
 
 
-def test_an_issue_a_listed_url_names_is_listed_once_as_that_url() -> None:
+def test_an_identifier_another_one_names_is_listed_once_as_that_one() -> None:
     """`#5` beside `.../issues/5` (the agent gave the URL, then said "#5") is the URL
     alone, in the summary and in what an LLM is given; `#7`, which no URL names, stays."""
     url = "https://github.com/acme/app/issues/5"
@@ -260,12 +260,15 @@ def test_an_issue_a_listed_url_names_is_listed_once_as_that_url() -> None:
         )
     )
     assert {"#5", "#7", url} <= set(facts.identifiers)
-    assert numbers_once(facts.identifiers) == [n for n in facts.identifiers if n != "#5"]
+    assert said_once(facts.identifiers) == [n for n in facts.identifiers if n != "#5"]
     summary, _ = extractive_facts(facts, 2000, len)
     listed = summary.split("## Identifiers\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert "- #5" not in listed and f"- {url}" in listed and "- #7" in listed
     given = prompt_facts(facts).split("Identifiers:\n", 1)[1].split("\nThe assistant", 1)[0]
     assert given.splitlines() == [f"- {url}", "- #7"]
+    # a branch a listed commit names, the same
+    names = ["branch main", "commit c566cc2 (branch main)", "branch feat/x", "#5"]
+    assert said_once(names) == ["commit c566cc2 (branch main)", "branch feat/x", "#5"]
 
 
 def test_identifiers_come_from_user_and_assistant_text_and_git_commit_output() -> None:

@@ -28,7 +28,7 @@ from compactcli.summarizers.facts import (
     Facts,
     extract_facts,
 )
-from compactcli.summarizers.identifiers import is_defined_name, named, numbers_once
+from compactcli.summarizers.identifiers import is_defined_name, named, said_once
 from compactcli.summarizers.sentences import (
     STOP_WORDS,
     condense,
@@ -329,7 +329,7 @@ def _items(
     current = [c for i, c in enumerate(facts.constraints) if i not in changes]
     names = [
         name
-        for name in numbers_once(facts.identifiers)
+        for name in said_once(facts.identifiers)
         if named(name) not in facts.goal
         and not (
             any(named(name) in old for old in replaced)

@@ -9,7 +9,8 @@ master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a 
 (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or preposition
 as the name, "Use 0.8.28"). Each is a string such as "commit
 2e45f5f", "#12", "AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`);
-`numbers_once` leaves out a number a listed URL names (`#5` beside `.../issues/5`).
+`said_once` leaves out a number a listed URL names (`#5` beside `.../issues/5`) and a branch a
+listed commit names.
 """
 
 from __future__ import annotations
@@ -88,11 +89,16 @@ def newest(names: Sequence[str], limit: int) -> tuple[str, ...]:
 _NUMBERED_URL = compile_lazily(r"/(?:issues|pull|pulls|merge_requests)/(\d{1,6})(?:[/#?]|$)")
 
 
-def numbers_once(names: Sequence[str]) -> list[str]:
-    """`names` but for an issue or pull request number (`#5`) that a URL among them names
-    (`https://github.com/o/r/issues/5`): the URL says it, and says where."""
-    numbers = {f"#{m.group(1)}" for name in names if (m := _NUMBERED_URL.search(name))}
-    return [name for name in names if name not in numbers] if numbers else list(names)
+_COMMIT_BRANCH = compile_lazily(r"^commit \S+ \(branch (.+)\)$")
+
+
+def said_once(names: Sequence[str]) -> list[str]:
+    """`names` but for one that another of them says already: an issue or pull request number
+    (`#5`) a URL among them names (`https://github.com/o/r/issues/5`), and a branch (`branch
+    main`) a commit among them names (`commit c566cc2 (branch main)`)."""
+    said = {f"#{m.group(1)}" for name in names if (m := _NUMBERED_URL.search(name))}
+    said.update(f"branch {m.group(1)}" for name in names if (m := _COMMIT_BRANCH.match(name)))
+    return [name for name in names if name not in said] if said else list(names)
 
 
 def named(identifier: str) -> str:

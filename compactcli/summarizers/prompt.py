@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from compactcli.summarizers.facts import Facts
-from compactcli.summarizers.identifiers import named, numbers_once
+from compactcli.summarizers.identifiers import named, said_once
 from compactcli.summarizers.sentences import fold_superseded, folded
 from compactcli.transcript import Block, Message
 from compactcli.user_text import typed_text
@@ -241,7 +241,7 @@ def render_facts(facts: Facts) -> str:
         "Decisions", (_one_line(folded(d, olds)) for d, olds in fold_superseded(facts.decisions))
     )
     lines += _items("End-of-turn reports", (_one_line(r) for r in facts.reports))
-    lines += _items("Identifiers", numbers_once(facts.identifiers))
+    lines += _items("Identifiers", said_once(facts.identifiers))
     if facts.last_reply.strip():
         lines.append(f"The assistant's last message: {_one_line(facts.last_reply, 600)}")
     lines += _items("Pending user asks", (_one_line(p) for p in facts.pending))
