@@ -16,10 +16,12 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from compactcli.code_mode import is_script, patch_text, script_calls
 from compactcli.lazy_pattern import compile_lazily
+
+T = TypeVar("T")
 
 ToolKind = Literal["read", "shell", "search", "web", "edit", "todo", "other"]
 SOFT_ERROR_KINDS: frozenset[ToolKind] = frozenset({"shell", "other", "web"})
@@ -158,6 +160,22 @@ def still_running(text: str) -> tuple[str, str] | None:
     if match is None:
         return None
     return ("cell", match.group(1)) if match.group(1) else ("session", match.group(2))
+
+
+def polled_command(
+    running: dict[tuple[str, str], T], name: str | None, arguments: Any, text: str, call: T
+) -> T | None:
+    """Whose output the result `text` of call `call` (`name(arguments)`) is: for a poll
+    (`poll_target`), the command it polls, taken out of `running` (what `still_running` named,
+    mapped to its call), or `call` when none is known; None when the poll itself failed
+    ("write_stdin failed: stdin is closed ..."): its text is nothing of the command's, which
+    stays running. Any other call's is its own."""
+    target = poll_target(name, arguments)
+    if target is None:
+        return call
+    if text.startswith("write_stdin failed:"):
+        return None
+    return running.pop(target, None) or call
 
 
 def call_kind(name: str | None, arguments: Any) -> ToolKind:

@@ -38,7 +38,7 @@ from compactcli.tools import (
     ToolKind,
     call_kind,
     main_argument,
-    poll_target,
+    polled_command,
     reads_instructions,
     shell_command,
     still_running,
@@ -341,13 +341,12 @@ def _results(
             tool = block.name or (call.name if call else None) or "tool"
             kind = call_kind(tool, call.arguments if call else None)
             command_call = call
-            if call is not None and kind == "shell":
-                target = poll_target(call.name, call.arguments)
-                polled = running.pop(target, call) if target is not None else call
+            if call is not None and kind == "shell":  # a poll: the command it polls
+                polled = polled_command(running, call.name, call.arguments, block.text, call)
+                command_call = polled or call  # a poll that failed: its own failure
                 started = still_running(block.text)
                 if started is not None:
-                    running[started] = polled
-                command_call = polled  # a poll gives the output of the command it polls
+                    running[started] = command_call
             raw = transcript.records[message.index].raw
             try:
                 value = get_in(raw, (*block.path, dialect.result_content_key))

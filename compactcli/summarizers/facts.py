@@ -61,7 +61,7 @@ from compactcli.tools import (
     and_chain,
     call_kind,
     local_path,
-    poll_target,
+    polled_command,
     read_only_command,
     shell_reads,
     still_running,
@@ -601,12 +601,9 @@ def _polled(call: _Call | None, state: _State, text: str) -> _Call | None:
     """The command that `call` polls for the rest of its output (Codex `wait` on a script's
     cell, `write_stdin` to a process's session), or `call` itself; None when the poll itself
     failed (its `text`, "write_stdin failed: stdin is closed ..."): nothing of the command."""
-    target = poll_target(call.name, call.arguments) if call is not None else None
-    if target is None:
-        return call
-    if text.startswith("write_stdin failed:"):
+    if call is None:
         return None
-    return state.running.pop(target, None) or call
+    return polled_command(state.running, call.name, call.arguments, text, call)
 
 
 def _read_result(block: Block, call: _Call | None, state: _State) -> None:
