@@ -23,7 +23,8 @@ cannot be read, and for a document, instead of its base64 length.
   the first text is counted, and its encoding is loaded once per process, offline, from
   TIKTOKEN_CACHE_DIR or DATA_GYM_CACHE_DIR when the file is there, else from the copy shipped
   with compactcli (`compactcli/data/tiktoken/`). An encoding that cannot be loaded raises
-  `BackendError` with what to do instead; nothing ever reaches the network.
+  `BackendError` with what to do instead; nothing ever reaches the network. Fed many blocks
+  at once (`parts_of`), it counts their texts in a row (`batch_chars`), with the same counts.
 
 `get_counter(method, model=..., format=...)` builds the counter a method name asks for.
 """
@@ -550,9 +551,9 @@ class TiktokenCounter(_Costing):
         return self._prose(text)
 
     batch_chars = 256_000
-    """tiktoken runs about a tenth faster on a run of texts than on texts taken one by one
+    """tiktoken takes 5% to 10% less time over a run of texts than over texts taken one by one
     between the parsing of the records they come from, which pushes its tables out of the
-    processor's caches (measured on the shapes of `scripts/bench_shapes.py`)."""
+    processor's caches (`scripts/bench_estimate.py --exact-on`, on the benchmark shapes)."""
 
     def parts_of(self, blocks: Sequence[LightBlock]) -> list[tuple[int, int]]:
         """`parts` of each of `blocks`, their texts counted one after another at the end."""
