@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from compactcli import get_dialect, read_transcript  # noqa: E402
+from compactcli.errors import InputError  # noqa: E402
 from compactcli.estimate_usage import Delta, usage_deltas  # noqa: E402
 from compactcli.tokens import HeuristicCounter, density_for  # noqa: E402
 from compactcli.transcript import Transcript  # noqa: E402
@@ -183,7 +184,11 @@ def main(argv: list[str]) -> int:
     )
     failed = False
     for path in paths:
-        row = measure(path)
+        try:
+            row = measure(path)
+        except InputError as error:  # one line for a file that is not a transcript, then on
+            print(f"{path.name:40} skipped: {error}")
+            continue
         judged = row.judged
         print(
             f"{path.name:40} {row.format:11} {row.pairs:12d} {row.recorded:9d} "
