@@ -239,6 +239,11 @@ def test_previous_facts_carry_on() -> None:
             "branch is stale; item#12; a commit is due.",
             [],
         ),
+        (  # counts and ranks are not issues; a one-digit number a closing word names is one
+            "Start with #1 (rate widget), the #1 priority. Task #12 created; call #14/20 in "
+            "this window. This fixes #3; see #45.",
+            ["#3", "#45"],
+        ),
     ],
 )
 def test_identifiers(text: str, expected: list[str]) -> None:

@@ -3,14 +3,14 @@
 `identifiers(text)` returns, in order and each once, the identifiers a text names: a commit (a 7-40
 digit hex id after "commit", "sha" or "revision", and `git commit`'s own `[branch abc1234]` line,
 `GIT_COMMIT_LINE`), a pull request or issue number (`#123`, "PR 123"; never a colour such as `#333`
-or `#112233`), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a standard such as
-`UTF-8`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main,
-master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a version
-(`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or preposition
-as the name, "Use 0.8.28"). Each is a string such as "commit
-2e45f5f", "#12", "AB-1" or "branch feat/x"; `named` gives what it names (`2e45f5f`);
-`said_once` leaves out a number a listed URL names (`#5` beside `.../issues/5`) and a branch a
-listed commit names.
+or `#112233`, a count such as `Task #3` or `call #1/8`, nor a one-digit `#1` with no word of issues
+near it), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a
+standard such as `UTF-8`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its
+name, or main, master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a
+version (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or
+preposition as the name, "Use 0.8.28"). Each is a string such as "commit 2e45f5f", "#12", "AB-1"
+or "branch feat/x"; `named` gives what it names (`2e45f5f`); `said_once` leaves out a number a
+listed URL names (`#5` beside `.../issues/5`) and a branch a listed commit names.
 """
 
 from __future__ import annotations
@@ -26,7 +26,19 @@ _COMMIT = compile_lazily(
 GIT_COMMIT_LINE = compile_lazily(
     r"^\[([^\s\]]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE
 )
-_NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,6})\b(?![\w-])")
+_NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,6})\b(?![\w-]|/\d)")
+_COUNTED_CONTEXT = compile_lazily(
+    r"\b(?:tasks?|steps?|items?|phases?|options?|calls?|rounds?|parts?|points?|ranks?)\s*$",
+    re.IGNORECASE,
+)
+"""Words before a number that counts (`Task #3`, `step #2`): not an issue."""
+_REFERENCE_CONTEXT = compile_lazily(
+    r"\b(?:issues?|bugs?|PRs?|pull|duplicates?|tickets?|fix(?:es|ed)?|close[sd]?|"
+    r"resolve[sd]?|github|merged?|see)\b",
+    re.IGNORECASE,
+)
+"""Words near a one-digit `#N` that make it an issue ("fixes #3", "#7 is the same bug");
+without them, `#1` is a list's item or a rank ("start with #1", "the #1 priority")."""
 _COLOUR_CONTEXT = compile_lazily(r"(?:colou?r|background|fill|stroke|border|:)\s*$", re.IGNORECASE)
 _URL = compile_lazily(r"\bhttps?://[^\s<>()\[\]{}`'\"|\\]+")
 _PORT = compile_lazily(
@@ -127,6 +139,12 @@ def identifiers(text: str) -> list[str]:
                 continue  # a colour (`color: #333`), not an issue
             if len(match.group(1)) == 6:
                 continue
+            start, end = match.span()
+            if _COUNTED_CONTEXT.search(text, max(0, start - 24), start) or (
+                len(match.group(1)) == 1
+                and not _REFERENCE_CONTEXT.search(text, max(0, start - 40), end + 40)
+            ):
+                continue  # `Task #3`, `call #1/8`, "#1 priority": a count, not an issue
             found.append((match.start(), f"#{match.group(1)}"))
     urls: list[tuple[int, int]] = []  # where the URLs are: a port inside one is not another name
     if "://" in text:
