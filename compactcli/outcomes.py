@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_RESULT
 from compactcli.redact import redact
-from compactcli.tools import read_only_command
+from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
 
 ERROR_CHARS = 240
@@ -373,7 +373,8 @@ def access_failed(text: str) -> str:
 
 def _no_match(command: str, code: int | None, text: str) -> bool:
     """A search that found nothing (`grep`, `rg` exit 1 with no error printed; a lookup of
-    programs, `which` or `Get-Command`, that did not find each of them), or a look that
+    programs, `which` or `Get-Command`, that did not find each of them, their versions asked
+    only after it: `which x && x --version`), or a look that
     found nothing (a read-only command, `ls x 2>/dev/null`, exit 1 or 2 with nothing printed;
     `echo "== tasks" && grep -c x f`, exit 1 with no error line printed): not a failure."""
     if code not in (1, 2) or not command:
@@ -383,7 +384,7 @@ def _no_match(command: str, code: int | None, text: str) -> bool:
         return (
             code == 1
             and bool(_SEARCH.search(command))
-            and read_only_command(command)
+            and looks_up(command)
             and not content_error(text, shell=True)
             and not any(_COMPLAINT.match(line.strip()) for line in body.splitlines())
         )

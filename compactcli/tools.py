@@ -439,6 +439,40 @@ _WRITES = compile_lazily(
 )
 
 
+_VERSION_ASKS = (["--version"], ["-v"], ["-V"], ["version"], ["-version"])
+"""A program's only argument when it is asked what version it is."""
+_REDIRECT = compile_lazily(r"^\d?>>?&?\S*$")
+"""A redirection word (`2>/dev/null`, `2>&1`): the program's arguments are the others."""
+
+
+def _words(segment: str) -> list[str]:
+    """A simple command's words without `VAR=value` prefixes and redirections."""
+    words = segment.split()
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words = words[1:]
+    return [w for w in words if not _REDIRECT.match(w)]
+
+
+def looks_up(command: str) -> bool:
+    """Whether a command line only reads (`read_only_command`) but for programs asked their
+    version after a `which` of them (`which anchor && anchor --version`): when it exits 1, a
+    program looked up was not there; a version asked with no lookup first (`pnpm --version`)
+    may be what failed."""
+    looked_up: set[str] = set()
+    for segment in _segments(command):
+        words = _words(segment)
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program == "which" or words[:2] == ["command", "-v"]:
+            looked_up.update(w for w in words[1:] if not w.startswith("-"))
+        elif not (words[1:] in _VERSION_ASKS and program in looked_up) and not read_only_command(
+            segment
+        ):
+            return False
+    return True
+
+
 def read_only_command(command: str) -> bool:
     """Whether every program of a shell command line only reads (lists, prints, searches: its output
     is a read, its success says nothing): `cd` prefixes, pipes and `2>&1` allowed, no output

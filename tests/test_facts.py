@@ -1660,6 +1660,25 @@ def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
             [call("p", "Bash", command="Get-Command git,pwsh -ErrorAction SilentlyContinue")],
         ),
         ("user", [result("p", "Exit code 1\nName Source\ngit.exe C:\\Git\\git.exe")]),
+        # which programs are there, and their versions: one was not
+        (
+            "assistant",
+            [
+                call(
+                    "v",
+                    "Bash",
+                    command="which anchor 2>/dev/null && anchor --version 2>/dev/null; "
+                    "which cargo 2>/dev/null && cargo --version 2>/dev/null",
+                )
+            ],
+        ),
+        ("user", [result("v", "Exit code 1\n/usr/bin/cargo\ncargo 1.87.0", is_error=True)]),
+        # a version asked with no lookup first: the program is what failed
+        ("assistant", [call("q", "Bash", command="pnpm --version && grep -c engines a.json")]),
+        (
+            "user",
+            [result("q", "Exit code 1\nThis project is configured to use yarn", is_error=True)],
+        ),
         ("assistant", [call("t", "Bash", command="npm test")]),
         ("user", [result("t", "Exit code 1\nError: boom", is_error=True)]),
         # what a look printed when it failed is an error
@@ -1670,9 +1689,19 @@ def test_a_search_or_a_look_that_finds_nothing_is_not_an_error() -> None:
         ),
     )
     facts = extract_facts(searched)
-    assert [e.text for e in facts.errors] == ["Error: boom", "cat: src/missing.ts: No such file"]
+    assert [e.text for e in facts.errors] == [
+        "This project is configured to use yarn",
+        "Error: boom",
+        "cat: src/missing.ts: No such file",
+    ]
     assert [(c.command, c.outcome) for c in facts.commands] == [
         ("which node pnpm", "ok"),  # a look is listed for a one-line answer
+        (
+            "which anchor 2>/dev/null && anchor --version 2>/dev/null; "
+            "which cargo 2>/dev/null && cargo --version 2>/dev/null",
+            "ok",
+        ),
+        ("pnpm --version && grep -c engines a.json", "failed"),
         ("npm test", "failed"),
         ("cat src/missing.ts", "failed"),
     ]
