@@ -7,7 +7,7 @@ runs on the worker of the other tests of its module, so that fixture is made onc
 examples of the documentation (tests/test_readme.py) run on one worker in document order, since a
 block may read a file under /tmp an earlier block wrote. The tests that use the local Ray
 (`local_ray`: those of tests/test_ray.py and the Ray example of docs/ray.md) run on one worker,
-which starts that Ray once; so do the tests marked `llm` (litellm calls in the test's process),
+in a row, which starts that Ray once and stops it after them; so do the tests marked `llm` (litellm calls in the test's process),
 whose worker alone imports litellm. tests/agents/conftest.py groups the real-agent tests by agent.
 """
 
@@ -96,10 +96,11 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-@pytest.fixture(scope="session")
-def local_ray() -> Iterator[None]:
-    """A local Ray of 2 CPUs, started once for the tests that use it (they run on one worker:
-    `_group`) and shut down when the run ends."""
+@pytest.fixture
+def local_ray() -> None:
+    """A local Ray of 2 CPUs, started by the first test that uses it (they run on one worker, in
+    a row: `_group`) and shut down after the last of them (`pytest_runtest_teardown`): an idle
+    Ray's processes take about 4% of a core, which the other workers need."""
     import os
 
     from compactcli import ray_engine
@@ -108,11 +109,20 @@ def local_ray() -> Iterator[None]:
     # Ray starts its workers at niceness 15: beside the other test workers, which keep both
     # cores busy, they would barely run, and the Ray tests (one worker's queue) would end last
     os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 (Ray reads this spelling)
-    ray_engine.connect(num_cpus=2)
-    yield
-    import ray
+    ray_engine.connect(num_cpus=2)  # nothing when this worker's Ray is running
 
-    ray.shutdown()
+
+def _uses_ray(item: pytest.Item | None) -> bool:
+    return item is not None and "local_ray" in getattr(item, "fixturenames", ())
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Shut the local Ray down after the last test in a row that uses it."""
+    if _uses_ray(item) and not _uses_ray(nextitem) and "ray" in sys.modules:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
 
 
 @pytest.fixture(autouse=True)
