@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compactcli.stages.compact as compact_module
+import compactcli.stages.fitting as fitting_module
 from compactcli import get_dialect, read_transcript, to_bytes, undo, validate, write_transcript
 from compactcli.cache import CachedSummarizer, SummaryCache, default_cache_dir, request_key
 from compactcli.compact_file import over_parts
@@ -232,7 +233,7 @@ def test_a_tail_fitted_in_steps_is_grown_back_into_the_room_the_budget_leaves(
 ) -> None:
     path = EVAL_FIXTURES / "codex-20k-s2.jsonl"
     budget = 5061  # a quarter of the session: the step that fits it leaves a fifth unused
-    monkeypatch.setattr(compact_module, "REFILL_ATTEMPTS", 0)
+    monkeypatch.setattr(fitting_module, "REFILL_ATTEMPTS", 0)
     stepped = compact_check(library(path, max_tokens=budget, fit=True))
     monkeypatch.undo()
     result = library(path, max_tokens=budget, fit=True)
@@ -262,7 +263,7 @@ def test_a_budget_cuts_a_current_turn_that_would_leave_the_summary_crumbs(
     path = EVAL_FIXTURES / "claude-code-20k-s1.jsonl"
     cut = library(path, max_tokens=2900, fit=True)
     monkeypatch.setattr(
-        compact_module, "_summarize_to_fit", lambda state: compact_module._fitted(state, False)
+        compact_module, "summarize_to_fit", lambda state: fitting_module._fitted(state, False)
     )
     whole = library(path, max_tokens=2900, fit=True)
     checks = compact_check(cut), compact_check(whole)
@@ -1208,7 +1209,7 @@ def test_a_budget_no_tail_can_meet_gives_the_summary_twice_its_room(
     path = tmp_path / "in.jsonl"
     path.write_bytes(render(plan, "claude-code"))
     roomy = library(path, max_tokens=300, fit=True)
-    monkeypatch.setattr(compact_module, "SHORTFALL_ROOM", 1)
+    monkeypatch.setattr(fitting_module, "SHORTFALL_ROOM", 1)
     least = library(path, max_tokens=300, fit=True)
     found, before = compact_check(roomy), compact_check(least)
     assert found is not None and before is not None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypedDict, cast
 
@@ -29,13 +29,19 @@ from compactcli.estimate import (
 )
 from compactcli.formats import get_dialect
 from compactcli.repair import read_back_problem
+from compactcli.stages.fitting import (
+    FIT_ATTEMPTS,
+    Fitted,
+    Summaries,
+    over_limits,
+    stage_reason,
+    summarize_to_fit,
+    summary_details,
+    unsummarized,
+)
 from compactcli.stages.prune import PruneOptions, prune
 from compactcli.stages.summarize import (
-    MAX_SUMMARY_TOKENS,
-    MIN_SUMMARY_TOKENS,
     SummarizeOptions,
-    SummarizeResult,
-    SummaryInfo,
     summarize,
 )
 from compactcli.stats import StageStats
@@ -59,20 +65,9 @@ __all__ = [
     "summary_details",
 ]
 
-FIT_ATTEMPTS = 4
-"""How many smaller kept tails `fit` tries after the first summary."""
 
 FIT_ROUNDS = 6
 """How many times `fit` compacts a result that is still over its limits again (see `compact`)."""
-
-SHORTFALL_ROOM = 2
-"""A result still over its budget after fitting has its summary made with this many times the
-room (`_shortfall`)."""
-
-REFILL_MIN_ROOM = 200
-REFILL_ATTEMPTS = 2
-"""A fitted result under its budget by this many tokens or more (and a tenth of the budget) has
-its kept tail grown into the room, at most `REFILL_ATTEMPTS` times (`_refill`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,25 +181,6 @@ def compact_check(transcript: Transcript) -> CompactCheck | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Summaries:
-    """What the summaries in a result (one per round of `compact`) say together."""
-
-    warnings: tuple[str, ...]  # each once, in order
-    asked_a_model: bool  # whether a model was asked for any of them
-
-
-def summary_details(result: Transcript) -> Summaries:
-    """The warnings of the summaries in `result`, and whether a model was asked for any."""
-    warnings: list[str] = []
-    model = False
-    for stage in _summarize_results(result):
-        if stage.summary is not None:
-            warnings.extend(w for w in stage.summary.warnings if w not in warnings)
-            model = model or stage.summary.asked_a_model
-    return Summaries(tuple(warnings), model)
-
-
 # ---------------------------------------------------------------------------------------------
 # the pipeline
 
@@ -265,19 +241,6 @@ class _Measure:
         )
         note_context_tokens(transcript, counter, report.tokens)  # the stages count it alike
         return report
-
-
-def _over(report: EstimateReport) -> list[tuple[str, int, int]]:
-    """What `report` is over that compaction should fix: the threshold, the budget."""
-    return [item for item in report.over if item[0] in ("threshold", "budget")]
-
-
-def _target(report: EstimateReport) -> int:
-    """The largest count that is under the threshold and within the budget."""
-    target = report.threshold - 1
-    if report.max_tokens is not None:
-        target = min(target, report.max_tokens)
-    return max(0, target)
 
 
 def compact(
@@ -395,7 +358,7 @@ class _Round:
     result: Transcript
     pruned: Transcript  # the prune step's result, settled (the input until it runs)
     reason: str = ""  # why the summary ran or did not
-    fitted: _Fitted | None = None  # what the summary step made, when it ran
+    fitted: Fitted | None = None  # what the summary step made, when it ran
     counted: list[EstimateReport] = field(default_factory=list)  # the pruned count, once made
 
     def after_prune(self) -> EstimateReport:
@@ -408,6 +371,12 @@ class _Round:
     def summary(self, options: SummarizeOptions) -> Transcript:
         """The summarize stage run on the pruned transcript with `options`."""
         return summarize(self.pruned, options, summarizer=self.summarizer, counter=self.counter)
+
+    def count(self, transcript: Transcript) -> EstimateReport:
+        return self.measure(transcript)
+
+    def with_summarizer(self, summarizer: Summarizer) -> _Round:
+        return dataclasses.replace(self, summarizer=summarizer)
 
 
 def _prune_step(state: _Round) -> _Round:
@@ -424,7 +393,7 @@ def _summarize_step(state: _Round) -> _Round:
     """**summarize**, with `force` or when the pruned context is over its limits (made to fit
     them, with `fit`)."""
     options = state.options
-    over = [] if options.force else _over(state.after_prune())
+    over = [] if options.force else over_limits(state.after_prune())
     if options.force:
         reason = "forced"
     elif over:
@@ -434,7 +403,7 @@ def _summarize_step(state: _Round) -> _Round:
     else:
         return dataclasses.replace(state, reason="under the threshold after pruning")
     with reading_once():  # the heads each try summarizes are read once
-        fitted = _summarize_to_fit(state)
+        fitted = summarize_to_fit(state)
     return dataclasses.replace(state, result=fitted.result, reason=reason, fitted=fitted)
 
 
@@ -442,11 +411,11 @@ def _check_step(state: _Round) -> _Round:
     """**check**: the result replaces the input only when it is sound and smaller; the check is
     appended as stage `compact`."""
     transcript, pruned, result, before = state.transcript, state.pruned, state.result, state.before
-    fitted = state.fitted or _unsummarized(state)
+    fitted = state.fitted or unsummarized(state)
     report = fitted.report
     not_summarized: str | None = None
     if fitted.attempts and result.records is pruned.records:
-        not_summarized = _stage_reason(result) or "the summary changed nothing"
+        not_summarized = stage_reason(result) or "the summary changed nothing"
     kept_input: str | None = None
     if result.records is not transcript.records:
         kept_input = _worse(transcript, result, before, report)
@@ -468,7 +437,7 @@ def _check_step(state: _Round) -> _Round:
         keep_recent_tokens=fitted.keep,
         attempts=fitted.attempts,
         kept_input=kept_input,
-        over=tuple(_over(report)),
+        over=tuple(over_limits(report)),
         not_summarized=not_summarized,
         cut_turn=fitted.cut_turn,
         summary_tokens=fitted.summary_tokens,
@@ -522,262 +491,6 @@ def _compact_once(
     for step in _STEPS:
         state = step(state)
     return state.result
-
-
-@dataclass(frozen=True, slots=True)
-class _Fitted:
-    """What `_summarize_to_fit` made and used."""
-
-    result: Transcript
-    report: EstimateReport  # the result's count
-    keep: int  # the kept tail it used
-    attempts: int  # summaries made
-    cut_turn: bool  # whether the current turn could be cut
-    summary_tokens: int | None  # the summary budget, when it was lowered or raised
-    smaller_total: int | None  # the count a smaller summary gave, when it was still over
-
-
-def _unsummarized(state: _Round) -> _Fitted:
-    """No summary made: the pruned transcript, with the options' kept tail."""
-    options = state.options.summarize
-    return _Fitted(
-        state.pruned,
-        state.after_prune(),
-        options.keep_recent_tokens,
-        0,
-        options.cut_turn,
-        None,
-        None,
-    )
-
-
-def _summarize_to_fit(state: _Round) -> _Fitted:
-    """The summary of the pruned transcript, made again with smaller tails while it is over
-    (with `fit`, `_fitted`). With a budget (`max_tokens`), the current turn may be cut from the
-    first try (as `cut_turn`): a turn larger than the kept tail may grow is summarized with the
-    rest, its prompt quoted, rather than leave the summary of everything before it the budget's
-    crumbs; when that result is over the budget all the same, the one with the turn kept whole
-    is used if it comes nearer (a quoted prompt can cost more than it frees)."""
-    options = state.options
-    if not (options.fit and options.max_tokens is not None) or options.summarize.cut_turn:
-        return _fitted(state, options.summarize.cut_turn)
-    cut = _fitted(state, True)
-    if not _over(cut.report):
-        return cut
-    whole = _fitted(state, False)
-    attempts = cut.attempts + whole.attempts
-    if whole.report.tokens < cut.report.tokens:
-        return dataclasses.replace(whole, attempts=attempts)
-    return dataclasses.replace(cut, attempts=attempts)
-
-
-def _fitted(state: _Round, cut_turn: bool) -> _Fitted:
-    """The summary of the pruned transcript, made again with smaller tails while it is over
-    (with `fit`), the current turn allowed to be cut with `cut_turn`.
-
-    When no kept tail brings it under and `cut_turn` is not set, the same is tried once more
-    with the current turn allowed to be cut (its prompt quoted in the summary), kept when it
-    brings the result within its limits or nearer to them. When the result is still over and
-    no summary budget was given, once more with the summary's size lowered by the excess (to
-    `MIN_SUMMARY_TOKENS` at least), kept only when that brings the result within its limits: a
-    summary is never made poorer for nothing (the count it gave is returned, to say so), and
-    when that leaves it over, once more with twice the room (`_shortfall`). When nothing was
-    summarized, the result carries the reason of the last attempt.
-    """
-    options, pruned = state.options, state.pruned
-    result, report, keep, attempts = _fit_tail(
-        state, dataclasses.replace(options.summarize, cut_turn=cut_turn)
-    )
-    if options.fit and _over(report) and not cut_turn and not _pinned(result):
-        other = _fit_tail(state, dataclasses.replace(options.summarize, cut_turn=True))
-        attempts += other[3]
-        if other[0].records is not pruned.records and _closer(other[1], report):
-            result, report, keep, _ = other
-            cut_turn = True
-        elif result.records is pruned.records and other[0].records is pruned.records:
-            result = other[0]  # nothing summarized either way: why the last resort failed
-    summary_tokens: int | None = None
-    smaller_total: int | None = None
-    used = _summary_size(result) if result.records is not pruned.records else None
-    if options.fit and _over(report) and options.summarize.summary_tokens is None and used:
-        target = _target(report)
-        lower = max(MIN_SUMMARY_TOKENS, used - (report.tokens - target) - target // 20)
-        if lower < used:
-            candidate = state.summary(
-                dataclasses.replace(
-                    options.summarize,
-                    keep_recent_tokens=keep,
-                    cut_turn=cut_turn,
-                    summary_tokens=lower,
-                )
-            )
-            attempts += 1
-            if candidate.records is not pruned.records:
-                counted = state.measure(candidate)
-                if not _over(counted):
-                    result, report, summary_tokens = candidate, counted, lower
-                else:
-                    smaller_total = counted.tokens
-    if options.fit and any(what == "budget" for what, _, _ in _over(report)):
-        result, report, summary_tokens, more = _shortfall(
-            state,
-            dataclasses.replace(options.summarize, keep_recent_tokens=keep, cut_turn=cut_turn),
-            (result, report, summary_tokens),
-        )
-        attempts += more
-    if options.fit and not _over(report) and report.max_tokens is not None:
-        result, report, keep, more = _refill(
-            state,
-            dataclasses.replace(options.summarize, cut_turn=cut_turn),
-            (result, report, keep),
-        )
-        attempts += more
-    return _Fitted(result, report, keep, attempts, cut_turn, summary_tokens, smaller_total)
-
-
-def _refill(
-    state: _Round,
-    summary_options: SummarizeOptions,
-    fitted: tuple[Transcript, EstimateReport, int],
-) -> tuple[Transcript, EstimateReport, int, int]:
-    """The fitted summary with the room a budget leaves given back to the kept tail. Smaller
-    tails are tried in steps, and the step that brought the result within the budget can leave
-    much of it unused: the tail is grown by that room (less a margin), at most `REFILL_ATTEMPTS`
-    times, each result kept when it stays within the limits and is larger. Not for a summary a
-    model wrote (each try would ask it again)."""
-    result, report, keep = fitted
-    attempts = 0
-    if result.records is state.pruned.records or summary_details(result).asked_a_model:
-        return result, report, keep, attempts
-    most = state.options.summarize.keep_recent_tokens
-    while attempts < REFILL_ATTEMPTS and keep < most:
-        target = _target(report)
-        room = target - report.tokens - target // 20
-        if room < max(REFILL_MIN_ROOM, target // 10):
-            break
-        larger = min(most, keep + room)
-        candidate = state.summary(dataclasses.replace(summary_options, keep_recent_tokens=larger))
-        attempts += 1
-        if candidate.records is state.pruned.records:
-            break
-        counted = state.measure(candidate)
-        if _over(counted) or counted.tokens <= report.tokens:
-            break
-        result, report, keep = candidate, counted, larger
-    return result, report, keep, attempts
-
-
-def _shortfall(
-    state: _Round,
-    summary_options: SummarizeOptions,
-    fitted: tuple[Transcript, EstimateReport, int | None],
-) -> tuple[Transcript, EstimateReport, int | None, int]:
-    """The fitted summary made again with `SHORTFALL_ROOM` times its size when no kept tail and
-    no smaller summary brought the result within the budget (`max_tokens`; not the threshold
-    alone, which a budget the result meets may be under): what compaction may not remove
-    (instructions, the current turn, the least summary) is over it already, and the tokens a
-    small summary saves buy nothing but the facts it cuts (a skill's rules and names, the
-    user's rules at their shortest). Only for a summary of the default size made without a
-    model (each try would ask it again), and never larger than `MAX_SUMMARY_TOKENS`."""
-    result, report, summary_tokens = fitted
-    used = _summary_size(result) if result.records is not state.pruned.records else None
-    if (
-        not used
-        or summary_options.summary_tokens is not None
-        or summary_tokens is not None
-        or summary_details(result).asked_a_model
-    ):
-        return result, report, summary_tokens, 0
-    roomy = min(MAX_SUMMARY_TOKENS, used * SHORTFALL_ROOM)
-    if roomy <= used:
-        return result, report, summary_tokens, 0
-    candidate = state.summary(dataclasses.replace(summary_options, summary_tokens=roomy))
-    larger = _summary_size(candidate) if candidate.records is not state.pruned.records else None
-    if larger is None or larger <= used:  # the summary held everything already
-        return result, report, summary_tokens, 1
-    return candidate, state.measure(candidate), roomy, 1
-
-
-def _closer(candidate: EstimateReport, current: EstimateReport) -> bool:
-    """Whether `candidate` is within the limits, or at least nearer to them than `current`."""
-    return not _over(candidate) or candidate.tokens < current.tokens
-
-
-def _fit_tail(
-    state: _Round, summary_options: SummarizeOptions
-) -> tuple[Transcript, EstimateReport, int, int]:
-    """The summary made with smaller kept tails while it is over (with `fit`): the smallest; when
-    no tail summarized anything, the refusal of the smallest tail tried (its reason is the one
-    reported)."""
-    pruned = state.pruned
-    keep = summary_options.keep_recent_tokens
-    result = state.summary(summary_options)
-    report = state.measure(result) if result.records is not pruned.records else state.after_prune()
-    attempts = 1
-    best = (result, report, keep)
-    while state.options.fit and _over(report) and attempts <= FIT_ATTEMPTS and keep > 0:
-        target = _target(report)
-        tail = _tail_tokens(result) if result.records is not pruned.records else None
-        base = min(keep, tail if tail is not None else report.tokens)
-        smaller = max(0, base - (report.tokens - target) - target // 10)
-        keep = smaller if smaller < keep else keep // 2
-        candidate = state.summary(dataclasses.replace(summary_options, keep_recent_tokens=keep))
-        attempts += 1
-        if candidate.records is pruned.records:
-            if best[0].records is pruned.records:  # nothing summarized yet: keep the smallest
-                best = (candidate, best[1], keep)  # tail's reason, with the count unchanged
-            continue
-        result, report = candidate, state.measure(candidate)
-        if report.tokens < best[1].tokens:
-            best = (result, report, keep)
-    result, report, keep = best
-    return result, report, keep, attempts
-
-
-def _summarize_results(result: Transcript) -> Iterator[SummarizeResult]:
-    """What each summarize stage `result` went through did, oldest first."""
-    for stats in result.stats:
-        if isinstance(stats.result, SummarizeResult):
-            yield stats.result
-
-
-def _last_summarize(result: Transcript) -> SummarizeResult | None:
-    """What the last summarize stage of `result` did."""
-    for stats in reversed(result.stats):
-        if isinstance(stats.result, SummarizeResult):
-            return stats.result
-    return None
-
-
-def _last_summary(result: Transcript) -> SummaryInfo | None:
-    """The summary the last summarize stage of `result` made (used or not), if it made one."""
-    last = _last_summarize(result)
-    return last.summary if last is not None else None
-
-
-def _summary_size(result: Transcript) -> int | None:
-    """The tokens of the summary the last summarize stage of `result` wrote."""
-    summary = _last_summary(result)
-    return summary.summary_tokens if summary is not None else None
-
-
-def _pinned(result: Transcript) -> bool:
-    """Whether the last summarize stage of `result` cut the current turn (or tried to): the
-    stage does so when nothing else could be summarized, and `cut_turn` would change nothing."""
-    summary = _last_summary(result)
-    return summary is not None and summary.pinned_prompt is not None
-
-
-def _tail_tokens(result: Transcript) -> int | None:
-    """The tokens of the tail the last summarize stage of `result` kept."""
-    summary = _last_summary(result)
-    return summary.kept.tail_tokens if summary is not None else None
-
-
-def _stage_reason(result: Transcript) -> str | None:
-    """Why the last summarize stage of `result` gave its input back unchanged."""
-    last = _last_summarize(result)
-    return (last.reason or None) if last is not None else None
 
 
 def _worse(
