@@ -570,7 +570,8 @@ def test_the_command_makes_no_llm_call_twice(tmp_path: Path) -> None:
 
 @pytest.mark.llm
 def test_llm_calls_count_every_request_the_run_sent() -> None:
-    # a budget the first summary misses: fitting asks again, and the first request is retried
+    # a budget no summary meets: the tail and size are found with the extractive summary, the
+    # model is asked once with them (fitting does not ask it again), and its request is retried
     codex = TRANSCRIPTS / "codex-summarize-session.jsonl"
     llm = ["--summarizer", "llm", "--model", MODEL, "--max-tokens", "500", "-o", "o.jsonl"]
     reply = __import__("tests.llm_server").llm_server
@@ -578,14 +579,31 @@ def test_llm_calls_count_every_request_the_run_sent() -> None:
         result = run("compact", str(codex), *llm, "--api-base", server.url, "--json")
         sent = len(server.requests)
     assert result.exit_code == 1
-    assert sent == 4
+    assert sent == 2
     assert orjson.loads(result.stdout)["llm_calls"] == sent
     kept = [
         orjson.loads(line)["compactcli"]["llm_calls"]
         for line in Path("o.jsonl").read_bytes().splitlines()
         if b'"compactcli"' in line
     ]
-    assert kept == [1]  # the boundary records the calls behind the summary it holds
+    assert kept == [2]  # the boundary records the calls behind the summary it holds
+
+
+@pytest.mark.llm
+def test_a_model_is_asked_once_for_the_tail_the_extractive_summary_fits() -> None:
+    """Fitting a budget tries several tails; with a model, the tries are extractive and the
+    model is asked once, with the tail the last of them kept."""
+    path = EVAL_FIXTURES / "claude-code-20k-s1.jsonl"
+    tries = compact_check(library(path, max_tokens=2900, fit=True))
+    assert tries is not None and tries.attempts > 1 and tries.over == ()
+    llm = ["--summarizer", "llm", "--model", MODEL, "--max-tokens", "2900", "-o", "m.jsonl"]
+    reply = __import__("tests.llm_server").llm_server
+    with serve(*[reply.ok(ANSWER)] * 10) as server:
+        result = run("compact", str(path), *llm, "--api-base", server.url, "--json")
+        sent = len(server.requests)
+    row = orjson.loads(result.stdout)
+    assert (result.exit_code, sent, row["llm_calls"]) == (0, 1, 1)
+    assert row["keep_recent_tokens"] == tries.keep_recent_tokens
 
 
 # ---------------------------------------------------------------------------------------------

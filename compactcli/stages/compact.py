@@ -378,6 +378,11 @@ class _Round:
     def with_summarizer(self, summarizer: Summarizer) -> _Round:
         return dataclasses.replace(self, summarizer=summarizer)
 
+    def with_summarize(self, options: SummarizeOptions) -> _Round:
+        return dataclasses.replace(
+            self, options=dataclasses.replace(self.options, summarize=options)
+        )
+
 
 def _prune_step(state: _Round) -> _Round:
     """**prune**, its result settled as a pipe would leave it (the same JSON read back: the

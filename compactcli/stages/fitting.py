@@ -28,7 +28,7 @@ from compactcli.stages.summarize import (
     SummarizeResult,
     SummaryInfo,
 )
-from compactcli.summarizers import Summarizer
+from compactcli.summarizers import Summarizer, get_summarizer
 from compactcli.transcript import Transcript
 
 __all__ = [
@@ -100,6 +100,10 @@ class FitState(Protocol):
         """The same round, summarized by `summarizer`."""
         ...
 
+    def with_summarize(self, options: SummarizeOptions) -> FitState:
+        """The same round, with these options of the summarize stage."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Summaries:
@@ -161,6 +165,41 @@ def unsummarized(state: FitState) -> Fitted:
 
 
 def summarize_to_fit(state: FitState) -> Fitted:
+    """The summary of the pruned transcript, made to fit its limits with `fit`: by a model,
+    `_fit_for_a_model`; else `_fit`."""
+    if state.options.fit and state.summarizer.name == "llm":
+        return _fit_for_a_model(state)
+    return _fit(state)
+
+
+def _fit_for_a_model(state: FitState) -> Fitted:
+    """The summary a model writes, asked for once: the kept tail, the cut and the summary size
+    are those the extractive summary fits with (`_fit`, whose tries cost a few milliseconds
+    where each of a model's costs seconds and money). When the model's summary leaves the result
+    over the limits where the extractive one fit (it wrote more), the tries go on with the model
+    from that tail; when the extractive summary summarized nothing, neither does the model."""
+    sized = _fit(state.with_summarizer(get_summarizer("extractive")))
+    if sized.result.records is state.pruned.records:
+        return _fit(state)
+    summary_options = dataclasses.replace(
+        state.options.summarize,
+        keep_recent_tokens=sized.keep,
+        cut_turn=sized.cut_turn,
+        summary_tokens=sized.summary_tokens,
+    )
+    asked = state.with_summarize(summary_options)
+    result = asked.summary(summary_options)
+    if result.records is state.pruned.records:
+        return _fit(asked)
+    report = state.count(result)
+    attempts = sized.attempts + 1
+    if over_limits(report) and not over_limits(sized.report):
+        more = _fit(asked)
+        return dataclasses.replace(more, attempts=attempts + more.attempts)
+    return Fitted(result, report, sized.keep, attempts, sized.cut_turn, sized.summary_tokens, None)
+
+
+def _fit(state: FitState) -> Fitted:
     """The summary of the pruned transcript, made again with smaller tails while it is over
     (with `fit`, `_fitted`). With a budget (`max_tokens`), the current turn may be cut from the
     first try (as `cut_turn`): a turn larger than the kept tail may grow is summarized with the
