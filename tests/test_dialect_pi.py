@@ -125,6 +125,21 @@ def test_session_messages_and_context() -> None:
     assert findings(t) == []
 
 
+@pytest.mark.parametrize("stop", [["error"], {"reason": "error"}, 3])
+def test_a_stop_reason_that_is_not_a_string_keeps_its_message(stop: object) -> None:
+    """pi leaves out an assistant message whose `stopReason` is "error" or "aborted", compared as
+    strings: one of another type stays in the context, and nothing fails on it."""
+    t = load("pi-session.jsonl")
+    line = 9  # the assistant message at line 10 (record index 9)
+    raw = t.records[line].raw
+    changed = {**raw, "message": {**raw["message"], "stopReason": stop}}
+    mutated = t.evolve(
+        records=(*t.records[:line], t.records[line].with_raw(changed), *t.records[line + 1 :])
+    )
+    assert shape(mutated, PI.context(mutated)) == shape(t, PI.context(t))
+    assert findings(mutated) == findings(t)
+
+
 def test_session_blocks() -> None:
     t = load("pi-session.jsonl")
     messages = {t.line_of(m.index): m for m in PI.messages(t)}

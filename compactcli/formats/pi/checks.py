@@ -13,7 +13,7 @@ from typing import Any
 
 from compactcli.formats.base import Finding, check_unique
 from compactcli.formats.pi.tree import CURRENT_VERSION, Parent, _role, _Tree, walk
-from compactcli.formats.pi.views import _SKIPPED_STOPS
+from compactcli.formats.pi.views import skipped_stop
 from compactcli.transcript import Transcript
 
 
@@ -270,7 +270,7 @@ def check_pairs(transcript: Transcript, shaped: Sequence[int], parent: Parent) -
                 Finding(line, "orphan-result", f"toolResult for unknown call {call_id!r}")
             )
     for index, own in calls.items():
-        if records[index].raw["message"].get("stopReason") in _SKIPPED_STOPS:
+        if skipped_stop(records[index].raw["message"]):
             continue
         missing = [c for c in own if c not in answered.get(index, {})]
         if missing:

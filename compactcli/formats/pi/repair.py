@@ -18,7 +18,7 @@ from compactcli.errors import InputError
 from compactcli.formats.base import Finding
 from compactcli.formats.pi.dialect import PiDialect
 from compactcli.formats.pi.tree import _role, _Tree
-from compactcli.formats.pi.views import _SKIPPED_STOPS
+from compactcli.formats.pi.views import skipped_stop
 from compactcli.formats.repairing import Edits, Repair, dispatch
 from compactcli.transcript import Transcript
 
@@ -376,7 +376,7 @@ class _Fixer:
         if _role(raw) != "assistant" or self.edits.dropped(index):
             return
         message = raw["message"]
-        if message.get("stopReason") in _SKIPPED_STOPS:
+        if skipped_stop(message):
             return
         content = message.get("content")
         calls = {

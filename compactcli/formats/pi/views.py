@@ -29,6 +29,14 @@ BRANCH_SUFFIX = "</summary>"
 
 _SKIPPED_STOPS = frozenset({"aborted", "error"})
 
+
+def skipped_stop(message: Mapping[str, Any]) -> bool:
+    """Whether pi leaves an assistant message out of the context: its `stopReason` is one of
+    `_SKIPPED_STOPS` (pi compares it with strings, so a value of another type is not)."""
+    stop = message.get("stopReason")
+    return isinstance(stop, str) and stop in _SKIPPED_STOPS
+
+
 _Fail = Callable[[str], InputError]
 
 
@@ -181,7 +189,7 @@ def _message_view(
         blocks = _content_blocks(message.get("content"), (*base, "content"), fail, role)
         return Message(index=index, role="user", blocks=blocks, id=entry_id, path=base)
     if role == "assistant":
-        if in_context and message.get("stopReason") in _SKIPPED_STOPS:
+        if in_context and skipped_stop(message):
             return None
         model = message.get("model")
         return Message(
