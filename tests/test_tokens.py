@@ -129,10 +129,11 @@ def test_message_framing() -> None:
 
 def test_density_follows_the_model_then_the_format() -> None:
     assert density_for("claude-opus-4-7") is CLAUDE
-    assert density_for("anthropic/claude-sonnet-4-5", "codex") is CLAUDE
+    claude_in_codex = density_for("anthropic/claude-sonnet-4-5", "codex")
+    assert claude_in_codex.name == "claude" and claude_in_codex.prose == CLAUDE.prose
     assert density_for("gpt-5.5") is OPENAI
     assert density_for("openai/o3-mini") is OPENAI
-    assert density_for(None, "codex") is OPENAI
+    assert density_for(None, "codex").name == "openai"  # with Codex's tool output limit
     assert density_for(None, "openai") is OPENAI
     assert density_for("some-local-model", "pi") is CLAUDE
     assert density_for(None, "claude-code") is CLAUDE
@@ -318,3 +319,33 @@ def test_a_block_is_counted_once_per_counter() -> None:
     assert len(calls) == 2
     assert Recording().block_parts(block) == expected  # a new counter remembers nothing
     assert len(calls) == 3
+
+
+def test_a_codex_tool_output_costs_what_codex_sends_of_it() -> None:
+    """Codex sends a tool output longer than its limit as head and tail (`Costs.sent`; the real
+    Codex sends the same bytes: tests/agents/test_codex_resume.py): a longer output costs no
+    more, other formats count every byte, and a cut never splits a character."""
+    codex = density_for(None, "codex")
+    assert codex.costs.result_bytes == 48_000
+    assert density_for("gpt-5.5", "codex").costs.result_bytes == 48_000
+    assert density_for(None, "claude-code").costs.result_bytes is None
+    assert density_for(None, "openai").costs.result_bytes is None
+    costs = codex.costs
+    short = "x" * 48_000
+    assert costs.sent(short) == short
+    long = "a" * 30_000 + "b" * 40_000 + "c" * 30_000
+    sent = costs.sent(long)
+    assert sent == "a" * 24_000 + "…13000 tokens truncated…" + "c" * 24_000
+    wide = "é" * 30_000  # 60,000 bytes: the cut at 24,000 bytes falls between two characters
+    assert costs.sent(wide).startswith("é" * 12_000 + "…") and costs.sent(wide).endswith(
+        "é" * 12_000
+    )
+    odd = "€" * 20_000  # 3 bytes each: 24,000 bytes end inside a character, which is left out
+    head = costs.sent(odd).split("…", 1)[0]
+    assert head == "€" * 8_000
+    counter = HeuristicCounter(codex)
+    one = counter.parts("tool_result", long, False, None, ())
+    two = counter.parts("tool_result", long + "d" * 100_000, False, None, ())
+    assert one == two
+    plain = HeuristicCounter(density_for(None, "openai"))
+    assert plain.parts("tool_result", long, False, None, ())[1] > 2 * one[1]

@@ -7,8 +7,10 @@ fixes on load), as `module:name` strings, so an entry is cheap to import and fre
 `dialect()`, `writer()`, `repair()` and `wrappers()` load what they name. Its presets are plain
 values: the tokenizer family its models use when the model is unknown, the agent's own
 compaction threshold (a `compactcli.limits` spec), the wrapper the agent puts around a
-summary it wrote, where the title it gives a session is read (`title`), and the check that says
-whether a file's last records decide its last usage (`tail`, for `compactcli.estimate_tail`).
+summary it wrote, where the title it gives a session is read (`title`), the check that says
+whether a file's last records decide its last usage (`tail`, for `compactcli.estimate_tail`), and
+the longest tool output the agent sends its model whole (`result_bytes`, for
+`compactcli.tokens.Costs`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Format:
     wrapper: str | None = None  # module:name of (prefix, suffix) around the agent's summary
     title_reader: str | None = None  # module:function(path) -> the session's title, or None
     tail_check: str | None = None  # module:function, a `TailCheck`
+    result_bytes: int | None = None  # the longest tool output the agent sends whole (bytes)
 
     def dialect(self) -> Dialect:
         return cast("type[Dialect]", _load(self.dialect_class))()

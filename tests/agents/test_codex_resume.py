@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
+from compactcli.formats import get_format
 from compactcli.redact import redact
+from compactcli.tokens import Costs
 from tests.agents.codex_resume import CodexResumed, resume_codex
 from tests.agents.conftest import Agents, Runs
 from tests.agents.responses_api import (
@@ -256,3 +258,34 @@ def test_a_kept_remote_compaction_reaches_codex_before_the_summary(
     assert str(sent[at].get("encrypted_content", "")).startswith("gAAAA")
     summary = next(r for r in reversed(records(out.read_bytes())) if r["type"] == "compacted")
     assert user_texts({"input": sent[at + 1 :]})[0] == summary["payload"]["message"]
+
+
+def test_codex_sends_a_long_tool_output_as_its_estimate_counts_it(
+    codex_runs: CodexRuns, tmp_path: Path
+) -> None:
+    """Codex keeps a tool output whole in the rollout and sends the model its head and tail
+    (12,000 tokens of 4 bytes for a model it knows, gpt-5.5): the text `estimate` and `compact`
+    count for it (`compactcli.tokens.Costs.sent` with the Codex entry's `result_bytes`) is what
+    Codex sent, byte for byte."""
+    source = FIXTURES / "transcripts" / "codex-session.jsonl"
+    lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    outputs = [r for r in lines if r["payload"].get("type") == "function_call_output"]
+    target = outputs[-1]["payload"]
+    words = ("alpha", "beta", "gamma", "delta", "render", "value", "config", "token")
+    long = "".join(
+        f"line {i}: {' '.join(words[(i * 7 + j) % len(words)] for j in range(12))}\n"
+        for i in range(4000)
+    )
+    target["output"] = f"Chunk ID: 2b97fd\nProcess exited with code 0\nOutput:\n{long}"
+    rollout = tmp_path / "long-output.jsonl"
+    rollout.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    resumed = codex_runs.resumed(rollout)
+    check_answered_once(resumed)
+    sent = next(
+        i["output"]
+        for i in items(resumed.first)
+        if i.get("type") == "function_call_output" and i.get("call_id") == target["call_id"]
+    )
+    limit = get_format("codex").result_bytes
+    assert limit is not None and len(target["output"]) > 4 * limit
+    assert sent == Costs(result_bytes=limit).sent(target["output"])

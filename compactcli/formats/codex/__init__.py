@@ -14,4 +14,5 @@ FORMAT = Format(
     threshold="codex",
     wrapper="compactcli.formats.codex.writer:SUMMARY_WRAPPER",
     tail_check="compactcli.formats.codex.tail:tail_check",
+    result_bytes=48_000,  # what Codex sends of a tool output: 12,000 tokens of 4 bytes
 )
