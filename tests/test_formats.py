@@ -32,7 +32,9 @@ def test_every_registered_format_loads_its_parts(name: str) -> None:
     writer = entry.writer()
     assert isinstance(writer.refusal, str) and isinstance(writer.quotes_head, bool)
     assert callable(entry.repair())
-    assert density_for(None, name) is (OPENAI if entry.tokenizer == "openai" else CLAUDE)
+    density = density_for(None, name)
+    assert density.name == (OPENAI if entry.tokenizer == "openai" else CLAUDE).name
+    assert density.costs.result_bytes == entry.result_bytes
     assert default_threshold(name) == parse_threshold(entry.threshold)
 
 
