@@ -225,7 +225,7 @@ CLAUDE = Density(
     output=2.6,
     json=2.2,
     cjk=1.2,
-    numbered_line=4.0,
+    numbered_line=2.5,
     wordy=(0.40, 0.65),
     costs=Costs(message=15, tool=50),
 )

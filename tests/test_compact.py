@@ -116,9 +116,9 @@ def test_over_the_threshold_summarizes_and_records_the_check() -> None:
     check = compact_check(result)
     assert check is not None
     assert check.to_dict() == {
-        "tokens_before": 6140,
-        "tokens_after": 2465,
-        "tokens_pruned": 3574,
+        "tokens_before": 5997,
+        "tokens_after": 2404,
+        "tokens_pruned": 3513,
         "method": "heuristic",
         "threshold": 3000,
         "threshold_spec": "3000",
@@ -148,14 +148,14 @@ def test_a_single_turn_over_the_budget_is_cut_inside_its_turn_by_the_summary() -
     assert plain is not None
     assert plain.not_summarized == (
         "nothing to summarize before the last user prompt (message 1 of 13), "
-        "which is kept with everything after it; its turn (1,372 tokens) is within 1.5 times the "
+        "which is kept with everything after it; its turn (1,362 tokens) is within 1.5 times the "
         "kept tail (20,000 tokens)"
     )
     result = library(path, max_tokens=900, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.cut_turn, check.tokens_before) == ((), True, 1821)
-    assert check.keep_recent_tokens < 1372 / SOFT_CEILING
+    assert (check.over, check.cut_turn, check.tokens_before) == ((), True, 1811)
+    assert check.keep_recent_tokens < 1362 / SOFT_CEILING
     assert validate(result).errors == ()
     summary = next(m for m in get_dialect("claude-code").context(result) if m.summary)
     assert TASK_PREAMBLE in summary.text
@@ -177,7 +177,7 @@ def test_fit_cuts_the_current_turn_when_no_tail_keeps_its_prompt_under_the_budge
     result = library(path, max_tokens=1000, fit=True)
     check = compact_check(result)
     assert check is not None
-    assert (check.over, check.cut_turn, check.tokens_before) == ((), True, 2401)
+    assert (check.over, check.cut_turn, check.tokens_before) == ((), True, 2376)
     assert validate(result).errors == ()
     # the same bytes as the two stages with the tail that fitted and --cut-turn; without it,
     # that tail keeps the command with its turn
@@ -296,12 +296,12 @@ def test_still_over_says_by_how_much() -> None:
     after = check.tokens_after
     assert after > 2000
     assert check.over == (("budget", 2000, after - 2000), ("threshold", 1000, after - 1000))
-    assert after == 2465
+    assert after == 2404
 
 
 def test_fit_lowers_the_kept_tail_until_the_result_is_under() -> None:
     unfitted = compact_check(library(PI, threshold="3000", summarize=SummarizeOptions()))
-    assert unfitted is not None and unfitted.over == (("threshold", 3000, 3140),)
+    assert unfitted is not None and unfitted.over == (("threshold", 3000, 2997),)
     result = library(PI, threshold="3000", fit=True)
     check = compact_check(result)
     assert check is not None
@@ -616,7 +616,7 @@ def test_one_file_to_a_file_prints_the_table() -> None:
     assert result.stderr == ""
     assert result.stdout == (
         f"file{' ' * (len(str(PI)) - 2)}before  after        saved  status   \n"
-        f"{PI}   6,140  2,465  3,675 (60%)  compacted\n"
+        f"{PI}   5,997  2,404  3,593 (60%)  compacted\n"
     )
     assert validate(read_transcript("out.jsonl")).errors == ()
 
@@ -753,14 +753,14 @@ def test_dry_run_shows_the_diff_and_writes_nothing() -> None:
     lines = result.stdout.splitlines()
     assert lines == [
         "records: 21 -> 23  kept 19, cleared 2, edited 0, removed 0, added 2",
-        "tokens:  6,140 -> 2,465 (-59.9%) [heuristic]",  # the figures of the table below
+        "tokens:  5,997 -> 2,404 (-59.9%) [heuristic]",  # the figures of the table below
         "first change: line 5 (cleared message toolResult); prompt cache breaks here",
         "  cleared       5      5  message toolResult  5,048 -> 416 bytes",
         "  cleared       6      6  message toolResult  2,653 -> 551 bytes",
         "  added         -     22  custom  0 -> 981 bytes",
         "  added         -     23  compaction  0 -> 3,749 bytes",
         "file          before  after        saved  status   ",
-        "s.jsonl        6,140  2,465  3,675 (60%)  compacted",
+        "s.jsonl        5,997  2,404  3,593 (60%)  compacted",
     ]
     assert sorted(os.listdir()) == ["s.jsonl"]
     assert Path("s.jsonl").read_bytes() == PI.read_bytes()
@@ -797,14 +797,14 @@ def test_fail_on_threshold_and_max_tokens_set_the_exit_code() -> None:
     base = ["compact", str(PI), "-o", "o.jsonl", "--keep-recent-tokens", "20000"]
     over = run(*base, "--threshold", "3000")
     assert over.exit_code == 0
-    assert over.stdout.splitlines()[-1].endswith("unchanged; over the threshold (3,000) by 3,140")
+    assert over.stdout.splitlines()[-1].endswith("unchanged; over the threshold (3,000) by 2,997")
     failing = run(*base, "--threshold", "3000", "--fail-on-threshold")
     assert failing.exit_code == 1
     why = f"{PI}: not summarized: nothing to summarize: the whole conversation fits in the kept tail\n"
-    assert failing.stderr == f"{PI}: unchanged; over the threshold (3,000) by 3,140\n" + why
+    assert failing.stderr == f"{PI}: unchanged; over the threshold (3,000) by 2,997\n" + why
     budget = run(*base, "--max-tokens", "3000")
     assert budget.exit_code == 1
-    assert budget.stderr == f"{PI}: unchanged; over --max-tokens (3,000) by 3,140\n" + why
+    assert budget.stderr == f"{PI}: unchanged; over --max-tokens (3,000) by 2,997\n" + why
 
 
 def test_a_result_still_over_its_budget_says_where_its_tokens_are() -> None:
@@ -841,21 +841,21 @@ def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
 
 def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() -> None:
     path = EVAL_FIXTURES / "anthropic-20k-s4.jsonl"
-    result = run("compact", str(path), "--max-tokens", "4000", "-o", "o.jsonl", "--json")
+    result = run("compact", str(path), "--max-tokens", "3900", "-o", "o.jsonl", "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert (report["tokens_after"], report["notes"]) == (
-        4790,
+        4633,
         [
             f"{path}: still over: the summary takes 1,207 tokens and the kept tail (3 messages) "
-            "2,589; a smaller summary left it over too (4,153 tokens)"
+            "2,432; a smaller summary left it over too (3,996 tokens)"
         ],
     )
-    found = compact_check(library(path, max_tokens=4000, fit=True))
+    found = compact_check(library(path, max_tokens=3900, fit=True))
     assert found is not None
     assert (found.tokens_after, found.smaller_summary_total, found.summary_tokens) == (
-        4790,
-        4153,
+        4633,
+        3996,
         None,
     )
 
@@ -1111,9 +1111,9 @@ def test_cutting_the_turn_is_kept_when_it_comes_nearer_a_budget_it_cannot_meet(
     assert report == {
         "path": str(path),
         "status": "compacted",
-        "tokens_before": 2401,
+        "tokens_before": 2376,
         "tokens_after": after,
-        "saved": 2401 - after,
+        "saved": 2376 - after,
         "method": "heuristic",
         "output": str(out),
         "backup": None,

@@ -115,16 +115,16 @@ SESSION = [
     {"type": "ai-title", "sessionId": "s-1", "aiTitle": "Fix the bug"},
     _record("user", "u2", "a3", 5, message={"role": "user", "content": "thanks"}),
 ]
-# The rules (Claude density: prose 3.4, tool output 2.6, JSON 2.2 characters per token, 4 per
-# numbered line, 15 per message, 50 per tool block):
+# The rules (Claude density: prose 3.4, tool output 2.6, JSON 2.2 characters per token, 2.5
+# per numbered line, 15 per message, 50 per tool block):
 #   prompt      15 + 21/3.4 (6)                                   = 21
 #   thinking    15 + 0 (the file keeps only a signature)          = 15
 #   tool call   15 + 50 + "Read" (1) + {"file_path":"app.py"} (10) = 76
-#   result      15 + 50 + 35/2.6 (13) + 2 numbered lines (8)      = 86
+#   result      15 + 50 + 35/2.6 (13) + 2 numbered lines (5)      = 83
 #   answer      15 + "Fixed." (2)                                 = 17
-#   thanks      15 + "thanks" (2)                                 = 17   -> 232
+#   thanks      15 + "thanks" (2)                                 = 17   -> 229
 # msg_1 recorded 400 output tokens for 91 counted (309 more, thinking), msg_2 50 for 17 (33):
-# 232 + 342 = 574.
+# 229 + 342 = 571.
 
 
 @pytest.fixture
@@ -141,17 +141,17 @@ def _estimate(path: Path, method: str, **options: Any) -> EstimateReport:
 
 def test_heuristic_counts_every_block_by_its_rule(session: Path) -> None:
     report = _estimate(session, "heuristic")
-    assert (report.method, report.tokens, report.file_tokens) == ("heuristic", 574, 574)
+    assert (report.method, report.tokens, report.file_tokens) == ("heuristic", 571, 571)
     assert (report.records, report.messages, report.context_messages) == (7, 6, 6)
-    assert report.by_role == {"assistant": 450, "user": 124}
+    assert report.by_role == {"assistant": 450, "user": 121}
     assert report.by_block == {
         "thinking": 342,
         "message": 90,
-        "tool_result": 71,
+        "tool_result": 68,
         "tool_call": 61,
         "text": 10,
     }
-    assert report.by_tool == {"Read": 132}
+    assert report.by_tool == {"Read": 129}
     assert sum(report.by_role.values()) == sum(report.by_block.values()) == report.tokens
 
 
@@ -167,7 +167,7 @@ def test_auto_is_the_last_recorded_usage_plus_what_follows_it(session: Path) -> 
         "line": 5,
         "requests": 2,
     }
-    assert (report.file_tokens, report.file_tokens_method) == (574, "heuristic")
+    assert (report.file_tokens, report.file_tokens_method) == (571, "heuristic")
 
 
 def test_usage_is_exactly_what_the_agent_recorded(session: Path) -> None:
@@ -179,21 +179,22 @@ def test_calibrated_fits_the_growth_between_anchors(session: Path) -> None:
     report = _estimate(session, "calibrated")
     assert report.calibration is not None
     assert report.calibration.to_dict() == {
-        "factor": 1.5476,
-        "chars_per_token": 1.68,
+        "factor": 1.8056,
+        "chars_per_token": 1.44,
         "deltas": 1,
-        "overhead": 9979,
+        "overhead": 9977,
     }
-    assert (report.method, report.tokens, report.file_tokens) == ("calibrated", 10569, 590)
+    assert (report.method, report.tokens, report.file_tokens) == ("calibrated", 10569, 592)
     records = list(iter_records(session.name))
     heuristic, no_fit = usage_deltas(records, "claude-code")
     assert [(d.first_line, d.last_line, d.recorded, d.estimated) for d in heuristic] == [
-        (3, 5, 148, 136)  # the result (86) and the answer's recorded output (50)
+        (3, 5, 148, 133)  # the result (83) and the answer's recorded output (50)
     ]
     assert no_fit is None
     fitted, factor = usage_deltas(records, "claude-code", fit=True)
-    assert factor is not None and round(factor, 4) == 1.5476
-    assert [(d.recorded, d.estimated) for d in fitted] == [(148, 148)]
+    assert factor is not None and round(factor, 4) == 1.8056
+    assert [d.recorded for d in fitted] == [148]
+    assert all(abs(d.estimated - d.recorded) <= 1 for d in fitted)  # the fit, to rounding
 
 
 def test_exact_counts_text_with_tiktoken(session: Path) -> None:
@@ -485,7 +486,7 @@ def test_table_on_one_file(session: Path) -> None:
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
         HEADER
-        + "cc.jsonl      10,568  usage+heuristic  200,000    5%    167,000  ok              574\n"
+        + "cc.jsonl      10,568  usage+heuristic  200,000    5%    167,000  ok              571\n"
     )
 
 
@@ -493,12 +494,12 @@ def test_breakdown_table(session: Path) -> None:
     result = run("estimate", "cc.jsonl", "--method", "heuristic", "--by", "role")
     assert result.stdout.splitlines()[2:] == [
         "role (heuristic)  tokens  share",
-        "assistant            450    78%",
-        "user                 124    22%",
-        "total                574   100%",
+        "assistant            450    79%",
+        "user                 121    21%",
+        "total                571   100%",
     ]
     tools = run("estimate", "cc.jsonl", "--by", "tool").stdout.splitlines()[2:]
-    assert tools == ["tool (heuristic)  tokens  share", "Read                 132   100%"]
+    assert tools == ["tool (heuristic)  tokens  share", "Read                 129   100%"]
 
 
 def test_json_is_one_object_per_file(session: Path) -> None:
@@ -511,21 +512,21 @@ def test_json_is_one_object_per_file(session: Path) -> None:
         "path": "cc.jsonl",
         "format": "claude-code",
         "method": "heuristic",
-        "tokens": 574,
-        "file_tokens": 574,
+        "tokens": 571,
+        "file_tokens": 571,
         "file_tokens_method": "heuristic",
         "records": 7,
         "messages": 6,
         "context_messages": 6,
-        "by_role": {"assistant": 450, "user": 124},
+        "by_role": {"assistant": 450, "user": 121},
         "by_block": {
             "thinking": 342,
             "message": 90,
-            "tool_result": 71,
+            "tool_result": 68,
             "tool_call": 61,
             "text": 10,
         },
-        "by_tool": {"Read": 132},
+        "by_tool": {"Read": 129},
         "breakdown_method": "heuristic",
         "usage": {
             "tokens": 10551,
@@ -583,9 +584,9 @@ def test_folder_gets_a_total_row(session: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout == (
         "file             tokens  method            window  used  threshold  status  file tokens\n"
-        "./cc.jsonl       10,568  usage+heuristic  200,000    5%    167,000  ok              574\n"
-        "./more.jsonl     10,568  usage+heuristic  200,000    5%    167,000  ok              574\n"
-        "total (2 files)  21,136                                             ok            1,148\n"
+        "./cc.jsonl       10,568  usage+heuristic  200,000    5%    167,000  ok              571\n"
+        "./more.jsonl     10,568  usage+heuristic  200,000    5%    167,000  ok              571\n"
+        "total (2 files)  21,136                                             ok            1,142\n"
     )
     assert run("estimate", ".", "--jobs", "2").stdout == result.stdout
 
@@ -645,13 +646,13 @@ def test_readme_table() -> None:
         "file                                            tokens  method      window  used  "
         "threshold  status  file tokens\n"
         "fixtures/transcripts/claude-code-session.jsonl  19,491  usage      200,000   10%  "
-        "  167,000  ok            1,821\n"
+        "  167,000  ok            1,811\n"
         "fixtures/transcripts/codex-session.jsonl        11,602  usage      258,400    4%  "
         "  232,560  ok            1,352\n"
         "fixtures/transcripts/openai-session.jsonl          478  heuristic  200,000    0%  "
         "  160,000  ok              478\n"
         "total (3 files)                                 31,571                            "
-        "           ok            3,651\n"
+        "           ok            3,641\n"
     )
 
 
@@ -671,9 +672,9 @@ def test_readme_breakdown_by_tool() -> None:
     result = run("estimate", CC, "--method", "heuristic", "--by", "tool")
     assert result.stdout.splitlines()[2:] == [
         "tool (heuristic)  tokens  share",
-        "Bash                 416    42%",
-        "Edit                 340    34%",
-        "Read                 232    23%",
+        "Bash                 416    43%",
+        "Edit                 340    35%",
+        "Read                 222    23%",
     ]
 
 

@@ -128,8 +128,8 @@ def test_estimate_shaped_tables_are_always_plain(
 def test_long_paths_fold_as_rich_folds_them(path: str, width: int, with_total: bool) -> None:
     table = Table.of(
         ["file", "tokens", "method", "window", "used", "threshold", "status", "file tokens"],
-        [[path, "19,491", "usage", "200,000", "10%", "167,000", "ok", "1,821"]] * 2,
-        ["total (2 files)", "38,982", "", "", "", "", "ok", "3,642"] if with_total else None,
+        [[path, "19,491", "usage", "200,000", "10%", "167,000", "ok", "1,811"]] * 2,
+        ["total (2 files)", "38,982", "", "", "", "", "ok", "3,622"] if with_total else None,
         right=(1, 3, 4, 5, 7),
         fold=(0,),
     )
@@ -396,9 +396,9 @@ _SESSION = "fixtures/transcripts/claude-code-session.jsonl"
             None,
             2,
             "file                                            tokens  method   window  used  threshold  status  file tokens\n"
-            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
-            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,821\n"
-            "total (2 files)                                 38,982                                    ok            3,642\n",
+            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,811\n"
+            "fixtures/transcripts/claude-code-session.jsonl  19,491  usage   200,000   10%    167,000  ok            1,811\n"
+            "total (2 files)                                 38,982                                    ok            3,622\n",
         ),
     ],
     ids=["fitted-in-80-columns", "whole-in-a-ci-log"],
