@@ -174,6 +174,23 @@ def test_our_own_summary_is_read_back_into_facts() -> None:
     assert second.text == SUMMARY_HEADINGS[0] + "\n\n" + FULL
 
 
+def test_a_command_that_holds_backticks_is_shown_whole_and_read_back() -> None:
+    """A command with backticks in it (a shell substitution, a quoted pattern) is shown in a
+    code span of longer fences, so the markdown stays whole, and read back as it ran."""
+    commands = ["echo `date` && ls", 'rg -n "a|[`$]?[{]" app', "``x``", "ls -la"]
+    session = [("user", "check the dates")]
+    for n, command in enumerate(commands):
+        session.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
+        session.append(("user", [result(f"c{n}", "Exit code 1\nerror: boom")]))
+    first = summarize(conversation(*session), 2000)
+    assert "- `` echo `date` && ls `` (failed)" in first.text
+    assert "- `ls -la` (failed)" in first.text
+    parsed = parse_summary(first.text)
+    assert parsed is not None
+    assert [c.command for c in parsed[0].commands] == [c.command for c in first.facts.commands]
+    assert sorted(c.command for c in parsed[0].commands) == sorted(commands)
+
+
 def test_an_agents_summary_is_kept_whole_without_its_wrapper_lines() -> None:
     agent = "Summary:\n1. Primary Request: fix the port.\n2. Files: src/server.py"
     kept = "1. Primary Request: fix the port.\n2. Files: src/server.py"

@@ -22,6 +22,7 @@ import orjson
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import head_tail
+from compactcli.summarizers.spans import code_span
 from compactcli.tools import INSTRUCTION_FILES, base_name
 from compactcli.user_text import pi_skill
 
@@ -247,16 +248,6 @@ def _enclosing(lines: Sequence[str], before: int) -> str | None:
         if found and found.group(1) not in _NOT_SIGNATURES and found.group(1) not in _NOT_NAMES:
             return found.group(1)
     return None
-
-
-def code_span(text: str) -> str:
-    """`text` as a markdown code span: in single backticks, or, when it holds backticks itself
-    (a JavaScript template literal), in a run of backticks longer than any in it, with a space
-    inside each end (`` `${a}` ``), so that where the span ends stays clear."""
-    if "`" not in text:
-        return f"`{text}`"
-    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
-    return f"{fence} {text} {fence}"
 
 
 def _change(old: str, new: str) -> str | None:

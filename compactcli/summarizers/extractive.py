@@ -36,6 +36,7 @@ from compactcli.summarizers.sentences import (
     fold_superseded,
     folded,
 )
+from compactcli.summarizers.spans import code_span, span_text
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.user_text import squeeze, undrawn
 
@@ -198,7 +199,7 @@ def _command_line(command: Command) -> str:
     outcome = command.outcome
     if command.runs > 1:
         outcome += f", ran {command.runs} times"
-    line = f"- `{command.command}` ({outcome})"
+    line = f"- {code_span(command.command)} ({outcome})"
     if command.detail:
         line += f": {command.detail}"
     return line
@@ -592,11 +593,8 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     for line in sections.get(COMMANDS, []):
         match = _COMMAND.match(line)
         if match:
-            commands.append(
-                Command(
-                    match.group(1), match.group(2), match.group(4) or "", int(match.group(3) or 1)
-                )
-            )
+            command, outcome, runs, detail = match.groups()
+            commands.append(Command(span_text(command), outcome, detail or "", int(runs or 1)))
     errors = []
     for line in sections.get(ERRORS, []):
         match = _ERROR.match(line)
