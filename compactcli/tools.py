@@ -445,12 +445,12 @@ _REDIRECT = compile_lazily(r"^\d?>>?&?\S*$")
 """A redirection word (`2>/dev/null`, `2>&1`): the program's arguments are the others."""
 
 
-def _words(segment: str) -> list[str]:
-    """A simple command's words without `VAR=value` prefixes and redirections."""
+def _command_words(segment: str) -> list[str]:
+    """A simple command's words without its `VAR=value` prefixes."""
     words = segment.split()
     while words and "=" in words[0] and not words[0].startswith("="):
         words = words[1:]
-    return [w for w in words if not _REDIRECT.match(w)]
+    return words
 
 
 def looks_up(command: str) -> bool:
@@ -460,7 +460,7 @@ def looks_up(command: str) -> bool:
     may be what failed."""
     looked_up: set[str] = set()
     for segment in _segments(command):
-        words = _words(segment)
+        words = [w for w in _command_words(segment) if not _REDIRECT.match(w)]
         if not words:
             continue
         program = words[0].rsplit("/", 1)[-1]
@@ -484,9 +484,7 @@ def read_only_command(command: str) -> bool:
     if not command or "\n" in command or _WRITES.search(command):
         return False
     for segment in _segments(command):
-        words = segment.split()
-        while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value prefix
-            words = words[1:]
+        words = _command_words(segment)
         if not words:
             continue
         program = words[0].rsplit("/", 1)[-1]
