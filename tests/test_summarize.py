@@ -1226,3 +1226,86 @@ def test_the_summary_names_files_as_the_agent_working_in_its_directory_does(
     listed = summary[summary.index("## Files") :].split("\n\n## ")[0].splitlines()[1:]
     assert listed and all(line.startswith("- ") for line in listed)
     assert not any(expected.rstrip("/") + "/" in line for line in listed)
+
+
+AGENT_SUMMARY = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation.\n\nSummary:\n"
+    "1. Primary Request and Intent:\n   Add a --delimiter option to the export command.\n"
+)
+
+
+def _agent_compacts(t: Transcript, path: Path) -> Transcript:
+    """`t` compacted by Claude Code itself (a boundary and its summary, which says nothing of
+    the rule our summary recorded), then one more turn."""
+    leaf = t.records[context(t)[-1].index].raw
+    env = {k: leaf[k] for k in ("userType", "entrypoint", "cwd", "sessionId", "version")}
+    out = [r.raw for r in t.records]
+    out.append(
+        {
+            "parentUuid": None,
+            "logicalParentUuid": leaf["uuid"],
+            "isSidechain": False,
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "timestamp": "2026-04-02T10:59:00.000Z",
+            "uuid": "agent-boundary",
+            "level": "info",
+            "compactMetadata": {"trigger": "auto", "preTokens": 9000, "postTokens": 900},
+            **env,
+        }
+    )
+    out.append(
+        {
+            "parentUuid": "agent-boundary",
+            "isSidechain": False,
+            "type": "user",
+            "message": {"role": "user", "content": AGENT_SUMMARY},
+            "isCompactSummary": True,
+            "isVisibleInTranscriptOnly": True,
+            "uuid": "agent-summary",
+            "timestamp": "2026-04-02T10:59:01.000Z",
+            **env,
+        }
+    )
+    path.write_bytes(b"".join(orjson.dumps(raw) + b"\n" for raw in out))
+    return _continue(read_transcript(str(path)), path)
+
+
+def test_our_facts_outlive_the_agents_own_compaction_of_our_summary(tmp_path: Path) -> None:
+    """compactcli, then Claude Code's own compaction (written from our summary, dropping the
+    user's rule), then compactcli again: the rule and the rest our summary recorded are carried
+    on beside the agent's summary, which is kept too."""
+    extractive = get_summarizer("extractive")
+    _, first = compact(session("claude-code"), extractive, keep_recent_tokens=300)
+    recorded = first.stats[-1].details["boundary"]["facts"]
+    assert recorded["constraints"] == ["Never change the signature of export_rows()."]
+    grown = _agent_compacts(first, tmp_path / "grown.jsonl")
+    assert [m.text for m in context(grown) if m.summary] == [AGENT_SUMMARY]
+    fake = FakeSummarizer()
+    compact(grown, fake, keep_recent_tokens=100)
+    request = fake.requests[0]
+    assert request.facts_replaced is True
+    assert request.previous is not None and "--delimiter" in request.previous
+    assert request.previous_facts is not None
+    assert request.previous_facts.constraints == tuple(recorded["constraints"])
+    assert request.previous_facts.files_modified == tuple(recorded["files_modified"])
+
+    _, third = compact(grown, extractive, keep_recent_tokens=100)
+    assert third.stats[-1].changed
+    text = next(m.text for m in context(third) if m.summary)
+    assert "Never change the signature of export_rows()." in text
+    assert "src/report/export.py" in text
+    assert "## Earlier summary" in text and "Add a --delimiter option" in text
+    assert validate(third).errors == ()
+
+
+def test_the_agents_own_compaction_of_raw_turns_carries_no_facts(tmp_path: Path) -> None:
+    """The same compaction over turns never compacted by us: nothing of ours to carry on."""
+    fake = FakeSummarizer()
+    grown = _agent_compacts(read_transcript(str(session("claude-code"))), tmp_path / "g.jsonl")
+    _, after = compact(grown, fake, keep_recent_tokens=100)
+    assert after.stats[-1].changed
+    assert fake.requests[0].previous_facts is None
+    assert fake.requests[0].facts_replaced is False

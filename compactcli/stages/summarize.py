@@ -42,7 +42,7 @@ from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
 from compactcli.summarizers.facts import Facts
 from compactcli.tokens import TokenCounter
-from compactcli.transcript import Message, Record, Transcript
+from compactcli.transcript import Compaction, Message, Record, Transcript
 from compactcli.validation import validate
 
 MIN_SUMMARY_TOKENS = 400
@@ -263,6 +263,7 @@ class _Earlier:
     facts: Facts | None
     turns: tuple[Message, ...]  # the middle's messages to summarize, in order
     request: str  # the request quoted by the newest of our summaries, when no prompt follows it
+    replaced: bool = False  # `facts` are of a summary of ours the agent's own compaction replaced
 
 
 def summarize(
@@ -631,6 +632,7 @@ def _request(
         format=transcript.format,
         previous=earlier.text,
         previous_facts=earlier.facts,
+        facts_replaced=earlier.replaced,
         focus=focus,
         redact=redact,
         quoted_request=quoted,
@@ -640,12 +642,19 @@ def _request(
 
 def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]) -> _Earlier:
     """Split the middle into earlier summaries (their bodies, head quote, facts and quoted
-    request) and turns."""
+    request) and turns.
+
+    When the middle's summary is the agent's own, and the file holds a summary of ours from
+    before that compaction (the agent compacted a session we had compacted: its summary was
+    written from ours and need not restate what ours recorded), the facts recorded with ours are
+    carried on beside the agent's summary (`_replaced_facts`), so that what our summary kept is
+    not lost to the agent's in between."""
     texts: list[str] = []
     head = ""
     facts: Facts | None = None
     turns: list[Message] = []
     request = ""
+    agents: int | None = None  # the agent's own compaction whose summary the middle holds
     compactions = dialect.compactions(transcript) if any(m.summary for m in middle) else []
     for message in middle:
         if not message.summary:
@@ -675,8 +684,29 @@ def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]
                 found = _recorded_facts(transcript.records[compaction.index].raw)
                 if found is not None:
                     facts = found if facts is None else _carry_files(found, facts)
+                if not compaction.ours:
+                    agents = compaction.index
                 break
-    return _Earlier("\n\n".join(texts) if texts else None, head, facts, tuple(turns), request)
+    replaced = None
+    if facts is None or facts.files_only():  # the agent's summary, with its file lists at most
+        replaced = _replaced_facts(transcript, compactions, agents)
+    if replaced is not None:
+        facts = _carry_files(replaced, facts)
+    joined = "\n\n".join(texts) if texts else None
+    return _Earlier(joined, head, facts, tuple(turns), request, replaced is not None)
+
+
+def _replaced_facts(
+    transcript: Transcript, compactions: Sequence[Compaction], agents: int | None
+) -> Facts | None:
+    """The facts recorded with the last summary of ours before the agent's own compaction at
+    record `agents`, when there is one."""
+    if agents is None:
+        return None
+    for compaction in reversed(compactions):
+        if compaction.ours and compaction.index < agents:
+            return _recorded_facts(transcript.records[compaction.index].raw)
+    return None
 
 
 def _recorded_facts(raw: Any) -> Facts | None:

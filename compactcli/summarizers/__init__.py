@@ -41,6 +41,9 @@ class SummaryRequest:
     format: str = ""
     previous: str | None = None  # an earlier summary (ours or the agent's) to update
     previous_facts: Facts | None = None  # facts an earlier compactcli summary recorded
+    # `previous_facts` are those of a summary of ours that the agent's own compaction replaced
+    # (`previous` is the agent's summary, which does not restate them): both are carried on
+    facts_replaced: bool = False
     focus: str | None = None  # terms that get the larger share of the budget
     redact: bool = True  # remove secrets from everything sent and written
     # the user's latest prompt, one of `messages`, which the stage quotes verbatim after the

@@ -772,7 +772,7 @@ class ExtractiveSummarizer:
             if parsed is not None:
                 own_facts, earlier = parsed
                 previous_facts = previous_facts or own_facts
-            elif previous_facts is None or previous_facts.files_only():
+            elif previous_facts is None or previous_facts.files_only() or request.facts_replaced:
                 earlier = previous_text.strip()
         facts = extract_facts(messages, previous_facts, cwd=request.cwd)
         if earlier is not None and (previous_facts is None or previous_facts.files_only()):
