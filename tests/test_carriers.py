@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -242,6 +243,16 @@ def test_skill_rules_keep_the_binding_lines_with_the_name() -> None:
         ],
     )
     assert skill_rules("just text") is None
+
+
+@pytest.mark.parametrize(
+    "base", ["/home/u/.claude/skills/apply-grant/", "C:\\Users\\u\\.claude\\skills\\apply-grant"]
+)
+def test_a_skill_without_front_matter_is_named_by_its_folder(base: str) -> None:
+    """Claude Code sends a skill's body without its front matter: the folder names it, on
+    Windows as elsewhere (not the whole path, repeated on every rule)."""
+    body = f"Base directory for this skill: {base}\n\n## Rules\n- Never fabricate proof.\n"
+    assert skill_rules(body) == ("apply-grant", ["Never fabricate proof."])
 
 
 def test_a_report_keeps_its_list_and_change_lines() -> None:

@@ -507,7 +507,7 @@ def skill_rules(text: str) -> tuple[str, list[str]] | None:
     name = (
         named.group(1).strip()
         if named
-        else base.group(1).rstrip("/").rsplit("/", 1)[-1]
+        else base.group(1).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
         if (base)
         else "skill"
     )
