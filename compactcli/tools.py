@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -385,6 +385,7 @@ _READ_ONLY_CMDLETS = frozenset(
         "split-path",
         "join-path",
         "get-date",
+        "foreach-object",
     ]
 )
 """PowerShell's cmdlets (and their aliases) that only read or print; its names are case-blind."""
@@ -395,6 +396,7 @@ _CURL_SENDS = compile_lazily(
 _READ_ONLY_GIT = frozenset(
     ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
 )
+_GIT_CONFIG_GETS = frozenset(["--get", "--get-all", "--get-regexp", "--list", "-l"])
 
 
 _SHELL_TOKEN = compile_lazily(
@@ -473,22 +475,62 @@ def looks_up(command: str) -> bool:
     return True
 
 
+_CMDLET = compile_lazily(
+    r"\b(?i:get|set|test|select|where|foreach|sort|measure|format|out|write|join|split|resolve|"
+    r"remove|new|copy|move|invoke|convertfrom|convertto|add|clear|start|stop)-[A-Za-z]+\b"
+)
+"""A PowerShell cmdlet's name (`Get-ChildItem`): a line with one is read as PowerShell."""
+_PS_METHOD = compile_lazily(r"[\w\]]\.\w+\(|\]::\w+\(")
+"""A .NET method call (`$file.Delete()`, `[IO.File]::WriteAllText(`), which may write."""
+_PS_KEYWORDS = frozenset({"if", "elseif", "else", "foreach", "-not", "!"})
+_PS_BLOCKS = str.maketrans({"{": ";", "}": ";", "(": ";", ")": ";"})
+
+
+def _powershell_statements(command: str) -> list[str] | None:
+    """The statements of a PowerShell line (one that names a cmdlet), its script blocks and
+    conditions (`if (Test-Path a) { Get-Content a } else { 'missing' }`, `ForEach-Object {
+    $_.FullName }`) statements of their own, an assignment (`$root = Join-Path ...`) what it
+    assigns; None for a line that is not PowerShell or that calls a .NET method (`_PS_METHOD`),
+    which may write."""
+    if not _CMDLET.search(command) or _PS_METHOD.search(command):
+        return None
+    statements: list[str] = []
+    for part in _split(command.translate(_PS_BLOCKS), _SPLITS):
+        words = part.split()
+        while words and words[0].lower() in _PS_KEYWORDS:
+            words = words[1:]
+        if len(words) > 1 and words[0].startswith("$") and words[1] == "=":
+            words = words[2:]  # `$latest = Get-ChildItem ...`: what is assigned
+        if words:
+            statements.append(" ".join(words))
+    return statements
+
+
+def _prints(words: Sequence[str]) -> bool:
+    """Whether a PowerShell statement only yields values: variables (`$_.FullName`), quoted
+    strings, numbers and operators (`-eq`)."""
+    return all(w[0] in "$'\"-" or w.replace(".", "").isdigit() for w in words)
+
+
 def read_only_command(command: str) -> bool:
     """Whether every program of a shell command line only reads (lists, prints, searches: its output
     is a read, its success says nothing): `cd` prefixes, pipes and `2>&1` allowed, no output
     redirection, no `sed -i`, `tee` or `find -delete`; `sed` only with `-n`, `git` only with a
-    reading subcommand, `curl` only fetching (no `-o`, `-X`, `-d` ...); PowerShell's reading
-    cmdlets in any case (`Get-Content`, `gci`, ...).
+    reading subcommand (`config` only to get), `curl` only fetching (no `-o`, `-X`, `-d` ...);
+    PowerShell's reading cmdlets in any case (`Get-Content`, `gci`, ...), also inside its
+    conditions and script blocks (`_powershell_statements`), with statements that only yield
+    values (`_prints`).
     """
     command = command.strip()
     if not command or "\n" in command or _WRITES.search(command):
         return False
-    for segment in _segments(command):
+    statements = _powershell_statements(command)
+    for segment in _segments(command) if statements is None else statements:
         words = _command_words(segment)
         if not words:
             continue
         program = words[0].rsplit("/", 1)[-1]
-        if program == "cd":
+        if program == "cd" or (statements is not None and _prints(words)):
             continue
         if program == "sed":
             if "-n" not in words:
@@ -500,6 +542,8 @@ def read_only_command(command: str) -> bool:
             continue
         if program == "git":
             rest = [w for w in words[1:] if not w.startswith("-")]
+            if rest[:1] == ["config"] and _GIT_CONFIG_GETS.intersection(words):
+                continue
             if not rest or rest[0] not in _READ_ONLY_GIT:
                 return False
             continue
@@ -509,7 +553,7 @@ def read_only_command(command: str) -> bool:
 
 
 _READ_COMMAND = compile_lazily(
-    r"(?:^|&&|;|\|\||\n)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
+    r"(?:^|&&|;|\|\||\n|\{)\s*(?:cat|nl(?:\s+-\w+)*|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|"
     r"sed\s+-n\s+(?:'[^']*'|\"[^\"]*\"|\S+)|"
     r"(?i:get-content|gc|type)(?:\s+-(?i:raw|path|literalpath|(?:totalcount|tail|head|first)\s+\d+))*)"
     r"\s+(\"[^\"\n]+\"|'[^'\n]+'|[^\s|;&<>$`'\"]+(?=[\s|;&<>)]|$))"

@@ -202,12 +202,27 @@ def test_command_lines_split_as_the_shell_rule_says(command: str) -> None:
         ("Set-Content notes.txt hello", False, []),
         ("Get-Content a.txt > b.txt", False, ["a.txt"]),  # reads it, and writes
         ("Remove-Item -Recurse build", False, []),
-        ("if (Test-Path x.json) { Get-Content x.json }", False, []),
+        ("if (Test-Path x.json) { Get-Content x.json }", True, ["x.json"]),
+        ("if (Test-Path a.md) { Get-Content a.md } else { 'missing' }", True, ["a.md"]),
+        (
+            "if (Get-Command rg -ErrorAction SilentlyContinue) { rg --files } "
+            "else { Get-ChildItem -Recurse -File | ForEach-Object { $_.FullName } }",
+            True,
+            [],
+        ),
+        ("$root = Join-Path $HOME '.codex'; Test-Path $root", True, []),
+        ("Get-ChildItem | ForEach-Object { Remove-Item $_ }", False, []),
+        ("if (-not (Test-Path out)) { New-Item -ItemType Directory out }", False, []),
+        ("$f = Get-Item a.txt; $f.Delete()", False, []),
+        ("[IO.File]::WriteAllText('a.txt', 'b')", False, []),
+        ("git config --get user.name; git config --get user.email", True, []),
+        ("git config user.name me", False, []),
     ],
 )
 def test_powershell_reads_are_reads(command: str, read_only: bool, reads: list[str]) -> None:
     """Codex on Windows runs PowerShell: its reading cmdlets (in any case) are read-only
-    commands, and `Get-Content` names the file it reads, as `cat` does."""
+    commands, also in its conditions and script blocks (a block that writes is not), and
+    `Get-Content` names the file it reads, as `cat` does."""
     assert read_only_command(command) is read_only
     assert shell_reads("shell_command", {"command": command}) == reads
 
