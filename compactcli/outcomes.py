@@ -452,20 +452,35 @@ def carries_error(line: str) -> bool:
 PASTED_ERRORS = 3
 """How many error lines one user message gives at most."""
 _ERROR_IN_LINE = compile_lazily(r"\b\w*(?:Error|Exception)\b:|\bERR!|\bFAILED\b|\berror TS\d+")
+_ERROR_PAGE = compile_lazily(
+    r"<(?:title|h1)>\s*((?:HTTP (?:Status|ERROR) )?[45]\d\d\b[^<]{0,80}?)\s*</(?:title|h1)>", re.I
+)
+"""An HTML error page's title (`<title>HTTP Status 400 – Bad Request</title>`, `<h1>502 Bad
+Gateway</h1>`): a server's error as a browser or Swagger shows it."""
 
 
 def pasted_errors(text: str) -> list[str]:
     """Error lines a user pasted into a message: lines that start as an error does, or name an
-    exception or error code with its message (`Uncaught TypeError: x is not a function`)."""
-    if "rror" not in text and "xception" not in text and "FAIL" not in text and "ERR" not in text:
+    exception or error code with its message (`Uncaught TypeError: x is not a function`); of a
+    pasted HTML error page, its title (`_ERROR_PAGE`), not its markup."""
+    if (
+        "rror" not in text
+        and "xception" not in text
+        and "FAIL" not in text
+        and "ERR" not in text
+        and "</" not in text
+    ):
         return []
     found: list[str] = []
     for raw in text.splitlines():
         line = one_line(raw)
         if len(line) < 8 or line.endswith("?"):
             continue
-        if _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _ERROR_IN_LINE.search(line):
+        page = _ERROR_PAGE.search(line) if "</" in line else None
+        if page:
+            found.append(head_tail(page.group(1), ERROR_CHARS))
+        elif _ERROR_HEAD.search(line) or _FAIL_HEAD.search(line) or _ERROR_IN_LINE.search(line):
             found.append(head_tail(line, ERROR_CHARS))
-            if len(found) >= PASTED_ERRORS:
-                break
+        if len(found) >= PASTED_ERRORS:
+            break
     return found

@@ -17,7 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
-from compactcli.outcomes import cleared_error, content_error, error_line, exit_code, outcome
+from compactcli.outcomes import (
+    cleared_error,
+    content_error,
+    error_line,
+    exit_code,
+    outcome,
+    pasted_errors,
+)
 from compactcli.stages import compact as compact_stage
 from compactcli.summarizers import fact_folds
 from compactcli.summarizers import facts as facts_module
@@ -2171,3 +2178,23 @@ def test_a_call_the_tool_refused_to_run_as_written_is_no_error_of_the_work() -> 
     )
     assert [(e.text, e.where) for e in facts.errors] == [("Error: port 5432 is taken", "npm test")]
     assert facts.files_modified == ()
+
+
+def test_a_pasted_html_error_page_gives_its_title_as_the_error() -> None:
+    """A server's error page pasted from Swagger or a browser: its title is the error, its
+    markup is not, and a page that is no error gives none."""
+    page = (
+        '<!doctype html><html lang="en"><head><title>HTTP Status 400 – Bad Request</title>'
+        "<style>body {font-family:Tahoma;}</style></head><body><h1>HTTP Status 400 – Bad "
+        "Request</h1></body></html>"
+    )
+    session = conversation(
+        ("user", f"Server response\n400\nError: response status is 400\n\n{page}\nWhy?"),
+        ("assistant", [text("The case id is a URL.")]),
+    )
+    errors = [e.text for e in extract_facts(session).errors]
+    assert errors == ["Error: response status is 400", "HTTP Status 400 – Bad Request"]
+    assert pasted_errors("<html><body><h1>502 Bad Gateway</h1></body></html>") == [
+        "502 Bad Gateway"
+    ]
+    assert pasted_errors("<html><head><title>Dashboard</title></head></html>") == []
