@@ -1252,13 +1252,18 @@ def test_a_chain_that_passed_resolves_the_errors_of_each_of_its_commands() -> No
 def test_the_error_of_a_failed_chain_is_resolved_once_each_of_its_commands_passed() -> None:
     """Which command of a failed `a && b` printed its error is not known: it is resolved once
     `a` and `b` have each succeeded since, alone or in other chains; one of them is not
-    enough. A command that only sets the shell up (`source`, `export`) need not pass again."""
+    enough. A command that only sets the shell or the project up (`source`, `export`, `mkdir`,
+    `npm pkg set`) need not pass again."""
     steps = [  # (command, output, failed)
         ("cargo fmt --check && cargo clippy", "error: unused import `Foo`", True),
         ("make lint && make test", "Error 2: lint failed", True),
         ("npm ci && npm test", "npm ERR! Test failed.", True),
         ("source .venv/bin/activate && pytest -q", "E   AssertionError", True),
+        ("npm pkg set type=module && npx hardhat compile", "ReferenceError: require", True),
+        ("mkdir -p out && make dist", "make: *** [dist] Error 1", True),
         ("cd /repo && pytest -q", "3 passed", False),  # `source` only set the shell up
+        ("npx hardhat compile", "Compiled 3 Solidity files", False),  # `npm pkg set` set up
+        ("make dist", "built", False),  # `mkdir -p` made the folder for it
         ("cargo fmt --check", "", False),
         ("npm ci", "added 12 packages", False),  # its first command: not a narrower run of it
         ("make test", "ok", False),
@@ -1270,6 +1275,8 @@ def test_the_error_of_a_failed_chain_is_resolved_once_each_of_its_commands_passe
         "make lint && make test": False,
         "npm ci && npm test": False,
         "source .venv/bin/activate && pytest -q": True,
+        "npm pkg set type=module && npx hardhat compile": True,
+        "mkdir -p out && make dist": True,
     }
 
 

@@ -41,9 +41,16 @@ def _key(error: ErrorFact) -> ErrorKey:
     return (_NUMBER.sub("#", error.text), error.where)
 
 
-_SETUP = frozenset({"source", ".", "export"})
-"""Commands of a chain that only set up the shell for the next (`source .venv/bin/activate &&
-pytest`): not what printed its error, and not run again alone."""
+_SETUP = frozenset({"source", ".", "export", "set", "cd", "pushd", "mkdir", "chmod", "touch"})
+_SETUP_WORDS = (("npm", "pkg", "set"), ("npm", "config", "set"), ("git", "config"))
+"""Commands of a chain that only set up the shell or the project for the next (`source
+.venv/bin/activate && pytest`, `mkdir -p out && ...`, `npm pkg set type=module && npx hardhat
+compile`): not what printed its error, and not run again alone."""
+
+
+def _sets_up(command: str) -> bool:
+    words = tuple(command.split())
+    return bool(words) and (words[0] in _SETUP or any(words[: len(w)] == w for w in _SETUP_WORDS))
 
 
 _QUOTING = str.maketrans("", "", "\"'\\")
@@ -150,7 +157,7 @@ class ErrorLedger:
         self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
         self._by_where.setdefault(error.where, {})[key] = None
         chain = and_chain(failed) if "&&" in failed else []
-        parts = {_loose(command_key(p)) for p in chain if p.split(" ", 1)[0] not in _SETUP}
+        parts = {_loose(command_key(p)) for p in chain if not _sets_up(p)}
         if len(chain) > 1 and parts:
             self._unpassed[key] = parts
             for part in parts:
