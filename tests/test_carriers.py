@@ -397,6 +397,13 @@ def test_a_skill_read_as_windows_text_is_read_as_utf8_again() -> None:
             "\u041d\u0438\u043a\u043e\u0433\u0434\u0430 must stay in Russian.",
         ],
     )
+    # a line too long to keep whole is mended before it is cut
+    long = "Never tear things down \u0432\u0402\u201d " + "be generous about strengths, " * 12
+    rules = skill_rules(body.replace("- Never skip a step", f"- {long}\n- Never skip a step"))
+    assert rules is not None
+    cut = next(line for line in rules[1] if line.startswith("Never tear"))
+    assert cut.startswith("Never tear things down \u2014 be generous")
+    assert cut.endswith("…") and "\u0432" not in cut
 
 
 def test_a_files_newest_changes_are_shown_whole_while_they_fit() -> None:

@@ -566,7 +566,10 @@ def _skill_task(text: str) -> list[str]:
 def _skill_lines(text: str) -> list[str]:
     """A skill's task (`_skill_task`, else its front matter's description), then its rules
     (`_rules`), then the names it gives (`_skill_names`), each said once; read from its body
-    (`_body`)."""
+    (`_body`), each line of it mended first (`_readable`: before a long line is cut, which
+    would leave half a character's bytes)."""
+    if not text.isascii():
+        text = "\n".join(map(_readable, text.split("\n")))
     body, description = _body(text)
     names = _skill_names(body)
     named = [f"Names: {', '.join(names)}"] if names else []
