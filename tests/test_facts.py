@@ -1739,10 +1739,10 @@ def test_an_error_printed_by_a_call_that_did_not_fail_is_an_error() -> None:
     assert facts.commands == (
         Command(
             "npm run build 2>&1 | head -20",
-            "ok",
+            "printed an error",
             "src/a.ts(3,1): error TS2304: Cannot find name 'x'.",
         ),
-        Command("run()", "ok", "Script error: TypeError: x is not a function"),
+        Command("run()", "printed an error", "Script error: TypeError: x is not a function"),
     )
 
 

@@ -528,7 +528,7 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
 _OMITTED = compile_lazily(r"^- \(\d+ more not shown\)$")
 _NUMBERED = compile_lazily(r"^\d+\. (.*)$")
 _COMMAND = compile_lazily(
-    r"^- `(.*)` \((ok|failed|rejected|unknown)(?:, ran (\d+) times)?\)(?:: (.*))?$"
+    r"^- `(.*)` \((ok|failed|rejected|unknown|printed an error)(?:, ran (\d+) times)?\)(?:: (.*))?$"
 )
 _ERROR = compile_lazily(r"^- (Unresolved|Resolved): (.*?)(?: \(([^:()]*): (.*)\))?$")
 

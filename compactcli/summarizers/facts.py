@@ -74,7 +74,9 @@ from compactcli.user_text import skill_file, squeeze, typed_text
 @dataclass(frozen=True, slots=True)
 class Command:
     command: str
-    outcome: str  # "ok" | "failed" | "rejected" | "unknown"
+    # "ok" | "failed" | "rejected" | "unknown" | PRINTED_ERROR (it did not fail, but its output
+    # carries an error: a Codex code-mode script that completed around a failed build)
+    outcome: str
     detail: str = ""  # a short excerpt of what it printed: its error, or its one-line answer
     runs: int = 1  # how many times it ran (the outcome is the last run's)
 
@@ -381,6 +383,9 @@ IDENTIFIERS = 60
 """How many identifiers the facts keep (the most recently mentioned; `identifiers.newest`)."""
 REPORTS = 80
 """How many reports (end of turn, mid-turn, commits) the facts keep (the newest)."""
+PRINTED_ERROR = "printed an error"
+"""The outcome of a command that did not fail (no error status, no failing exit code) but whose
+output carries an error line (`compactcli.outcomes.outcome` with `soft`)."""
 PASTED = "pasted by the user"
 """The `tool` of an error the user pasted into a message."""
 
@@ -637,7 +642,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         state.changes.update(dict.fromkeys(call.notes))
         if result.error:  # it did not fail, but printed an error
             if call.command:
-                state.add_command(call.command, "ok", result.error)
+                state.add_command(call.command, PRINTED_ERROR, result.error)
             error = ErrorFact(text=result.error, resolved=False, tool=call.name, where=where)
             _add_error(state, error)
             return
