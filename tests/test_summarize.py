@@ -1235,12 +1235,24 @@ AGENT_SUMMARY = (
 )
 
 
-def _agent_compacts(t: Transcript, path: Path) -> Transcript:
+def _agent_compacts(t: Transcript, path: Path, rewound_to: str | None = None) -> Transcript:
     """`t` compacted by Claude Code itself (a boundary and its summary, which says nothing of
-    the rule our summary recorded), then one more turn."""
+    the rule our summary recorded), then one more turn; with `rewound_to`, first a prompt on a
+    branch from that record (the session rewound to before the last compaction)."""
     leaf = t.records[context(t)[-1].index].raw
     env = {k: leaf[k] for k in ("userType", "entrypoint", "cwd", "sessionId", "version")}
     out = [r.raw for r in t.records]
+    if rewound_to is not None:
+        leaf = {
+            "parentUuid": rewound_to,
+            "isSidechain": False,
+            "type": "user",
+            "message": {"role": "user", "content": "Start over from the export fix."},
+            "uuid": "rewound-prompt",
+            "timestamp": "2026-04-02T10:58:00.000Z",
+            **env,
+        }
+        out.append(leaf)
     out.append(
         {
             "parentUuid": None,
@@ -1299,6 +1311,19 @@ def test_our_facts_outlive_the_agents_own_compaction_of_our_summary(tmp_path: Pa
     assert "src/report/export.py" in text
     assert "## Earlier summary" in text and "Add a --delimiter option" in text
     assert validate(third).errors == ()
+
+
+def test_our_facts_on_a_branch_the_session_left_are_not_carried(tmp_path: Path) -> None:
+    """The session rewound to before our compaction, then the agent compacted that branch: what
+    our summary recorded was left behind on purpose and does not come back."""
+    extractive = get_summarizer("extractive")
+    source, first = compact(session("claude-code"), extractive, keep_recent_tokens=300)
+    rewound = source.records[context(source)[0].index].raw["uuid"]
+    grown = _agent_compacts(first, tmp_path / "grown.jsonl", rewound_to=rewound)
+    fake = FakeSummarizer()
+    compact(grown, fake, keep_recent_tokens=100)
+    assert fake.requests[0].facts_replaced is False
+    assert fake.requests[0].previous_facts is None
 
 
 def test_the_agents_own_compaction_of_raw_turns_carries_no_facts(tmp_path: Path) -> None:

@@ -689,7 +689,7 @@ def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]
                 break
     replaced = None
     if facts is None or facts.files_only():  # the agent's summary, with its file lists at most
-        replaced = _replaced_facts(transcript, compactions, agents)
+        replaced = _replaced_facts(transcript, dialect, compactions, agents)
     if replaced is not None:
         facts = _carry_files(replaced, facts)
     joined = "\n\n".join(texts) if texts else None
@@ -697,16 +697,20 @@ def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]
 
 
 def _replaced_facts(
-    transcript: Transcript, compactions: Sequence[Compaction], agents: int | None
+    transcript: Transcript, dialect: Dialect, compactions: Sequence[Compaction], agents: int | None
 ) -> Facts | None:
     """The facts recorded with the last summary of ours before the agent's own compaction at
-    record `agents`, when there is one."""
-    if agents is None:
+    record `agents`, when that summary was in the context the agent compacted (the context of
+    the records before it): not one on a branch the session had left (a rewind to before it)."""
+    ours = [c for c in compactions if c.ours and agents is not None and c.index < agents]
+    if not ours:
         return None
-    for compaction in reversed(compactions):
-        if compaction.ours and compaction.index < agents:
-            return _recorded_facts(transcript.records[compaction.index].raw)
-    return None
+    last = ours[-1]
+    before = transcript.evolve(records=transcript.records[:agents])
+    places = {last.index, last.summary_index}
+    if not any(m.summary and m.index in places for m in dialect.context(before)):
+        return None
+    return _recorded_facts(transcript.records[last.index].raw)
 
 
 def _recorded_facts(raw: Any) -> Facts | None:
