@@ -476,10 +476,12 @@ def looks_up(command: str) -> bool:
 
 
 _CMDLET = compile_lazily(
-    r"\b(?i:get|set|test|select|where|foreach|sort|measure|format|out|write|join|split|resolve|"
-    r"remove|new|copy|move|invoke|convertfrom|convertto|add|clear|start|stop)-[A-Za-z]+\b"
+    r"(?<![\w./-])(?:Get|Set|Test|Select|Where|ForEach|Sort|Measure|Format|Out|Write|Join|Split|"
+    r"Resolve|Remove|New|Copy|Move|Invoke|ConvertFrom|ConvertTo|Add|Clear|Start|Stop)-[A-Z]"
+    r"[A-Za-z]+\b|(?<![\w./-])(?i:get-content|get-childitem|select-string|test-path)\b"
 )
-"""A PowerShell cmdlet's name (`Get-ChildItem`): a line with one is read as PowerShell."""
+"""A PowerShell cmdlet's name as a command (`Get-ChildItem`, or one of the reading cmdlets in
+any case): a line with one is read as PowerShell, not a file named `start-here.md`."""
 _PS_METHOD = compile_lazily(r"[\w\]]\.\w+\(|\]::\w+\(")
 """A .NET method call (`$file.Delete()`, `[IO.File]::WriteAllText(`), which may write."""
 _PS_KEYWORDS = frozenset({"if", "elseif", "else", "foreach", "-not", "!"})
@@ -509,7 +511,7 @@ def _powershell_statements(command: str) -> list[str] | None:
 def _prints(words: Sequence[str]) -> bool:
     """Whether a PowerShell statement only yields values: variables (`$_.FullName`), quoted
     strings, numbers and operators (`-eq`)."""
-    return all(w[0] in "$'\"-" or w.replace(".", "").isdigit() for w in words)
+    return all((w[0] in "$'\"-" and "/" not in w) or w.replace(".", "").isdigit() for w in words)
 
 
 def read_only_command(command: str) -> bool:

@@ -217,6 +217,8 @@ def test_command_lines_split_as_the_shell_rule_says(command: str) -> None:
         ("[IO.File]::WriteAllText('a.txt', 'b')", False, []),
         ("git config --get user.name; git config --get user.email", True, []),
         ("git config user.name me", False, []),
+        # a shell line that names a file like a cmdlet is no PowerShell: `$HOME/bin/x` runs x
+        ("cat start-here.md; $HOME/bin/deploy", False, ["start-here.md"]),
     ],
 )
 def test_powershell_reads_are_reads(command: str, read_only: bool, reads: list[str]) -> None:
