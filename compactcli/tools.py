@@ -80,17 +80,24 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def main_argument(name: str | None, arguments: Any, *, limit: int = 120) -> str:
+def main_argument(
+    name: str | None, arguments: Any, *, limit: int = 120, lines: bool = False
+) -> str:
     """The argument that best says what the call did (a path, a command, a query), on one line, at
     most `limit` chars; for a Codex poll of a running command, what it names that command by
     (`cell 28`, `session 3`); for a code-mode script, its calls' main arguments joined by `; `.
+    With `lines`, a command of several lines keeps its line breaks (each line a command the
+    shell runs), its other spaces still squeezed.
     """
     found: str | None = None
     polled = poll_target(name, arguments)
     if polled is not None:
         found = f"{polled[0]} {polled[1]}"
     elif is_script(name, arguments):
-        parts = (main_argument(c.name, c.arguments, limit=limit) for c in script_calls(arguments))
+        parts = (
+            main_argument(c.name, c.arguments, limit=limit, lines=lines)
+            for c in script_calls(arguments)
+        )
         found = "; ".join(part for part in parts if part) or None
         if found is None and "*** Begin Patch" in arguments:  # a patch held in a variable
             found = ", ".join(_paths(patch_text(arguments))) or None
@@ -98,7 +105,11 @@ def main_argument(name: str | None, arguments: Any, *, limit: int = 120) -> str:
         found = _main_value(arguments)
     if not found:
         return ""
-    line = " ".join(found.split())
+    if lines:  # a line that ends in a backslash goes on on the next
+        joined = found.replace("\\\r\n", " ").replace("\\\n", " ")
+        line = "\n".join(" ".join(part.split()) for part in joined.splitlines() if part.strip())
+    else:
+        line = " ".join(found.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -186,23 +197,26 @@ def call_kind(name: str | None, arguments: Any) -> ToolKind:
     return "shell" if poll_target(name, arguments) is not None else tool_kind(name)
 
 
-def shell_command(name: str | None, arguments: Any, *, limit: int = 10_000) -> str:
-    """The command a shell call ran, on one line (its main argument); for a code-mode script,
-    the commands of the shell calls it makes, joined by `; `; empty when it runs none (a
-    script that calls no shell tool, Codex `write_stdin`, alone or in a script)."""
+def shell_command(
+    name: str | None, arguments: Any, *, limit: int = 10_000, lines: bool = False
+) -> str:
+    """The command a shell call ran, on one line (its main argument; with `lines`, its line
+    breaks kept); for a code-mode script, the commands of the shell calls it makes, joined by
+    `; `; empty when it runs none (a script that calls no shell tool, Codex `write_stdin`, alone
+    or in a script)."""
     if base_name(name) in POLLS:
         return ""
     if is_script(name, arguments):
         calls = script_calls(arguments)
         parts = (
-            main_argument(c.name, c.arguments, limit=limit)
+            main_argument(c.name, c.arguments, limit=limit, lines=lines)
             for c in calls
             if c.arguments is not None
             and tool_kind(c.name) == "shell"
             and base_name(c.name) not in POLLS
         )
         return "; ".join(part for part in parts if part)
-    return main_argument(name, arguments, limit=limit)
+    return main_argument(name, arguments, limit=limit, lines=lines)
 
 
 _DRIVE = compile_lazily(r"^[A-Za-z]:[\\/]")
@@ -570,8 +584,9 @@ def shell_reads(name: str | None, arguments: Any) -> list[str]:
     `Get-Content` (`gc`, `type`): a quoted path whole, spaces and all; not a glob
     (`next.config.*`), nor a path the shell makes from a variable (`.chunk_$i.txt`). Brackets
     are a route's name, not a pattern, in a path PowerShell reads with `-LiteralPath` or
-    another shell reads in single quotes (`app/[id]/page.tsx`)."""
-    command = shell_command(name, arguments)
+    another shell reads in single quotes (`app/[id]/page.tsx`); in a command of several lines,
+    on every line."""
+    command = shell_command(name, arguments, lines=True)
     found: list[str] = []
     for match in _READ_COMMAND.finditer(command):
         quoted = match.group(1)

@@ -247,3 +247,19 @@ def test_a_curl_that_only_fetches_is_a_read(command: str, read_only: bool) -> No
     """A fetch prints a document (whose text may say "error" without being the session's
     error): read-only; one that writes a file or sends data is not."""
     assert read_only_command(command) is read_only
+
+
+def test_every_line_of_a_command_of_several_lines_names_what_it_reads() -> None:
+    """A command of several lines (a code-mode script's `cmd` too) runs each line: each line's
+    read counts, and a line that ends in a backslash goes on on the next."""
+    command = "sed -n '1,280p' lib/client.ts\nsed -n '1,360p' lib/v2.ts\n\ncat \\\n  docs/a.md\n"
+    assert shell_reads("Bash", {"command": command}) == ["lib/client.ts", "lib/v2.ts", "docs/a.md"]
+    script = (
+        'const r = await tools.exec_command({"cmd": "sed -n 1,20p a/x.ts\\nnl -ba b/y.ts"});\n'
+        "text(r.output);"
+    )
+    assert shell_reads("exec", script) == ["a/x.ts", "b/y.ts"]
+    # shown on one line, as before
+    assert shell_command("Bash", {"command": command}) == (
+        "sed -n '1,280p' lib/client.ts sed -n '1,360p' lib/v2.ts cat \\ docs/a.md"
+    )
