@@ -38,11 +38,12 @@ from compactcli.injection import (
 from compactcli.redact import redact
 from compactcli.redact_transcript import redact_value
 from compactcli.stages.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
+from compactcli.stages.earlier import Earlier, carry_files
+from compactcli.stages.earlier import earlier as earlier_of
 from compactcli.stats import StageStats
 from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
-from compactcli.summarizers.facts import Facts
 from compactcli.tokens import TokenCounter
-from compactcli.transcript import Compaction, Message, Record, Transcript
+from compactcli.transcript import Message, Record, Transcript
 from compactcli.validation import validate
 
 MIN_SUMMARY_TOKENS = 400
@@ -254,18 +255,6 @@ def default_summary_tokens(replaced: int) -> int:
     return max(1, min(budget, replaced // 2))
 
 
-@dataclass(frozen=True, slots=True)
-class _Earlier:
-    """What the middle holds of earlier summaries."""
-
-    text: str | None
-    head: str
-    facts: Facts | None
-    turns: tuple[Message, ...]  # the middle's messages to summarize, in order
-    request: str  # the request quoted by the newest of our summaries, when no prompt follows it
-    replaced: bool = False  # `facts` are of a summary of ours the agent's own compaction replaced
-
-
 def summarize(
     transcript: Transcript,
     options: SummarizeOptions = SummarizeOptions(),
@@ -400,7 +389,7 @@ def _summarize_at(
     """Summarize `cut`'s middle: the result, or why it is not used."""
     transcript, options, dialect = stage.transcript, stage.options, stage.dialect
     context, counter, before = stage.context, stage.counter, stage.before
-    earlier = _earlier(transcript, dialect, context[cut.head : cut.start])
+    earlier = earlier_of(transcript, dialect, context[cut.head : cut.start])
     head_text = earlier.head
     if writer.quotes_head and cut.head:
         head_text = quote_head(context[: cut.head])
@@ -419,7 +408,7 @@ def _summarize_at(
     carried = earlier.facts
     if options.redact and carried is not None:  # read from an earlier boundary, as written
         carried = carried.map_text(redact)
-    facts = _carry_files(result.facts, carried)  # the summarizer's facts are redacted already
+    facts = carry_files(result.facts, carried)  # the summarizer's facts are redacted already
     request = ""
     if cut.pinned is not None:
         request = quote_request(context[cut.pinned])
@@ -492,7 +481,7 @@ class _Stage:
     started: float
 
     def info(
-        self, result: SummaryResult, earlier: _Earlier, cut: Cut, text: str, *, carried: bool
+        self, result: SummaryResult, earlier: Earlier, cut: Cut, text: str, *, carried: bool
     ) -> SummaryInfo:
         """What the summary of `cut` is; `carried`: it quotes a request (an earlier summary's,
         when no prompt of the middle is pinned)."""
@@ -608,7 +597,7 @@ def summary_of(
     them updated, not cut; the default budget for what they hold), for a caller that writes it
     itself: an agent's own compaction hook (`compactcli.hooks`)."""
     dialect = get_dialect(transcript.format)
-    earlier = _earlier(transcript, dialect, middle)
+    earlier = earlier_of(transcript, dialect, middle)
     tokens = [counter.message_tokens(m) for m in middle]
     summaries = sum(t for t, m in zip(tokens, middle, strict=True) if m.summary)
     budget = _budget(None, sum(tokens), earlier.text, lambda: summaries, counter)
@@ -616,7 +605,7 @@ def summary_of(
 
 
 def _request(
-    earlier: _Earlier,
+    earlier: Earlier,
     transcript: Transcript,
     counter: TokenCounter,
     budget: int,
@@ -640,100 +629,6 @@ def _request(
     )
 
 
-def _earlier(transcript: Transcript, dialect: Dialect, middle: Sequence[Message]) -> _Earlier:
-    """Split the middle into earlier summaries (their bodies, head quote, facts and quoted
-    request) and turns.
-
-    When the middle's summary is the agent's own, and the file holds a summary of ours from
-    before that compaction (the agent compacted a session we had compacted: its summary was
-    written from ours and need not restate what ours recorded), the facts recorded with ours are
-    carried on beside the agent's summary (`_replaced_facts`), so that what our summary kept is
-    not lost to the agent's in between."""
-    texts: list[str] = []
-    head = ""
-    facts: Facts | None = None
-    turns: list[Message] = []
-    request = ""
-    agents: int | None = None  # the agent's own compaction whose summary the middle holds
-    compactions = dialect.compactions(transcript) if any(m.summary for m in middle) else []
-    for message in middle:
-        if not message.summary:
-            turns.append(message)
-            request = "" if is_prompt(message) else request
-            continue
-        ours = [b for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
-        rest: Message | None = None
-        if ours:
-            blocks = tuple(b for b in message.blocks if not any(b is o for o in ours))
-            if blocks:
-                rest = dataclasses.replace(message, blocks=blocks, summary=False)
-                turns.append(rest)
-            source = "\n\n".join(b.text for b in ours)
-        else:
-            source = message.text
-        body, quoted = unframe(source, summary_wrappers())
-        if body:
-            texts.append(body)
-        head = quoted or head
-        # a request stays current until a prompt follows (an agent's own summary may hold one)
-        request = split_request(body)[1] if ours else ""
-        if rest is not None and is_prompt(rest):
-            request = ""
-        for compaction in compactions:
-            if message.index in (compaction.index, compaction.summary_index):
-                found = _recorded_facts(transcript.records[compaction.index].raw)
-                if found is not None:
-                    facts = found if facts is None else _carry_files(found, facts)
-                if not compaction.ours:
-                    agents = compaction.index
-                break
-    replaced = None
-    if facts is None or facts.files_only():  # the agent's summary, with its file lists at most
-        replaced = _replaced_facts(transcript, dialect, compactions, agents)
-    if replaced is not None:
-        facts = _carry_files(replaced, facts)
-    joined = "\n\n".join(texts) if texts else None
-    return _Earlier(joined, head, facts, tuple(turns), request, replaced is not None)
-
-
-def _replaced_facts(
-    transcript: Transcript, dialect: Dialect, compactions: Sequence[Compaction], agents: int | None
-) -> Facts | None:
-    """The facts recorded with the last summary of ours before the agent's own compaction at
-    record `agents`, when that summary was in the context the agent compacted (the context of
-    the records before it): not one on a branch the session had left (a rewind to before it)."""
-    ours = [c for c in compactions if c.ours and agents is not None and c.index < agents]
-    if not ours:
-        return None
-    last = ours[-1]
-    before = transcript.evolve(records=transcript.records[:agents])
-    places = {last.index, last.summary_index}
-    if not any(m.summary and m.index in places for m in dialect.context(before)):
-        return None
-    return _recorded_facts(transcript.records[last.index].raw)
-
-
-def _recorded_facts(raw: Any) -> Facts | None:
-    """The facts recorded with an earlier compaction: ours, or pi's own file lists."""
-    if not isinstance(raw, Mapping):
-        return None
-    ours = raw.get(boundary.MARK)
-    if isinstance(ours, Mapping) and isinstance(ours.get("facts"), Mapping):
-        try:
-            return Facts.from_dict(dict(ours["facts"]))
-        except (TypeError, ValueError):
-            return None
-    details = raw.get("details")
-    if raw.get("type") == "compaction" and isinstance(details, Mapping):
-        read = details.get("readFiles")
-        modified = details.get("modifiedFiles")
-        return Facts(
-            files_read=_strings(read),
-            files_modified=_strings(modified),
-        )
-    return None
-
-
 def _plain(value: Any) -> Any:
     """`value` with its tuples as lists: what the details look like once written as JSON."""
     if isinstance(value, dict):
@@ -741,21 +636,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-
-def _carry_files(facts: Facts, previous: Facts | None) -> Facts:
-    """`facts` with the earlier file lists in front of its own (each path once)."""
-    if previous is None:
-        return facts
-    return dataclasses.replace(
-        facts,
-        files_read=tuple(dict.fromkeys((*previous.files_read, *facts.files_read))),
-        files_modified=tuple(dict.fromkeys((*previous.files_modified, *facts.files_modified))),
-    )
 
 
 def _check(
