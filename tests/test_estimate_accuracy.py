@@ -9,7 +9,10 @@ reason, and is checked to still miss it (so the list is emptied when it no longe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,10 +31,17 @@ KNOWN_MISSES = {
 FILES = accuracy.corpus_files(CORPUS) if CORPUS.is_dir() else []
 
 
+@pytest.fixture(scope="module")
+def measure() -> Callable[[Path], Any]:
+    """`accuracy.measure`, each session measured once for the tests of this module (which then
+    run on one pytest-xdist worker: tests/conftest.py)."""
+    return cache(accuracy.measure)
+
+
 @pytest.mark.skipif(not FILES, reason="no corpus at ../shared/corpus")
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_each_session_meets_the_targets(path: Path) -> None:
-    row = accuracy.measure(path)
+def test_each_session_meets_the_targets(path: Path, measure: Callable[[Path], Any]) -> None:
+    row = measure(path)
     if not row.judged:
         assert row.misses() == []
         return
@@ -42,8 +52,8 @@ def test_each_session_meets_the_targets(path: Path) -> None:
 
 
 @pytest.mark.skipif(not FILES, reason="no corpus at ../shared/corpus")
-def test_the_targets_are_judged_on_enough_sessions() -> None:
-    judged = [accuracy.measure(p) for p in FILES]
+def test_the_targets_are_judged_on_enough_sessions(measure: Callable[[Path], Any]) -> None:
+    judged = [measure(p) for p in FILES]
     assert sum(row.judged for row in judged) >= 4
 
 
