@@ -32,6 +32,9 @@ FOLD_MIN_WIDTH = 12
 
 _PLAIN_CELL = re.compile(r"[ -Z\\\]-~]*")  # printable ASCII except "[" (rich markup)
 _EMOJI_CODE = re.compile(r":\S*:")  # what rich may read as an emoji code, such as :smile:
+_RICH_EMOJI_CODE = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")  # rich's own expression
+_NUMBER_EMOJI = frozenset({"100", "1234"})
+"""The names of rich's emoji that are numbers (tests/test_plain_table.py checks rich's table)."""
 _TRAILING_SPACE = re.compile(r"\s$")
 
 
@@ -188,12 +191,23 @@ def line_text(line: str, *, emoji: bool = False) -> str | None:
     """One line as rich prints it without wrapping (`soft_wrap=True`) to a stream that is not a
     terminal, or None when this cannot be sure to match: characters rich would strip, expand or
     break the line at, trailing whitespace, or (`emoji`: the line is a plain string, whose emoji
-    codes rich replaces) text that looks like an emoji code."""
+    codes rich replaces) text that looks like an emoji code other than a number rich has no
+    emoji for."""
     if not line.isprintable() or _TRAILING_SPACE.search(line):
         return None
-    if emoji and _EMOJI_CODE.search(line):
+    if emoji and _EMOJI_CODE.search(line) and not _only_numbers(line):
         return None
     return line + "\n"
+
+
+def _only_numbers(line: str) -> bool:
+    """Whether every emoji code rich finds in `line` names a number that is no emoji, which
+    rich leaves as it is: the line and column of a finding, as in `session.jsonl:12: error`."""
+    for match in _RICH_EMOJI_CODE.finditer(line):
+        name = match.group(2)
+        if not (name.isascii() and name.isdigit()) or name in _NUMBER_EMOJI:
+            return False
+    return True
 
 
 def write_table(stream: TextIO, table: Table) -> bool:

@@ -240,6 +240,42 @@ def test_what_lines_are_refused() -> None:
     assert line_text("trailing ") is None
     assert line_text("a:fire:b", emoji=True) is None
     assert line_text("a:fire:b") == "a:fire:b\n"
+    # a finding's line number is no emoji code; :100: and :1234: are
+    finding = "s.jsonl:12: error bad-shape: line 3: x:y"
+    assert line_text(finding, emoji=True) == finding + "\n"
+    assert line_text("s.jsonl:2-emoji: x", emoji=True) == "s.jsonl:2-emoji: x\n"
+    assert line_text("a:100:b", emoji=True) is None
+    assert line_text("a:1234:b", emoji=True) is None
+    assert line_text("a:12:fire:b", emoji=True) == "a:12:fire:b\n"  # as rich reads it
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "s.jsonl:12: error bad-shape: line 3: x:y",
+        "s.jsonl:2-emoji: x:7-text: y",
+        "a:100:b",
+        "a:1234:b",
+        "a:12:fire:b",
+        "a:12::100:b",
+        "::12:",
+    ],
+)
+def test_number_codes_print_as_rich_prints_them(line: str) -> None:
+    file = io.StringIO()
+    Console(file=file, width=80, highlight=False, soft_wrap=True).print(
+        line, markup=False, highlight=False
+    )
+    plain = line_text(line, emoji=True)
+    assert plain is None or plain == file.getvalue()
+
+
+def test_rich_has_no_other_emoji_named_by_a_number() -> None:
+    from rich._emoji_codes import EMOJI
+
+    assert {
+        name for name in EMOJI if name.isascii() and name.isdigit()
+    } <= plain_table._NUMBER_EMOJI
 
 
 class _Stream(io.StringIO):
