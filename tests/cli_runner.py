@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
+from unittest import mock
 
+import typer.testing
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from compactcli.cli import app
@@ -19,9 +24,19 @@ class Run:
     stdout_bytes: bytes
 
 
+@cache
+def _command() -> Any:
+    """The command line as click runs it, made once per process, as `compactcli` makes it once
+    per run: typer's runner makes it anew for every invocation (reading the options of the
+    command from its function again, about a quarter of a run on a small file). Click commands
+    keep nothing of an invocation; each run gets a context of its own."""
+    return get_command(app)
+
+
 def run(*args: str, input: bytes | str | None = None) -> Run:
     """Invoke `compactcli ARGS...` and capture what it wrote."""
-    result = CliRunner().invoke(app, list(args), input=input, catch_exceptions=False)
+    with mock.patch.object(typer.testing, "_get_command", lambda _: _command()):
+        result = CliRunner().invoke(app, list(args), input=input, catch_exceptions=False)
     return Run(result.exit_code, result.stdout, result.stderr, result.stdout_bytes)
 
 
