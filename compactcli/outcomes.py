@@ -227,8 +227,13 @@ def error_line(text: str) -> str:
                 return head_tail(" ".join([line, *rest]), ERROR_CHARS)
     if _TRACEBACK in text:  # the exception line is the last unindented line of the traceback
         tail = text[text.rfind(_TRACEBACK) :].splitlines()
-        for raw in reversed(tail):
-            if raw and not raw[0].isspace() and not raw.startswith(_TRACEBACK):
+        for raw in reversed(tail):  # not the exit code line an agent's shell tool adds
+            if (
+                raw
+                and not raw[0].isspace()
+                and not raw.startswith(_TRACEBACK)
+                and not _NOISE_LINE.match(raw.strip())
+            ):
                 return head_tail(one_line(raw), ERROR_CHARS)
     short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
     failing = [line for line in short if not _PASS_LINE.search(line)]
@@ -276,21 +281,21 @@ _PS_LOCATION = compile_lazily(r"^(?:\+ |.{1,24}:\d+\s+.{1,12}:\d+$)")
 
 _WRAPPER = compile_lazily(
     r"^(?:[\w ]{0,30}(?:error|Error|ERROR|exception|Exception|failed|Failed|FAILED)|"
-    r"npm ERR! code \w+|Traceback.*)\s*:?$"
+    r"npm (?:ERR!|error) code \w+|Traceback.*)\s*:?$"
 )
 
 
 def _unwrapped(line: str, following: Sequence[str]) -> str:
     """An error line that only announces the error (`Script error:`, `Error:`, `npm ERR! code
-    E404`, `There's one or more errors in your config file:`) joined with the line after it,
-    which holds the message."""
+    E404`, npm 10's `npm error code ERESOLVE`, `There's one or more errors in your config
+    file:`) joined with the line after it, which holds the message."""
     if (_WRAPPER.match(line) or line.endswith(":")) and following:
         return f"{line} {following[0]}"
     return line
 
 
 _SOFT_ERROR = compile_lazily(  # "Failed to", ENOENT in quotes: source code that says them
-    r"^(?:npm ERR!|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
+    r"^(?:npm ERR!|npm error\b|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
     r"(?<![\"'`])(?:\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b)"
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,
@@ -325,6 +330,9 @@ _SEARCH = compile_lazily(
     + r")\s"
 )
 """One of the searches or lookups of `_NO_MATCH_PROGRAMS` run somewhere in a command line."""
+_FAILED_HEADING = compile_lazily(r"^Failed to [a-z]+(?: [a-z]+){0,2}\.?$")
+"""A build's heading for the errors it prints below it (Next.js `Failed to compile.`, `Failed to
+type check.`, then a path, then `Type error: ...`)."""
 _COMPLAINT = compile_lazily(
     r"^[\w./-]+: .*\b(?:no such file|permission denied|cannot|can't|not found|error|invalid|"
     r"illegal|unrecognized|missing)\b",
@@ -356,6 +364,13 @@ def content_error(text: str, *, shell: bool) -> str:
             or _DIAGNOSTIC.search(line)
         ):
             following = [rest for rest in lines[at + 1 : at + 3] if rest]
+            if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
+                below = [rest for rest in lines[at + 1 : at + 4] if rest]
+                found = next(
+                    (r for r in below if _ERROR_STRONG.search(r) or _ERROR_WEAK.search(r)), None
+                )
+                if found is not None:
+                    return head_tail(f"{line} {found}", ERROR_CHARS)
             return head_tail(_unwrapped(line, following), ERROR_CHARS)
     return access_failed(text) if shell else ""
 

@@ -705,6 +705,13 @@ def test_the_error_of_a_failed_command_that_printed_no_message_is_its_exit_code(
             "ok 1 - reports invalid input\nnpm ERR! code ELIFECYCLE\n",
             "npm ERR! code ELIFECYCLE",
         ),
+        (  # a traceback's exception, not the exit code line pi's shell tool adds below it
+            "=== 35. bridges ===\nTraceback (most recent call last):\n"
+            '  File "<string>", line 11, in <module>\n'
+            "FileNotFoundError: [Errno 2] No such file or directory: 'out/analysis.json'\n\n\n"
+            "Command exited with code 1",
+            "FileNotFoundError: [Errno 2] No such file or directory: 'out/analysis.json'",
+        ),
         (  # only weak words left: the first line with one that is not a passing test
             "✓ handles a missing file\nthe upload could not finish\n",
             "the upload could not finish",
@@ -1877,6 +1884,20 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
         ('    console.error("Failed to load employees:", err)\n', ""),
         ("  if (error.code === 'ENOENT') return null;\n", ""),
         ("Failed to compile.\n", "Failed to compile."),  # the program's own output: one
+        (  # a build's heading says what failed; the line below it says how
+            "  Running TypeScript ...\nFailed to type check.\n\n./src/lib/runtime.ts:9:3\n"
+            "Type error: Object literal may only specify known properties.\n\n  7 |  x\n",
+            "Failed to type check. Type error: Object literal may only specify known properties.",
+        ),
+        (
+            "Failed to compile.\n./a.tsx\nModule not found: Can't resolve 'idb' in 'src'\n",
+            "Failed to compile. Module not found: Can't resolve 'idb' in 'src'",
+        ),
+        (  # npm 10 announces the code, then says what it means
+            "npm error code ERESOLVE\nnpm error ERESOLVE unable to resolve dependency tree\n"
+            "npm error\nnpm error While resolving: contracts@1.0.0\n",
+            "npm error code ERESOLVE npm error ERESOLVE unable to resolve dependency tree",
+        ),
         ("open x: ENOENT: no such file\n", "open x: ENOENT: no such file"),
         (  # all a search piped on to `head` printed: the path it was given is not there
             "ugrep: warning: apps/vet/call/.tsx: No such file or directory\n",
