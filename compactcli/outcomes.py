@@ -153,9 +153,13 @@ class Outcome:
     reason: str = ""  # what the user said when rejecting the call
 
 
+_MEANING = compile_lazily(r" \(curl: [^()]*\)$")
+
+
 def only_exit_code(line: str) -> bool:
-    """Whether an error line says nothing but an exit code (`Command exited with code 28`)."""
-    return _EXIT_CODE.fullmatch(line.strip()) is not None
+    """Whether an error line says nothing but an exit code (`Command exited with code 28`), and
+    perhaps what the program means by it (`(curl: timed out)`)."""
+    return _EXIT_CODE.fullmatch(_MEANING.sub("", line.strip())) is not None
 
 
 def exit_code(text: str) -> int | None:
@@ -438,7 +442,29 @@ def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False)
         if soft and shell:
             return Outcome("ok", error=access_failed(text))
         return Outcome("ok")
-    return Outcome("failed", error=error_line(text) or "failed")
+    return Outcome("failed", error=_explained(error_line(text) or "failed", command))
+
+
+_CURL = compile_lazily(r"(?:^|[|;&(]\s*|\s)(?:\S*/)?curl\s")
+CURL_EXITS = {
+    6: "could not resolve the host",
+    7: "could not connect",
+    22: "the server answered with an HTTP error",
+    28: "timed out",
+    35: "the TLS handshake failed",
+    52: "the server sent nothing",
+    56: "the connection broke while receiving",
+}
+"""What curl's exit codes mean (curl(1), EXIT CODES): all a `curl -s` that failed says."""
+
+
+def _explained(error: str, command: str) -> str:
+    """An error that is only an exit code, said with what curl means by it when the command ran
+    curl (`Command exited with code 7 (curl: could not connect)`)."""
+    if not only_exit_code(error) or not _CURL.search(command):
+        return error
+    meaning = CURL_EXITS.get(exit_code(error) or 0)
+    return f"{error} (curl: {meaning})" if meaning else error
 
 
 _REFUSED_CALL = compile_lazily(

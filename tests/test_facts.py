@@ -1226,7 +1226,10 @@ def test_a_bare_exit_code_that_later_commands_failed_with_too_is_said_once() -> 
     facts = extract_facts(conversation(*turns))
     assert [(e.text, e.where) for e in facts.errors] == [
         ("Error: Cannot find module 'x'", "npm run build"),
-        ("Command exited with code 28", "curl -s --max-time 20 http://localhost:3001/login"),
+        (
+            "Command exited with code 28 (curl: timed out)",
+            "curl -s --max-time 20 http://localhost:3001/login",
+        ),
         ("Command exited with code 1", "pytest -q"),
     ]
     assert [c.outcome for c in facts.commands] == ["failed"] * 5
@@ -2226,3 +2229,32 @@ def test_a_pasted_html_error_page_gives_its_title_as_the_error() -> None:
         "502 Bad Gateway"
     ]
     assert pasted_errors("<html><head><title>Dashboard</title></head></html>") == []
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "expected"),
+    [
+        (  # `curl -s` says nothing when it fails: its exit code is all, said with its meaning
+            'curl -s -o /tmp/page.html -w "HTTP %{http_code}\\n" --max-time 10 http://localhost:3001/',
+            "HTTP 000\n\n\nCommand exited with code 28",
+            "Command exited with code 28 (curl: timed out)",
+        ),
+        (
+            "cd web && curl -s http://localhost:8080/health",
+            "Exit code: 7\nWall time: 0.1 seconds\nOutput:\n",
+            "Exit code: 7 (curl: could not connect)",
+        ),
+        ("make curlish", "Command exited with code 7", "Command exited with code 7"),
+        ("curl -s http://x", "Command exited with code 3", "Command exited with code 3"),
+        (  # curl's own message is the error when it printed one
+            "curl http://localhost:9/",
+            "curl: (7) Failed to connect to localhost port 9\n\nCommand exited with code 7",
+            "curl: (7) Failed to connect to localhost port 9",
+        ),
+    ],
+)
+def test_a_failed_curl_that_printed_nothing_says_what_its_exit_code_means(
+    command: str, output: str, expected: str
+) -> None:
+    result = outcome(Block("tool_result", output, is_error=True), True, command)
+    assert (result.status, result.error) == ("failed", expected)
