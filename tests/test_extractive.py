@@ -15,9 +15,11 @@ from compactcli.summarizers.extractive import (
     SUMMARY_HEADINGS,
     ExtractiveSummarizer,
     parse_summary,
+    render_facts,
 )
 from compactcli.summarizers.facts import Facts, extract_facts
 from compactcli.summarizers.sentences import supersedes
+from compactcli.summarizers.summary_text import rule_source
 from compactcli.tokens import get_counter
 from compactcli.transcript import Message
 from tests.conftest import CORPUS
@@ -172,6 +174,35 @@ def test_our_own_summary_is_read_back_into_facts() -> None:
     assert facts == replace(first.facts, constraint_turns=())
     second = summarize(SESSION[5:], 2000, previous=first.text)
     assert second.text == SUMMARY_HEADINGS[0] + "\n\n" + FULL
+
+
+def test_the_rules_of_a_skill_and_a_file_stand_under_their_names_and_read_back() -> None:
+    """An instruction file's or a skill's rules are said under its name, once, not with the
+    name in front of each; read back, each rule has its name in front again. A user's rule that
+    ends in a colon is not taken for a name."""
+    constraints = (
+        "Skill deploy: Never push to main.",
+        "Skill deploy: Always run make check first.",
+        "AGENTS.md: Use pnpm, not npm.",
+        "Keep these in mind:",
+        "Skill deploy: Ask before tagging a release.",
+    )
+    facts = replace(extract_facts(SESSION[:5]), constraints=constraints)
+    text = render_facts(facts, 2000, COUNTER.text_tokens)[0]
+    section = text[text.index("## Constraints and preferences\n") :].split("\n\n")[0]
+    assert section.splitlines()[1:] == [
+        "- Skill deploy:",
+        "  - Never push to main.",
+        "  - Always run make check first.",
+        "  - Ask before tagging a release.",
+        "- AGENTS.md:",
+        "  - Use pnpm, not npm.",
+        "- Keep these in mind:",
+    ]
+    parsed = parse_summary(text)
+    assert parsed is not None
+    spoken = set(extract_facts(SESSION[:5]).constraints)  # what its user messages say
+    assert set(parsed[0].constraints) == set(constraints) | spoken
 
 
 def test_a_command_that_holds_backticks_is_shown_whole_and_read_back() -> None:
@@ -391,7 +422,11 @@ def test_corpus_summaries_fit_and_keep_what_must_survive(path: str) -> None:
     result = ExtractiveSummarizer().summarize(request)
     assert counter.text_tokens(result.text) <= budget
     for constraint in result.facts.constraints:  # kept, cut shorter when the budget is tight
-        assert constraint.strip("… ")[:30] in result.text  # (or said by a message shown whole)
+        source = rule_source(constraint)  # a skill's rule: under its name, said once
+        rule = source[1] if source else constraint
+        assert rule.strip("… ")[:30] in result.text  # (or said by a message shown whole)
+        if source:
+            assert f"- {source[0]}:\n" in result.text
     for path_ in result.facts.files_modified:
         assert f"- {path_}\n" in result.text + "\n" or f"- {path_}{CHANGED}" in result.text
     for error in result.facts.errors:
@@ -591,9 +626,12 @@ def test_a_tight_budget_keeps_a_skills_task_with_its_name() -> None:
         ("user", "go on"),
     )
     found = summarize(messages, 200).text
-    assert "Skill grant: Present the application organized by the form's 3 steps." in found
-    assert "Skill grant: Workflow: Phase 1 — Collect context; Phase 2 — Draft" in found
-    assert "Skill grant: Never fabricate proof of work." in found
+    rules = found[found.index("- Skill grant:\n") :].splitlines()[1:4]
+    assert rules == [
+        "  - Present the application organized by the form's 3 steps.",
+        "  - Workflow: Phase 1 — Collect context; Phase 2 — Draft",
+        "  - Never fabricate proof of work.",
+    ]
     assert "replaces earlier" not in found
 
 

@@ -1113,7 +1113,8 @@ def test_a_cut_skill_turn_quotes_the_command_and_names_the_skill_file() -> None:
         "",
     ]
     # the body is not copied, its binding lines are kept with the skill's name
-    assert "- Skill release-notes: 5. Never rewrite an existing section." in summary
+    rules = summary[summary.index("\n- Skill release-notes:\n") :].splitlines()[2:5]
+    assert "  - 5. Never rewrite an existing section." in rules
     assert "Group the merged pull requests" not in summary
 
 

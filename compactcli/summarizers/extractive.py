@@ -3,7 +3,8 @@
 `ExtractiveSummarizer().summarize(request)` extracts the facts of `request.messages` (`facts`),
 carried on from an earlier summary's, and `render_facts` renders them under fixed headings
 (`SECTIONS`, in order; an empty one is left out) within the request's token budget. The same
-request always gives the same text; `parse_summary` reads such a summary back into facts.
+request always gives the same text; `parse_summary` (`compactcli.summarizers.summary_text`)
+reads such a summary back into facts.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
-from compactcli.summarizers import REQUEST_HEADING, SummaryRequest, SummaryResult
-from compactcli.summarizers.carriers import ANSWER_PREFIXES, changes_text, reports_reply
+from compactcli.summarizers import SummaryRequest, SummaryResult
+from compactcli.summarizers.carriers import changes_text, reports_reply
 from compactcli.summarizers.earlier import earlier_room, fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
@@ -32,65 +32,48 @@ from compactcli.summarizers.identifiers import is_defined_name, named, said_once
 from compactcli.summarizers.sentences import (
     STOP_WORDS,
     condense,
-    constraint_sentences,
     fold_superseded,
     folded,
 )
-from compactcli.summarizers.spans import code_span, span_text
+from compactcli.summarizers.spans import code_span
+from compactcli.summarizers.summary_text import (
+    ASK,
+    CHANGED,
+    COMMANDS,
+    CONSTRAINTS,
+    CURRENT,
+    DECISIONS,
+    EARLIER,
+    ERRORS,
+    FILES_MODIFIED,
+    FILES_READ,
+    GOAL,
+    IDENTIFIERS,
+    OMITTED,
+    PASTED_LINE,
+    PENDING,
+    PLAN,
+    PROGRESS,
+    RESOLVED,
+    RULE,
+    SECTIONS,
+    SEE_GOAL,
+    SEE_PENDING,
+    SEE_REQUEST,
+    SUMMARY_HEADINGS,
+    TODO,
+    UNRESOLVED,
+    UPDATE_LINE,
+    USER_MESSAGES,
+    grouped_rules,
+    parse_summary,
+    rule_source,
+)
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.user_text import squeeze, undrawn
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]
 
-UPDATE_LINE = (
-    "This summary updates an earlier summary of this conversation: "
-    "what the earlier one recorded is kept below, and newer turns are added."
-)
-EARLIER = "## Earlier summary"
-GOAL = "## Goal"
-USER_MESSAGES = "## User messages (oldest first)"
-CONSTRAINTS = "## Constraints and preferences"
-FILES_READ = "## Files read"
-FILES_MODIFIED = "## Files modified"
-COMMANDS = "## Commands"
-ERRORS = "## Errors"
-DECISIONS = "## Decisions"
-PLAN = "## Approved plan"
-PROGRESS = "## Progress (oldest first)"
-IDENTIFIERS = "## Identifiers"
-PENDING = "## Pending asks and todos"
-CURRENT = "## Current state (the agent's last message)"
-
-SECTIONS = (
-    EARLIER,
-    GOAL,
-    USER_MESSAGES,
-    CONSTRAINTS,
-    PLAN,
-    FILES_MODIFIED,
-    FILES_READ,
-    ERRORS,
-    COMMANDS,
-    DECISIONS,
-    PROGRESS,
-    IDENTIFIERS,
-    CURRENT,
-    PENDING,
-)
-SUMMARY_HEADINGS: tuple[str, ...] = (UPDATE_LINE, *SECTIONS)
-"""Every fixed line the extractive summary writes (to exclude from probe matching)."""
-
-ASK = "- Ask: "
-TODO = "- Todo "
-UNRESOLVED = "- Unresolved: "
-RESOLVED = "- Resolved: "
-PASTED_LINE = "- Pasted by the user: "
-OMITTED = "- ({count} more not shown)"
-SEE_GOAL = "(the goal above)"
-SEE_REQUEST = "(the latest request below)"
-SEE_PENDING = "(pending: see the asks below)"
-CHANGED = " — "
-"""Between a modified file and what changed in it."""
 
 # Character caps for the shapes an item can take, from roomy to tight.
 _KEPT_CAPS = (400, 200, 100)
@@ -159,6 +142,7 @@ class _Item:
     rank: int = 0  # lower is added earlier
     focus: bool = False
     chosen: int = -1  # index into shapes, -1 when left out
+    group: str = ""  # the instruction file or skill a rule came from, said once above its rules
 
 
 def _focus_terms(focus: str | None) -> tuple[str, ...]:
@@ -233,10 +217,12 @@ def _items(
     quoted_message = quoted.user_messages[-1] if quoted and quoted.user_messages else None
     quoted_ask = quoted.pending[-1] if quoted and quoted.pending else None
 
-    def add(section: str, shapes: tuple[str, ...], *, kept: bool = False, rank: int = 0) -> None:
+    def add(
+        section: str, shapes: tuple[str, ...], *, kept: bool = False, rank: int = 0, group: str = ""
+    ) -> None:
         text = shapes[0].lower()
         focus = any(term in text for term in terms)
-        items.append(_Item(section, len(items), shapes, kept=kept, rank=rank, focus=focus))
+        items.append(_Item(section, len(items), shapes, kept, rank, focus, group=group))
 
     if earlier:
         add(EARLIER, (earlier,), kept=True)
@@ -273,6 +259,12 @@ def _items(
     for constraint, olds in facts.folded_constraints():
         if not olds and quoted_message and _said(constraint, (quoted_message,)):
             continue  # the request quoted after the summary says it
+        source = rule_source(constraint)
+        if source and not olds:  # under the name of its file or skill, said once
+            add(
+                CONSTRAINTS, _shapes(source[1], (*_KEPT_CAPS, 60), RULE), kept=True, group=source[0]
+            )
+            continue
         add(CONSTRAINTS, _folded_shapes(constraint, olds, (*_KEPT_CAPS, 60), "- "), kept=True)
     for answer in facts.answers:
         add(CONSTRAINTS, _shapes(answer, (*_KEPT_CAPS, 60), "- "), kept=True)
@@ -372,12 +364,16 @@ def _render(items: Sequence[_Item], update: bool) -> str:
         lines = [section]
         # a line said once: two errors cut short no longer name their calls and may read the
         # same; a constraint a user message shown above holds is not said again
-        texts = dict.fromkeys(item.shapes[item.chosen] for item in shown)
+        texts = dict.fromkeys((item.shapes[item.chosen], item.group) for item in shown)
         if section == CONSTRAINTS:
-            texts = dict.fromkeys(t for t in texts if not _said(t.removeprefix("- "), said))
+            texts = {
+                (t, g): None
+                for t, g in texts
+                if not _said(t.removeprefix("- ").removeprefix(RULE), said)
+            }
         if not texts:
             continue
-        lines.extend(texts)
+        lines.extend(grouped_rules([(g, t) for t, g in texts]))
         missing = len(members) - len(shown)
         if missing:
             lines.append(OMITTED.format(count=missing))
@@ -424,6 +420,7 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
 
     sections = {item.section for item in items}
     overhead = sum(count(s) + 2 for s in sections) + (count(UPDATE_LINE) + 2 if update else 0)
+    overhead += sum(count(f"- {group}:") + 1 for group in {i.group for i in items if i.group})
     omitted_line = count(OMITTED.format(count=999)) + 1
     limit = budget
     result = _Fit("", 0, False, {})
@@ -519,145 +516,6 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
         if high - low <= 2:
             break
     return best or result
-
-
-# --------------------------------------------------------------------------------------------
-# Reading our own summary back
-
-
-_OMITTED = compile_lazily(r"^- \(\d+ more not shown\)$")
-_NUMBERED = compile_lazily(r"^\d+\. (.*)$")
-_COMMAND = compile_lazily(
-    r"^- `(.*)` \((ok|failed|rejected|unknown|printed an error)(?:, ran (\d+) times)?\)(?:: (.*))?$"
-)
-_ERROR = compile_lazily(r"^- (Unresolved|Resolved): (.*?)(?: \(([^:()]*): (.*)\))?$")
-
-
-def parse_summary(text: str) -> tuple[Facts, str | None] | None:
-    """Facts (and any earlier-summary text) read back from a summary in our own format.
-
-    None when `text` is not one of ours (it has none of our section headings at line start).
-    Items a budget left out cannot be recovered; what was shown is (a command's error line shown
-    only under Errors, at the command it names, is its detail again). A request quoted after the
-    summary (under `REQUEST_HEADING`) stands in for the items that refer to it (`SEE_REQUEST`).
-    """
-    lines = text.splitlines()
-    start = next(
-        (i for i, line in enumerate(lines) if line == UPDATE_LINE or line in SECTIONS), None
-    )
-    if start is None or len("\n".join(lines[:start])) > 1000:
-        return None
-    lines = lines[start:]
-    request = ""
-    if REQUEST_HEADING in lines:
-        at = lines.index(REQUEST_HEADING)
-        request = "\n".join(lines[at + 1 :]).strip()
-        lines = lines[:at]
-    current_section: str | None = None
-    headings = 0
-    for line in lines:
-        if line in SECTIONS:
-            current_section = line
-            headings += 1
-        elif line.startswith("## ") and current_section != EARLIER:
-            return None  # a heading of some other format
-    if headings < 2 and lines[0] != UPDATE_LINE:
-        return None
-    sections: dict[str, list[str]] = {}
-    current: str | None = None
-    for line in lines:
-        if line in SECTIONS:
-            current = line
-            sections.setdefault(current, [])
-        elif (
-            current is not None
-            and not _OMITTED.match(line)
-            and (line.strip() or current in (EARLIER, CURRENT))
-        ):
-            sections[current].append(line)
-    bullets = {name: [line.removeprefix("- ") for line in body] for name, body in sections.items()}
-    goal = " ".join(sections.get(GOAL, []))
-    if goal == SEE_REQUEST and request:
-        goal = request
-    messages = []
-    for line in sections.get(USER_MESSAGES, []):
-        match = _NUMBERED.match(line)
-        if match:
-            if match.group(1) == SEE_GOAL and goal:
-                messages.append(goal)
-            else:
-                messages.append(
-                    request if match.group(1) == SEE_REQUEST and request else match.group(1)
-                )
-    commands = []
-    for line in sections.get(COMMANDS, []):
-        match = _COMMAND.match(line)
-        if match:
-            command, outcome, runs, detail = match.groups()
-            commands.append(Command(span_text(command), outcome, detail or "", int(runs or 1)))
-    errors = []
-    for line in sections.get(ERRORS, []):
-        match = _ERROR.match(line)
-        if match:
-            errors.append(
-                ErrorFact(
-                    text=match.group(2),
-                    resolved=match.group(1) == "Resolved",
-                    tool=match.group(3) or "",
-                    where=match.group(4) or "",
-                )
-            )
-    for line in sections.get(ERRORS, []):
-        if line.startswith(PASTED_LINE):
-            errors.append(
-                ErrorFact(text=line.removeprefix(PASTED_LINE), resolved=False, tool=PASTED)
-            )
-    # a command whose error line the errors show (and name it at) had that line as its detail
-    printed = {error.where: error.text for error in errors if not error.resolved and error.where}
-    commands = [
-        replace(c, detail=printed[c.command]) if not c.detail and c.command in printed else c
-        for c in commands
-    ]
-    modified: list[str] = []
-    changes: list[tuple[str, str]] = []
-    for line in bullets.get(FILES_MODIFIED, []):
-        path, _, notes = line.partition(CHANGED)
-        modified.append(path)
-        changes.extend(
-            (path, note) for note in notes.split("; ") if note and "more edits" not in note
-        )
-    constraints = [c for c in bullets.get(CONSTRAINTS, []) if not c.startswith(ANSWER_PREFIXES)]
-    answers = [c for c in bullets.get(CONSTRAINTS, []) if c.startswith(ANSWER_PREFIXES)]
-    pending = [line.removeprefix(ASK) for line in sections.get(PENDING, []) if line.startswith(ASK)]
-    pending = [{SEE_REQUEST: request, SEE_GOAL: goal}.get(ask) or ask for ask in pending]
-    asks = iter(pending)  # a message shown as pending is the pending ask of its turn
-    messages = [next(asks, m) if m == SEE_PENDING else m for m in messages]
-    todos = [line.removeprefix(TODO) for line in sections.get(PENDING, []) if line.startswith(TODO)]
-    earlier = "\n".join(sections.get(EARLIER, [])).strip() or None
-    # the rules a user message shown whole held (the summary does not repeat them)
-    spoken = [*sections.get(GOAL, []), *messages]
-    constraints = list(
-        dict.fromkeys([*(c for text in spoken for c in constraint_sentences(text)), *constraints])
-    )
-    facts = Facts(
-        goal=goal,
-        user_messages=tuple(messages),
-        constraints=tuple(constraints),
-        files_read=tuple(bullets.get(FILES_READ, [])),
-        files_modified=tuple(modified),
-        commands=tuple(commands),
-        errors=tuple(errors),
-        decisions=tuple(bullets.get(DECISIONS, [])),
-        pending=tuple(pending),
-        todos=tuple(todos),
-        identifiers=tuple(bullets.get(IDENTIFIERS, [])),
-        answers=tuple(answers),
-        changes=tuple(changes),
-        plan=tuple(bullets.get(PLAN, [])),
-        reports=tuple(bullets.get(PROGRESS, [])),
-        last_reply="\n".join(sections.get(CURRENT, [])).strip(),
-    )
-    return facts, earlier
 
 
 # --------------------------------------------------------------------------------------------
