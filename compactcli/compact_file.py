@@ -36,7 +36,12 @@ from compactcli.stages.compact import (
     summary_details,
 )
 from compactcli.stages.prune import PruneOptions
-from compactcli.stages.summarize import MIN_SUMMARY_TOKENS, SummarizeOptions, summary_body
+from compactcli.stages.summarize import (
+    MIN_SUMMARY_TOKENS,
+    SummarizeOptions,
+    quoted_request,
+    summary_body,
+)
 from compactcli.stats import report
 from compactcli.summarizers import Summarizer
 from compactcli.summarizers.calls import counting_calls
@@ -421,7 +426,8 @@ def over_parts(
     before its newest summary (a head the format always keeps), the summary, and the kept tail
     after it, as the stages count them; and whether the messages kept around the summary leave
     it room: a summary's body is made no smaller than `MIN_SUMMARY_TOKENS` (or than it is), and
-    its message holds more (the preamble, a quoted request, the closing line). `smaller_total`
+    its message holds more (the preamble, a quoted request, the closing line; a request that
+    takes most of it is named). `smaller_total`
     is the count a smaller summary gave when fitting tried one and it was still over
     (`CompactCheck.smaller_summary_total`). None when its context holds no summary."""
     context = get_dialect(result.format).context(result)
@@ -448,9 +454,16 @@ def over_parts(
     written = counter.text_tokens(body) if body is not None else tokens[at]
     smallest = tokens[at] - written + min(written, MIN_SUMMARY_TOKENS)
     if limit - kept < smallest:
+        request = quoted_request(context[at])  # kept whole: the summary is no smaller
+        quoted = counter.text_tokens(request) if request else 0
+        why = (
+            f", {quoted:,} of them the latest request it quotes whole"
+            if quoted * 2 > smallest
+            else ""
+        )
         return (
             f"{parts}; the kept messages leave the summary {limit - kept:,} tokens, "
-            f"less than its smallest ({smallest:,})"
+            f"less than its smallest ({smallest:,}{why})"
         )
     if smaller_total is not None:
         return f"{parts}; a smaller summary left it over too ({smaller_total:,} tokens)"

@@ -860,6 +860,40 @@ def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() 
     )
 
 
+def test_a_budget_under_the_request_the_summary_quotes_whole_names_it(tmp_path: Path) -> None:
+    """The latest request is quoted whole when its turn is cut: when it takes most of the
+    summary, the note says so, as the reason no summary comes smaller."""
+    log = "\n".join(
+        f"line {i}: INFO worker {i} started with config value {i * 7}" for i in range(120)
+    )
+    records: list[dict[str, Any]] = [
+        {"role": "user", "content": "Set up the worker pool."},
+        {"role": "assistant", "content": "Done: the pool starts four workers."},
+        {"role": "user", "content": f"Here is the log of the last run:\n{log}\nWhy not 7?"},
+    ]
+    for i in range(6):
+        call = {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "ls"}}
+        records.append({"role": "assistant", "content": [call]})
+        done = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 400}
+        records.append({"role": "user", "content": [done]})
+    records.append({"role": "assistant", "content": "Worker 7 never got a config value."})
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "o.jsonl"
+    found = run("compact", str(path), "--max-tokens", "800", "--cut-turn", "--json", "-o", str(out))
+    assert found.exit_code == 1
+    (note,) = json.loads(found.stdout)["notes"]
+    found_numbers = re.search(
+        r"less than its smallest \(([\d,]+), ([\d,]+) of them the latest request it quotes "
+        r"whole\)$",
+        note,
+    )
+    assert found_numbers is not None, note
+    smallest, request = (int(n.replace(",", "")) for n in found_numbers.groups())
+    assert smallest / 2 < request < smallest
+    assert "Why not 7?" in out.read_text()  # quoted whole in the summary, not cut
+
+
 def test_where_the_tokens_are_says_whether_a_smaller_summary_could_fit() -> None:
     codex = TRANSCRIPTS / "codex-summarize-session.jsonl"
     assert run("compact", str(codex), "--max-tokens", "500", "-o", "o.jsonl").exit_code == 1

@@ -568,6 +568,13 @@ def summary_body(message: Message) -> str | None:
     return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[0] if ours else None
 
 
+def quoted_request(message: Message) -> str:
+    """The request the summary this stage wrote in `message` quotes whole (under its heading),
+    or "" when it quotes none."""
+    ours = [b.text for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
+    return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[1] if ours else ""
+
+
 def _budget(
     given: int | None,
     replaced: int,
