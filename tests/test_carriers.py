@@ -257,8 +257,8 @@ def test_a_skill_without_front_matter_is_named_by_its_folder(base: str) -> None:
 
 def test_a_report_keeps_its_list_and_change_lines() -> None:
     text = (
-        "Done. Here's what changed:\n\n- Added `OpenApiConfig` with snake_case schemas\n"
-        "- Moved ops/ to the repo root\n\n```\ncode\n```\nLet me know."
+        "Done. Here's what changed:\n\n---\n- Added `OpenApiConfig` with snake_case schemas\n"
+        "- Moved ops/ to the repo root\n\n```\ncode\n```\n***\nLet me know."
     )
     assert report(text) == (
         "Done. Here's what changed:; Added `OpenApiConfig` with snake_case schemas; "

@@ -711,6 +711,8 @@ def _rules(text: str) -> list[str]:
 # End-of-turn reports
 
 _LIST_ITEM = compile_lazily(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+_RULE_LINE = compile_lazily(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,}|—{2,})\s*$")
+"""A markdown horizontal rule (`---`), which separates parts of a message and says nothing."""
 _BOLD = compile_lazily(r"(?<![\w/*])\*\*(?=[^\s*/])([^*\n]*?[^\s*/])\*\*(?![\w/*])")
 """Bold text (`**New section** — ...`), not a glob's `**` (`src/**/*.py`)."""
 REPORT_MIN_CHARS = 60
@@ -736,9 +738,10 @@ def _step_key(step: str) -> str:
 
 
 def report(text: str) -> str | None:
-    """An end-of-turn message (what was done or found) as one line: its prose and list lines outside
-    code, markdown markers taken off, joined by `; ` (at most `REPORT_CHARS`; a long one keeps
-    its head and its end, where agents flag what is open and ask); None for a short message.
+    """An end-of-turn message (what was done or found) as one line: its prose and list lines
+    outside code, markdown markers and rules (`---`) taken off, joined by `; ` (at most
+    `REPORT_CHARS`; a long one keeps its head and its end, where agents flag what is open and
+    ask); None for a short message.
     A Codex `<proposed_plan>` gives the plan its steps (`proposed_plans`): the report leaves out
     its tags and the steps the plan shows, and keeps the rest of it.
     """
@@ -749,7 +752,7 @@ def report(text: str) -> str | None:
         if raw.strip().startswith("```"):
             fenced = not fenced
             continue
-        if fenced or not raw.strip() or raw.strip().startswith("|---"):
+        if fenced or not raw.strip() or raw.strip().startswith("|---") or _RULE_LINE.match(raw):
             continue
         if raw.strip() in ("<proposed_plan>", "</proposed_plan>"):
             continue
