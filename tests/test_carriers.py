@@ -308,17 +308,20 @@ def test_a_skill_gives_its_urls_time_zones_and_file_names_after_its_rules() -> N
         "---\nname: ship\n---\n# Ship\n\nShip the build to the store.\n\n"
         "## Links\n\n**Upload here**: https://example.org/upload/form\n\n"
         "## Steps\n\n1. Read `release.toml` and `docs/CHANGES.md`, or run `/export`.\n"
+        "   (`CHANGES.md` is `docs/CHANGES.md`; `api/upload` is `/api/upload`.)\n"
         "2. Dates are in Europe/Lisbon time.\n"
         "3. Save it as `./out/build-<version>.zip`, never as a `.txt` file.\n\n"
         "```bash\ncurl https://example.org/in-code\ncat `in-code.md`\n```\n"
     )
-    # a slash command, a bare extension, a placeholder and what code names are no names
+    # a slash command, a bare extension, a placeholder and what code names are no names; a
+    # name another names more fully is said once, fully
     assert skill_rules(body) == (
         "ship",
         [
             "Ship the build to the store.",
             "3. Save it as `./out/build-<version>.zip`, never as a `.txt` file.",
-            "Names: https://example.org/upload/form, Europe/Lisbon, release.toml, docs/CHANGES.md",
+            "Names: https://example.org/upload/form, Europe/Lisbon, release.toml, docs/CHANGES.md, "
+            "/api/upload",
         ],
     )
 

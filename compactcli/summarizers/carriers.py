@@ -667,7 +667,22 @@ def _skill_names(text: str) -> list[str]:
             bare = name.lstrip("./~")
             if _FILE_NAME.match(name) and len(bare) > 2 and ("." in bare or "/" in bare):
                 files.append(name)
-    return list(dict.fromkeys([*urls, *zones, *files]))[:SKILL_NAMES]
+    return list(dict.fromkeys([*urls, *zones, *_most_specific(files)]))[:SKILL_NAMES]
+
+
+def _most_specific(names: Sequence[str]) -> list[str]:
+    """`names` but for one that another names more fully: `workflow-deep.md` beside
+    `references/workflow-deep.md`, `search/projects` beside `/search/projects`."""
+    keys = [name.lstrip("/") for name in names]
+    return [
+        name
+        for name, key in zip(names, keys, strict=True)
+        if not any(
+            other.endswith("/" + key) or (other == key and len(full) > len(name))
+            for full, other in zip(names, keys, strict=True)
+            if full != name
+        )
+    ]
 
 
 def _rules(text: str) -> list[str]:
