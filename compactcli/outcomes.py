@@ -289,11 +289,21 @@ _WRAPPER = compile_lazily(
 )
 
 
+_BANNER = compile_lazily(r"^[A-Z]{2,}(?: [A-Z]{2,}){2,}$")
+"""A heading in capitals over the error it announces (Spring Boot's `APPLICATION FAILED TO
+START`, then `Description:` and the message)."""
+_LABEL = compile_lazily(r"^[A-Z][a-z]+(?: [a-z]+){0,2}:$")
+"""A label of a line that follows it (`Description:`)."""
+
+
 def _unwrapped(line: str, following: Sequence[str]) -> str:
     """An error line that only announces the error (`Script error:`, `Error:`, `npm ERR! code
     E404`, npm 10's `npm error code ERESOLVE`, `There's one or more errors in your config
-    file:`) joined with the line after it, which holds the message."""
-    if (_WRAPPER.match(line) or line.endswith(":")) and following:
+    file:`, a heading in capitals) joined with the line after it, which holds the message (and
+    the one after that when the first is a label: `Description:`)."""
+    if (_WRAPPER.match(line) or line.endswith(":") or _BANNER.match(line)) and following:
+        if _LABEL.match(following[0]) and len(following) > 1:
+            return f"{line} {following[0]} {following[1]}"
         return f"{line} {following[0]}"
     return line
 
@@ -412,11 +422,39 @@ def _no_match(command: str, code: int | None, text: str) -> bool:
     return (code == 1 and program in _NO_MATCH_PROGRAMS) or read_only_command(command)
 
 
-def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False) -> Outcome:
+_LOG_FILE = compile_lazily(r"(?:\.(?:log|err)|(?:^|[/\\])nohup\.out)(?:\.\d+)?$", re.IGNORECASE)
+_NUMBERED = compile_lazily(r"^ *\d+(?:→|\t)", re.MULTILINE)
+"""A line number a read tool puts before each line of a file (Claude Code's `  12→`)."""
+
+
+def reads_log(paths: Sequence[str]) -> bool:
+    """Whether one of `paths` is a log (`server.log`, `app.err`, `nohup.out`, `x.log.1`): what
+    it holds is output, and its error lines are errors of the work."""
+    return any(_LOG_FILE.search(path) for path in paths)
+
+
+def log_error(text: str) -> str:
+    """The error line of a log's text (`error_line`; its lines numbered by a read tool or
+    not), or "" when no line of it reads as an error."""
+    text = _NUMBERED.sub("", _TAG.sub("", shell_output(text)))
+    lines = [line.strip() for line in text.splitlines()]
+    if not any(
+        (carries_error(line) or _SOFT_ERROR.search(line)) and not _PASS_LINE.search(line)
+        for line in lines
+    ):
+        return ""
+    return error_line(text)
+
+
+def outcome(
+    block: Block, shell: bool, command: str = "", *, soft: bool = False, log: bool = False
+) -> Outcome:
     """How a tool call went, from its result block. A search or a look that found nothing
     (`_no_match`: `grep` exit 1, `ls x 2>/dev/null` exit 1 or 2) did not fail. With `soft`, a
     call that did not fail but whose output carries an error (`content_error`; of a read-only
-    command, whose output is what it read, only `access_failed`) is `ok` with that error line."""
+    command, whose output is what it read, only `access_failed`) is `ok` with that error line;
+    with `log` (the call read a log, `reads_log`), so is one whose text shows an error
+    (`log_error`), whatever read it."""
     text = block.text
     if text.startswith(_REJECTED):
         match = _REJECTION_REASON.search(text)
@@ -437,6 +475,9 @@ def outcome(block: Block, shell: bool, command: str = "", *, soft: bool = False)
     if failed and shell and _no_match(command, exit_code(text), text):
         return Outcome("ok")
     if not failed:
+        found = log_error(text) if log else ""
+        if found:  # a log read: its error is the work's, whatever read it
+            return Outcome("ok", error=found)
         if soft and not (command and read_only_command(command)):
             return Outcome("ok", error=content_error(text, shell=shell))
         if soft and shell:

@@ -603,6 +603,15 @@ def shell_reads(name: str | None, arguments: Any) -> list[str]:
     return found
 
 
+def read_paths(name: str | None, arguments: Any) -> tuple[str, ...]:
+    """The paths a call reads: a read tool's path, and the files a shell command reads
+    (`shell_reads`)."""
+    read = touched_files(name, arguments).read
+    if call_kind(name or "", arguments) == "shell":
+        return (*read, *shell_reads(name, arguments))
+    return tuple(read)
+
+
 INSTRUCTION_FILES = frozenset(
     {"skill.md", "agents.md", "claude.md", "gemini.md", ".cursorrules", "conventions.md"}
 )

@@ -712,6 +712,14 @@ def test_the_error_of_a_failed_command_that_printed_no_message_is_its_exit_code(
             "Command exited with code 1",
             "FileNotFoundError: [Errno 2] No such file or directory: 'out/analysis.json'",
         ),
+        (  # a heading in capitals, its label and the message under them
+            "***************************\nAPPLICATION FAILED TO START\n"
+            "***************************\n\nDescription:\n\n"
+            "Web server failed to start. Port 8080 was already in use.\n\nAction:\n\n"
+            "Identify and stop the process.\n",
+            "APPLICATION FAILED TO START Description: Web server failed to start. Port 8080 was "
+            "already in use.",
+        ),
         (  # only weak words left: the first line with one that is not a passing test
             "✓ handles a missing file\nthe upload could not finish\n",
             "the upload could not finish",
@@ -2258,3 +2266,23 @@ def test_a_failed_curl_that_printed_nothing_says_what_its_exit_code_means(
 ) -> None:
     result = outcome(Block("tool_result", output, is_error=True), True, command)
     assert (result.status, result.error) == ("failed", expected)
+
+
+def test_a_shell_that_read_a_log_shows_its_error_and_a_source_file_none() -> None:
+    """`tail` of a server's log exits 0 and is read-only, but a log holds output: its error
+    counts (the command printed an error); `cat` of source code that names an error does not."""
+    log = "2026-06-21 INFO starting\nError: listen EADDRINUSE: address already in use :::3000\n"
+    source = 'export function save() {\n  throw new Error("Failed to save");\n}\n'
+    facts = extract_facts(
+        conversation(
+            ("user", "why does the dev server not start?"),
+            ("assistant", [call("c1", "Bash", command="tail -20 /tmp/next-dev.log")]),
+            ("user", [result("c1", log)]),
+            ("assistant", [call("c2", "Bash", command="cat src/save.ts")]),
+            ("user", [result("c2", source)]),
+        )
+    )
+    assert [(e.text, e.where) for e in facts.errors] == [
+        ("Error: listen EADDRINUSE: address already in use :::3000", "tail -20 /tmp/next-dev.log")
+    ]
+    assert [c.outcome for c in facts.commands] == ["printed an error"]

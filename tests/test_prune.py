@@ -560,6 +560,44 @@ def test_a_file_read_whose_text_names_an_error_printed_none(tmp_path: Path) -> N
     assert facts.errors == ()
 
 
+SPRING_LOG = (
+    "".join(
+        f"2026-06-21T14:47:{n:02d} INFO 69581 --- [main] o.s.Boot : step {n}\n" for n in range(30)
+    )
+    + "***************************\nAPPLICATION FAILED TO START\n***************************\n\n"
+    "Description:\n\nWeb server failed to start. Port 8080 was already in use.\n\n"
+    "> Task :bootRun FAILED\n\nBUILD FAILED in 5s\n"
+)
+
+
+def test_a_log_read_keeps_the_error_it_shows_in_its_placeholder(tmp_path: Path) -> None:
+    """A log's lines are output, not a file's text: the error a read of one shows (`tail` of
+    a server's log, a read tool's numbered lines) is kept, read back as an error of the work;
+    a log of nothing but progress shows none."""
+    numbered = "".join(f"{n:6}→{line}\n" for n, line in enumerate(SPRING_LOG.splitlines(), 1))
+    quiet = "".join(f"2026-06-21 INFO request {n} served\n" for n in range(40))
+    lines = [
+        {"role": "user", "content": "why is the backend down?"},
+        _openai_call("call_1", "read", {"path": "logs/backend.log"}),
+        {"role": "tool", "tool_call_id": "call_1", "content": numbered},
+        _openai_call("call_2", "read", {"path": "logs/access.log"}),
+        {"role": "tool", "tool_call_id": "call_2", "content": quiet},
+        {"role": "assistant", "content": "port 8080 is taken"},
+        {"role": "user", "content": "thanks"},
+    ]
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    _, after = _prune(path, keep_recent=0)
+    error = (
+        "APPLICATION FAILED TO START Description: Web server failed to start. Port 8080 was "
+        "already in use."
+    )
+    assert str(after.records[2].raw["content"]).endswith(f"; printed an error: {error}]")
+    assert "error" not in str(after.records[4].raw["content"]).lower()
+    facts = extract_facts(get_dialect(after.format).context(after))
+    assert [(e.text, e.where) for e in facts.errors] == [(error, "logs/backend.log")]
+
+
 def test_a_poll_clears_the_output_of_the_command_it_polls_by_that_commands_rules(
     tmp_path: Path,
 ) -> None:

@@ -22,7 +22,7 @@ from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.estimate import context_tokens, note_context_tokens
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Dialect, UserShell
-from compactcli.outcomes import CLEARED_FAILURE, CLEARED_SOFT, error_line, outcome
+from compactcli.outcomes import CLEARED_FAILURE, CLEARED_SOFT, error_line, outcome, reads_log
 from compactcli.placeholders import (
     CLEARED_DUPLICATE,
     CLEARED_IMAGE,
@@ -39,6 +39,7 @@ from compactcli.tools import (
     call_kind,
     main_argument,
     polled_command,
+    read_paths,
     reads_instructions,
     shell_command,
     still_running,
@@ -149,7 +150,9 @@ class _Result:
             if shell and self.command_call is not None:
                 command = shell_command(self.command_call.name, self.command_call.arguments)
             soft = self.kind in SOFT_ERROR_KINDS
-            result = outcome(self.block, shell=shell, command=command, soft=soft)
+            call = self.call
+            log = call is not None and reads_log(read_paths(call.name, call.arguments))
+            result = outcome(self.block, shell=shell, command=command, soft=soft, log=log)
             self.error = result.error if result.status in ("failed", "ok") else ""
             self.soft = result.status == "ok" and bool(result.error)
         return self.error

@@ -28,6 +28,7 @@ from compactcli.outcomes import (
     one_line_answer,
     outcome,
     pasted_errors,
+    reads_log,
     refused_call,
 )
 from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
@@ -626,7 +627,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         if found is not None:
             for rule in found[1]:
                 state.add_constraint(f"{found[0]}: {rule}")
-    result = outcome(block, shell, call.command, soft=call.kind in SOFT_ERROR_KINDS)
+    soft = call.kind in SOFT_ERROR_KINDS
+    result = outcome(block, shell, call.command, soft=soft, log=reads_log(call.read))
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
         if call.command:
