@@ -422,14 +422,18 @@ def _no_match(command: str, code: int | None, text: str) -> bool:
     return (code == 1 and program in _NO_MATCH_PROGRAMS) or read_only_command(command)
 
 
-_LOG_FILE = compile_lazily(r"(?:\.(?:log|err)|(?:^|[/\\])nohup\.out)(?:\.\d+)?$", re.IGNORECASE)
+_LOG_FILE = compile_lazily(
+    r"(?:\.(?:log|err)|(?:^|[/\\])nohup\.out)(?:\.\d+)?$|(?:^|[/\\])tasks[/\\][^/\\]+\.output$",
+    re.IGNORECASE,
+)
 _NUMBERED = compile_lazily(r"^ *\d+(?:→|\t)", re.MULTILINE)
 """A line number a read tool puts before each line of a file (Claude Code's `  12→`)."""
 
 
 def reads_log(paths: Sequence[str]) -> bool:
-    """Whether one of `paths` is a log (`server.log`, `app.err`, `nohup.out`, `x.log.1`): what
-    it holds is output, and its error lines are errors of the work."""
+    """Whether one of `paths` is a log (`server.log`, `app.err`, `nohup.out`, `x.log.1`, the
+    `tasks/ID.output` file Claude Code writes a background command's output to): what it holds
+    is output, and its error lines are errors of the work."""
     return any(_LOG_FILE.search(path) for path in paths)
 
 

@@ -24,6 +24,7 @@ from compactcli.outcomes import (
     exit_code,
     outcome,
     pasted_errors,
+    reads_log,
 )
 from compactcli.stages import compact as compact_stage
 from compactcli.summarizers import fact_folds
@@ -2286,3 +2287,11 @@ def test_a_shell_that_read_a_log_shows_its_error_and_a_source_file_none() -> Non
         ("Error: listen EADDRINUSE: address already in use :::3000", "tail -20 /tmp/next-dev.log")
     ]
     assert [c.outcome for c in facts.commands] == ["printed an error"]
+
+
+def test_logs_are_told_by_their_names() -> None:
+    logs = ["/tmp/next-dev.log", "logs/app.err", "nohup.out", "x.log.1", "C:\\app\\srv.LOG"]
+    logs.append("/private/tmp/claude-501/-Users-a/0c18/tasks/bomjc7gus.output")
+    assert all(reads_log([path]) for path in logs)
+    others = ["src/logger.ts", "blog.md", "a.out", "docs/output.md", "catalog/x.json"]
+    assert not any(reads_log([path]) for path in others)
