@@ -2295,3 +2295,21 @@ def test_logs_are_told_by_their_names() -> None:
     assert all(reads_log([path]) for path in logs)
     others = ["src/logger.ts", "blog.md", "a.out", "docs/output.md", "catalog/x.json"]
     assert not any(reads_log([path]) for path in others)
+
+
+def test_an_error_is_read_from_the_whole_command_not_the_line_that_shows_it() -> None:
+    """A command too long for its line is cut in the middle to be shown; what its error says
+    is read from all of it (the curl in the middle of a long chain timed out)."""
+    checks = " && ".join(
+        f'echo "=== check {n} ===" && grep -c "panel{n}" /tmp/page.html' for n in range(6)
+    )
+    command = f"{checks} && curl -s -o /tmp/login.html --max-time 5 http://localhost:3001/login && {checks}"
+    facts = extract_facts(
+        conversation(
+            ("user", "does the login page load?"),
+            ("assistant", [call("c1", "Bash", command=command)]),
+            ("user", [result("c1", "HTTP 000\n\n\nCommand exited with code 28", is_error=True)]),
+        )
+    )
+    assert "curl" not in facts.commands[0].command  # the line shows its head and tail
+    assert [e.text for e in facts.errors] == ["Command exited with code 28 (curl: timed out)"]

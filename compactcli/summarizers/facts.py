@@ -64,6 +64,7 @@ from compactcli.tools import (
     local_path,
     polled_command,
     read_only_command,
+    shell_command,
     shell_reads,
     still_running,
     touched_files,
@@ -628,7 +629,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             for rule in found[1]:
                 state.add_constraint(f"{found[0]}: {rule}")
     soft = call.kind in SOFT_ERROR_KINDS
-    result = outcome(block, shell, call.command, soft=soft, log=reads_log(call.read))
+    whole = shell_command(call.name, call.arguments) if shell else ""  # not cut to a line's room
+    result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read))
     where = call.command or (call.modified or call.read or ("",))[0]
     if result.status == "rejected":
         if call.command:
