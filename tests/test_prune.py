@@ -539,18 +539,22 @@ def test_an_error_printed_by_a_call_that_did_not_fail_is_kept_in_its_placeholder
     )
 
 
+def _reads_session(path: Path, ask: str, reads: list[tuple[str, str]]) -> Path:
+    """An OpenAI-format session at `path`: `ask`, a `read` call and its result per (path, text)
+    of `reads` (records 1, 2; 3, 4; ...), then an answer and a thank-you."""
+    lines: list[dict[str, object]] = [{"role": "user", "content": ask}]
+    for n, (read, text) in enumerate(reads, start=1):
+        lines.append(_openai_call(f"call_{n}", "read", {"path": read}))
+        lines.append({"role": "tool", "tool_call_id": f"call_{n}", "content": text})
+    lines += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
 def test_a_file_read_whose_text_names_an_error_printed_none(tmp_path: Path) -> None:
     body = "  const tries = 3;\n" * 60
     source = f"export function save() {{\n  this.showError(`Failed to export: ${{m}}`);\n{body}}}\n"
-    lines = [
-        {"role": "user", "content": "read it"},
-        _openai_call("call_1", "read", {"path": "src/save.ts"}),
-        {"role": "tool", "tool_call_id": "call_1", "content": source},
-        {"role": "assistant", "content": "done"},
-        {"role": "user", "content": "thanks"},
-    ]
-    path = tmp_path / "read.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    path = _reads_session(tmp_path / "read.jsonl", "read it", [("src/save.ts", source)])
     _, after = _prune(path, keep_recent=0)
     placeholder = str(after.records[2].raw["content"])
     assert placeholder.startswith("[Old tool result cleared: read src/save.ts")
@@ -576,17 +580,8 @@ def test_a_log_read_keeps_the_error_it_shows_in_its_placeholder(tmp_path: Path) 
     a log of nothing but progress shows none."""
     numbered = "".join(f"{n:6}→{line}\n" for n, line in enumerate(SPRING_LOG.splitlines(), 1))
     quiet = "".join(f"2026-06-21 INFO request {n} served\n" for n in range(40))
-    lines = [
-        {"role": "user", "content": "why is the backend down?"},
-        _openai_call("call_1", "read", {"path": "logs/backend.log"}),
-        {"role": "tool", "tool_call_id": "call_1", "content": numbered},
-        _openai_call("call_2", "read", {"path": "logs/access.log"}),
-        {"role": "tool", "tool_call_id": "call_2", "content": quiet},
-        {"role": "assistant", "content": "port 8080 is taken"},
-        {"role": "user", "content": "thanks"},
-    ]
-    path = tmp_path / "log.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    reads = [("logs/backend.log", numbered), ("logs/access.log", quiet)]
+    path = _reads_session(tmp_path / "log.jsonl", "why is the backend down?", reads)
     _, after = _prune(path, keep_recent=0)
     error = (
         "APPLICATION FAILED TO START Description: Web server failed to start. Port 8080 was "
