@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from compactcli import atomic, batch, in_place, interrupts, lifetime, undo
 from compactcli.errors import OutputError, UsageError
+from compactcli.estimate import context_tokens
 from compactcli.formats import get_dialect
 from compactcli.in_place import Identity, file_identity
 from compactcli.injection import get_writer
@@ -429,12 +430,20 @@ def over_parts(
     its message holds more (the preamble, a quoted request, the closing line; a request that
     takes most of it is named). `smaller_total`
     is the count a smaller summary gave when fitting tried one and it was still over
-    (`CompactCheck.smaller_summary_total`). None when its context holds no summary."""
+    (`CompactCheck.smaller_summary_total`). The kept messages count what the count of the whole
+    result counts (a response at least the output its usage recorded). None when its context
+    holds no summary."""
     context = get_dialect(result.format).context(result)
     at = next((i for i in range(len(context) - 1, -1, -1) if context[i].summary), None)
     if at is None:
         return None
     tokens = [counter.message_tokens(m) for m in context]
+    # a response costs at least the output its usage recorded (thinking the file leaves out),
+    # as the count of the whole result has it: kept messages' tokens, the tail's when there is one
+    extra = max(0, context_tokens(result, counter) - sum(tokens))
+    kept_at = len(tokens) - 1 if at < len(tokens) - 1 else at - 1
+    if extra and kept_at >= 0:
+        tokens[kept_at] += extra
     kept = sum(tokens) - tokens[at]
     summary, tail = f"{tokens[at]:,}", f"({_messages(context[at + 1 :])}) {sum(tokens[at + 1 :]):,}"
     if at == 0:

@@ -839,7 +839,10 @@ def test_a_standing_context_over_the_budget_is_named_as_the_reason() -> None:
     assert "standing context" not in fits.stderr
 
 
-def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() -> None:
+def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_counts_it_all() -> None:
+    """A smaller summary that leaves the result over is not used (it would cut facts for a
+    result over anyway). The note's parts add up to the count of the result: the kept tail
+    with what its responses' usage recorded (thinking the file leaves out)."""
     path = EVAL_FIXTURES / "anthropic-20k-s4.jsonl"
     result = run("compact", str(path), "--max-tokens", "3900", "-o", "o.jsonl", "--json")
     assert result.exit_code == 1
@@ -848,9 +851,13 @@ def test_a_smaller_summary_that_left_it_over_is_not_used_and_the_note_says_so() 
         4633,
         [
             f"{path}: still over: the summary takes 1,207 tokens and the kept tail (3 messages) "
-            "2,432; a smaller summary left it over too (3,996 tokens)"
+            "3,426; the kept messages leave the summary 474 tokens, less than its smallest (571)"
         ],
     )
+    parts = re.findall(
+        r"takes ([\d,]+) tokens and the kept tail \(3 messages\) ([\d,]+)", report["notes"][0]
+    )
+    assert sum(int(n.replace(",", "")) for n in parts[0]) == report["tokens_after"]
     found = compact_check(library(path, max_tokens=3900, fit=True))
     assert found is not None
     assert (found.tokens_after, found.smaller_summary_total, found.summary_tokens) == (
