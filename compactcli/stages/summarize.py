@@ -561,18 +561,25 @@ def _rewritten(before: Sequence[Record], after: Sequence[Record]) -> list[int]:
     return [r.lineno for r in candidates if id(r) not in kept_as_read]
 
 
+def _summary_parts(message: Message) -> tuple[str, str] | None:
+    """(body, quoted request) of the summary this stage wrote in `message`, its framing and the
+    agents' wrappers taken off; None when the message holds none."""
+    ours = [b.text for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
+    return split_request(unframe("\n\n".join(ours), summary_wrappers())[0]) if ours else None
+
+
 def summary_body(message: Message) -> str | None:
     """The body of the summary this stage wrote in `message` (its framing, its quoted request
     and the agents' wrappers taken off), or None when the message holds none."""
-    ours = [b.text for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
-    return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[0] if ours else None
+    parts = _summary_parts(message)
+    return parts[0] if parts else None
 
 
 def quoted_request(message: Message) -> str:
     """The request the summary this stage wrote in `message` quotes whole (under its heading),
     or "" when it quotes none."""
-    ours = [b.text for b in message.blocks if b.kind == "text" and has_preamble(b.text)]
-    return split_request(unframe("\n\n".join(ours), summary_wrappers())[0])[1] if ours else ""
+    parts = _summary_parts(message)
+    return parts[1] if parts else ""
 
 
 def _budget(
