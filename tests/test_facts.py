@@ -1299,6 +1299,32 @@ def test_the_error_of_a_failed_chain_is_resolved_once_each_of_its_commands_passe
     }
 
 
+def test_the_error_of_a_failed_chain_that_names_its_command_is_that_command_s() -> None:
+    """`git add && git commit && git push` that printed `failed to push some refs` failed at
+    `git push` (the commands before it passed, or it would not have run): a later `git pull
+    --rebase && git push` that succeeds resolves it. A line that names no command of its chain,
+    or more than one, still waits for every command."""
+    steps = [  # (command, output, failed)
+        (
+            "git add README.md && git commit -m 'Final' && git push origin main",
+            "[main c83eea1] Final\n ! [rejected] main -> main (fetch first)\n"
+            "error: failed to push some refs to 'https://github.com/o/r.git'",
+            True,
+        ),
+        ("npm run build && npm run lint", "Error: lint found 3 problems in the build", True),
+        ("npm run typecheck && npm test", "error TS2304: Cannot find name 'x'", True),
+        ("git pull --rebase origin main && git push origin main", "main -> main", False),
+        ("npm run lint", "ok", False),
+        ("npm test", "ok", False),
+    ]
+    resolved = _resolved_after(steps)
+    assert resolved == {
+        "git add README.md && git commit -m 'Final' && git push origin main": True,
+        "npm run build && npm run lint": False,  # names both: `build` and `lint`
+        "npm run typecheck && npm test": False,  # names neither: `typecheck` never passed
+    }
+
+
 @pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.name)
 def test_every_fixture_gives_facts_with_a_goal(path: Path) -> None:
     transcript = read_transcript(str(path))

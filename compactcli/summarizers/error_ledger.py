@@ -4,8 +4,9 @@
 from; lines that differ only in their numbers, a process id or a port, are one), in the order
 last seen, and marks an error resolved when a later call succeeds where it failed
 (`ErrorLedger.resolve`): the same command (its quoting aside) or a wider run of it, each command
-of a chain joined by `&&` (a failed chain's error once every command of it has passed), or the
-same path with a tool of the same kind. An unresolved error that is only an exit code is given
+of a chain joined by `&&` (a failed chain's error once every command of it has passed, or only
+the one its line names: `failed to push` is `git push`'s), or the same path with a tool of the
+same kind. An unresolved error that is only an exit code is given
 once for the commands that failed with it (`values`). Unresolved errors are indexed by what
 resolves them, so each successful call of a long session looks at its few candidates, not at
 every error.
@@ -46,6 +47,38 @@ _SETUP_WORDS = (("npm", "pkg", "set"), ("npm", "config", "set"), ("git", "config
 """Commands of a chain that only set up the shell or the project for the next (`source
 .venv/bin/activate && pytest`, `mkdir -p out && ...`, `npm pkg set type=module && npx hardhat
 compile`): not what printed its error, and not run again alone."""
+
+
+_VERB = re.compile(r"[a-z][a-z-]{2,}")
+_RUNNERS = frozenset({"run", "exec", "run-script"})
+
+
+def _verb(command: str) -> str:
+    """What a command of a chain does, as its error line would name it: the subcommand (`push`
+    of `git push origin main`, the script of `npm run lint`), else the program (`pytest`); ""
+    when it is not a plain word."""
+    words = command.split()
+    if len(words) > 2 and words[1] in _RUNNERS:
+        word = words[2]
+    elif len(words) > 1 and not words[1].startswith("-"):
+        word = words[1]
+    else:
+        word = words[0].rsplit("/", 1)[-1] if words else ""
+    word = word.lower()
+    return word if _VERB.fullmatch(word) else ""
+
+
+def _named(text: str, parts: set[str]) -> set[str]:
+    """Of a failed chain's commands, the one its error line names by what it does (`error:
+    failed to push some refs` of `git add -A && git commit -m x && git push`), when exactly one
+    is named; else all of them (which printed it is not known)."""
+    low = text.lower()
+    named = {
+        part
+        for part in parts
+        if (verb := _verb(part)) and re.search(rf"(?<![\w-]){re.escape(verb)}(?![\w-])", low)
+    }
+    return named if len(named) == 1 else parts
 
 
 def _sets_up(command: str) -> bool:
@@ -123,8 +156,8 @@ class ErrorLedger:
         `command_key` gives it) those of the same command or (unless `exact`) a narrower run of
         it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
         made by a tool of its `kind` (an edit resolves any). The error of a failed chain `a &&
-        b` (which of its commands printed it is not known) is resolved once each of them has
-        succeeded, alone or in another chain."""
+        b` is resolved once each of them has succeeded, alone or in another chain; when its line
+        names one of them by what it does (`_named`), once that one has."""
         if not where:
             return
         key = _loose(key)
@@ -159,6 +192,7 @@ class ErrorLedger:
         chain = and_chain(failed) if "&&" in failed else []
         parts = {_loose(command_key(p)) for p in chain if not _sets_up(p)}
         if len(chain) > 1 and parts:
+            parts = _named(error.text, parts)
             self._unpassed[key] = parts
             for part in parts:
                 self._by_part.setdefault(part, {})[key] = None
