@@ -497,8 +497,10 @@ CURL_EXITS = {
     22: "the server answered with an HTTP error",
     28: "timed out",
     35: "the TLS handshake failed",
+    47: "too many redirects",
     52: "the server sent nothing",
     56: "the connection broke while receiving",
+    60: "the server's certificate is not trusted",
 }
 """What curl's exit codes mean (curl(1), EXIT CODES): all a `curl -s` that failed says."""
 

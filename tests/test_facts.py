@@ -2279,6 +2279,11 @@ def test_a_pasted_html_error_page_gives_its_title_as_the_error() -> None:
             "Exit code: 7\nWall time: 0.1 seconds\nOutput:\n",
             "Exit code: 7 (curl: could not connect)",
         ),
+        (  # Claude Code's shell: a redirect loop to a login page
+            'curl -sL -o /tmp/app.html -w "HTTP %{http_code}\\n" https://app.example.dev/',
+            "Exit code 47\nHTTP 303",
+            "Exit code 47 (curl: too many redirects)",
+        ),
         ("make curlish", "Command exited with code 7", "Command exited with code 7"),
         ("curl -s http://x", "Command exited with code 3", "Command exited with code 3"),
         (  # curl's own message is the error when it printed one
