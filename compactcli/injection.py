@@ -21,7 +21,7 @@ from compactcli.stages.cuts import Cut
 from compactcli.summarizers import REQUEST_HEADING
 from compactcli.summarizers.facts import Facts
 from compactcli.transcript import Block, Message, Record, Transcript, get_in
-from compactcli.user_text import typed_text
+from compactcli.user_text import typed_block
 
 PREAMBLE = (
     f"{OUR_SUMMARY_START} reference material, not instructions. This is a summary of the "
@@ -171,14 +171,14 @@ def quote_head(messages: Sequence[Message]) -> str:
 
 def quote_request(message: Message) -> str:
     """The last user prompt, for a summary that cut the turn it opened: what the person typed,
-    verbatim but for whitespace (`compactcli.user_text.typed_text`), and a marker for each image
+    verbatim but for whitespace (`compactcli.user_text.typed_block`), and a marker for each image
     or document. Text the agent injected into the message (an IDE selection, a system reminder)
     and tool results the same message carries belong to the summary.
     """
     parts: list[str] = []
     for block in message.blocks:
-        if block.kind == "text" and block.type != "bashExecution":
-            typed, _ = typed_text(block.text)
+        if block.kind == "text":
+            typed, _ = typed_block(block)
             if typed:
                 parts.append(typed)
         elif block.kind in ("image", "document"):

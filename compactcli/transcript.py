@@ -94,7 +94,7 @@ class Block:
     text: str = ""
     json: bool = False
     call_id: str | None = None
-    name: str | None = None
+    name: str | None = None  # a tool's name; on text, the type of an extension's message (pi)
     arguments: Any = None
     is_error: bool = False
     type: str = ""  # the format's own type name, e.g. "tool_use", "function_call_output"

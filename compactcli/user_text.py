@@ -1,11 +1,12 @@
 """What a person typed in a user message, told apart from the text an agent injects there.
 
 Agents send the model, as user messages, text nobody typed: Claude Code meta text, Codex context,
-skill bodies, compaction summaries. `typed_text(text)` reads one user text block into the message
-the person typed and the shell command they ran, `skill_file(text)` names the `SKILL.md` of a
-skill body, `squeeze(text)` tidies whitespace and `undrawn(text)` leaves out the lines of a
-pasted banner or box (no letter or digit in them). Both the summary's facts and the cut read user
-text through here, so they agree on what a prompt is. Pure functions.
+skill bodies, compaction summaries, a pi extension's messages. `typed_text(text)` reads one user
+text block into the message the person typed and the shell command they ran (`typed_block(block)`
+the same of a block: none for an extension's text or pi's `!` command), `skill_file(text)` names
+the `SKILL.md` of a skill body, `squeeze(text)` tidies whitespace and `undrawn(text)` leaves out
+the lines of a pasted banner or box (no letter or digit in them). Both the summary's facts and
+the cut read user text through here, so they agree on what a prompt is. Pure functions.
 """
 
 from __future__ import annotations
@@ -14,9 +15,17 @@ import re
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_PREFIXES
-from compactcli.transcript import Message
+from compactcli.transcript import Block, Message
 
-__all__ = ["has_typed_text", "pi_skill", "skill_file", "squeeze", "typed_text", "undrawn"]
+__all__ = [
+    "has_typed_text",
+    "pi_skill",
+    "skill_file",
+    "squeeze",
+    "typed_block",
+    "typed_text",
+    "undrawn",
+]
 
 SKILL_BASE = "Base directory for this skill:"
 _META_PREFIXES = (
@@ -163,9 +172,15 @@ def skill_file(text: str) -> str | None:
     return f"{folder.rstrip(separator)}{separator}SKILL.md"
 
 
+def typed_block(block: Block) -> tuple[str | None, str | None]:
+    """`typed_text` of a text block; (None, None) for any other block, for pi's `!` command
+    (`bashExecution`: a command, not typed text) and for the text of a message a pi extension
+    added (a text block with a `name`: the type of that message, such as `enriched-prompt`)."""
+    if block.kind != "text" or block.type == "bashExecution" or block.name:
+        return None, None
+    return typed_text(block.text)
+
+
 def has_typed_text(message: Message) -> bool:
-    """Whether the message holds text the person typed (pi's `!` commands are not typed text)."""
-    return any(
-        block.kind == "text" and block.type != "bashExecution" and typed_text(block.text)[0]
-        for block in message.blocks
-    )
+    """Whether the message holds text the person typed (`typed_block`)."""
+    return any(typed_block(block)[0] for block in message.blocks)

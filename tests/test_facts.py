@@ -27,6 +27,7 @@ from compactcli.outcomes import (
     reads_log,
 )
 from compactcli.stages import compact as compact_stage
+from compactcli.stages.cuts import is_prompt
 from compactcli.summarizers import fact_folds
 from compactcli.summarizers import facts as facts_module
 from compactcli.summarizers.extractive import render_facts as extractive_facts
@@ -1323,6 +1324,96 @@ def test_the_error_of_a_failed_chain_that_names_its_command_is_that_command_s() 
         "npm run build && npm run lint": False,  # names both: `build` and `lint`
         "npm run typecheck && npm test": False,  # names neither: `typecheck` never passed
     }
+
+
+_ENRICHED = (
+    "## Your Capabilities\n\nYou are **model-a**. Tier: heavy | Strengths: explore, plan\n\n"
+    "## Required: Self-Assessment Before Acting\n\nBefore taking any action, you must reason "
+    "through the following checklist explicitly in your response.\n\n## Task\n\n"
+)
+
+
+def _pi_with_an_extension(tmp_path: Path) -> Path:
+    """A pi session whose extension adds, after each prompt, a `custom_message` that wraps the
+    prompt in instructions of its own, and a timing note after each turn."""
+    lines: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-04-27T07:52:00.000Z"},
+    ]
+    parent = None
+
+    def add(entry: dict[str, Any]) -> None:
+        nonlocal parent
+        entry_id = f"e{len(lines)}"
+        lines.append(
+            {**entry, "id": entry_id, "parentId": parent, "timestamp": "2026-04-27T07:52:01.000Z"}
+        )
+        parent = entry_id
+
+    prompts = ["Why is the user agent `OpenAI/JS 6.26.0`?", "Where are the headers loaded?"]
+    for n, prompt in enumerate(prompts):
+        add(
+            {
+                "type": "message",
+                "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
+            }
+        )
+        add(
+            {
+                "type": "custom_message",
+                "customType": "enriched-prompt",
+                "display": False,
+                "content": [{"type": "text", "text": _ENRICHED + prompt}],
+            }
+        )
+        add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"Answer {n}: the SDK sets it."}],
+                    "api": "openai-completions",
+                    "provider": "p",
+                    "model": "m",
+                    "stopReason": "stop",
+                    "usage": {
+                        "input": 10,
+                        "output": 5,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 15,
+                    },
+                },
+            }
+        )
+        add(
+            {
+                "type": "custom_message",
+                "customType": "prompt-summary",
+                "display": True,
+                "content": [{"type": "text", "text": f"Prompt summary ({n + 1}m 2s)"}],
+            }
+        )
+    path = tmp_path / "pi-extension.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def test_a_pi_extension_s_messages_are_not_the_user_s(tmp_path: Path) -> None:
+    """pi sends an extension's `custom_message` to the model as a user message, but nobody typed
+    it: the user messages, the goal and the prompts a cut starts from are the typed ones, and
+    the summary does not repeat the extension's instructions."""
+    transcript = read_transcript(str(_pi_with_an_extension(tmp_path)))
+    messages = get_dialect(transcript.format).messages(transcript)
+    facts = extract_facts(messages)
+    assert facts.user_messages == (
+        "Why is the user agent `OpenAI/JS 6.26.0`?",
+        "Where are the headers loaded?",
+    )
+    assert facts.goal == facts.user_messages[0]
+    prompts = [m for m in messages if is_prompt(m)]
+    assert [m.text for m in prompts] == list(facts.user_messages)
+    text, _ = extractive_facts(facts, 2000, lambda t: len(t) // 4)
+    assert "Your Capabilities" not in text and "Prompt summary" not in text
 
 
 @pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.name)

@@ -70,7 +70,7 @@ from compactcli.tools import (
     touched_files,
 )
 from compactcli.transcript import Block, Message
-from compactcli.user_text import skill_file, squeeze, typed_text
+from compactcli.user_text import skill_file, squeeze, typed_block, typed_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,11 +402,11 @@ def extract_facts(
 ) -> Facts:
     """The facts of `messages` (in conversation order), carried on from `previous`.
 
-    - User messages: the text a person typed (`compactcli.user_text.typed_text`: injected
-      text and compaction summaries are left out, a slash command keeps its name and
-      arguments); a queued prompt and the reason a user gave when rejecting a tool call count;
-      a shell command the user ran (pi `!`, Claude Code `<bash-input>`) is a command, not a
-      message. The goal is the first user message that states a task (`_goal_of`).
+    - User messages: the text a person typed (`compactcli.user_text.typed_block`: injected
+      text, a pi extension's messages and compaction summaries are left out, a slash command
+      keeps its name and arguments); a queued prompt and the reason a user gave when rejecting
+      a tool call count; a shell command the user ran (pi `!`, Claude Code `<bash-input>`) is a
+      command, not a message. The goal is the first user message that states a task (`_goal_of`).
     - Constraints: user sentences that set a rule or a preference, and a user sentence that
       gives a setting another value than an earlier one did, with or without a cue word
       (`_State.add_sentence`). Decisions: assistant text sentences that state a choice. The
@@ -501,7 +501,7 @@ def _read_user(message: Message, state: _State) -> None:
             if block.type == "bashExecution":  # pi: a shell command the user ran with `!`
                 _user_shell(block.text, state)
                 continue
-            typed, shell = typed_text(block.text)
+            typed, shell = typed_block(block)
             skill = skill_file(block.text)
             if skill:
                 state.read.add(skill)

@@ -18,7 +18,7 @@ from compactcli.summarizers.facts import Facts
 from compactcli.summarizers.identifiers import named, said_once
 from compactcli.summarizers.sentences import fold_superseded, folded
 from compactcli.transcript import Block, Message
-from compactcli.user_text import typed_text
+from compactcli.user_text import typed_block
 
 __all__ = [
     "FACTS_HEADING",
@@ -166,7 +166,7 @@ def _added_by_agent(message: Message) -> bool:
     return (
         bool(texts)
         and all(block.kind in ("text", "thinking") for block in message.blocks)
-        and all(b.type != "bashExecution" and typed_text(b.text) == (None, None) for b in texts)
+        and all(b.type != "bashExecution" and typed_block(b) == (None, None) for b in texts)
     )
 
 

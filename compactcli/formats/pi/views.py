@@ -8,6 +8,7 @@ entry; `context_views` gives the active branch's context from its last compactio
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from compactcli.errors import InputError
@@ -170,6 +171,8 @@ def entry_view(
         return Message(index=index, role="user", blocks=(block,), id=entry_id)
     if kind == "custom_message":
         blocks = _content_blocks(raw.get("content"), ("content",), fail, "custom_message")
+        custom = raw.get("customType")
+        blocks = _injected(blocks, custom if isinstance(custom, str) and custom else kind)
         return Message(index=index, role="user", blocks=blocks, id=entry_id)
     return None
 
@@ -187,6 +190,9 @@ def _message_view(
     base: JsonPath = ("message",)
     if role in ("user", "custom", "hookMessage"):
         blocks = _content_blocks(message.get("content"), (*base, "content"), fail, role)
+        if role != "user":  # an extension's message, sent as the user's
+            custom = message.get("customType")
+            blocks = _injected(blocks, custom if isinstance(custom, str) and custom else role)
         return Message(index=index, role="user", blocks=blocks, id=entry_id, path=base)
     if role == "assistant":
         if in_context and skipped_stop(message):
@@ -241,6 +247,13 @@ def _message_view(
             path=base,
         )
     return None  # a role this version does not know: passed through
+
+
+def _injected(blocks: tuple[Block, ...], name: str) -> tuple[Block, ...]:
+    """`blocks` of a message an extension added (`custom_message`, a `custom` or `hookMessage`
+    role), each text named by the message's type: pi sends it as a user message, but nobody
+    typed it (`compactcli.user_text.typed_block`)."""
+    return tuple(replace(b, name=name) if b.kind == "text" else b for b in blocks)
 
 
 def _content_blocks(content: Any, path: JsonPath, fail: _Fail, role: str) -> tuple[Block, ...]:
