@@ -253,7 +253,9 @@ def error_line(text: str) -> str:
     ):
         last = failing[0]  # what it announced (`by running:`) is a fix; the message came first
     words = _words(last)
-    if exits and (not words or (words < MESSAGE_WORDS and any(c.isdigit() for c in last))):
+    if exits and (  # a short line of numbers or an address is output (`HTTP 000`, `final URL:`)
+        not words or (words < MESSAGE_WORDS and (any(c.isdigit() for c in last) or "://" in last))
+    ):
         return head_tail(exits[0], ERROR_CHARS)
     return head_tail(last, ERROR_CHARS)
 

@@ -2372,7 +2372,7 @@ def test_a_pasted_html_error_page_gives_its_title_as_the_error() -> None:
         ),
         (  # Claude Code's shell: a redirect loop to a login page
             'curl -sL -o /tmp/app.html -w "HTTP %{http_code}\\n" https://app.example.dev/',
-            "Exit code 47\nHTTP 303",
+            "Exit code 47\nHTTP 303\nfinal URL: https://app.example.dev/-/login",
             "Exit code 47 (curl: too many redirects)",
         ),
         ("make curlish", "Command exited with code 7", "Command exited with code 7"),
