@@ -254,6 +254,9 @@ def _numbered_lines(text: str) -> int:
 
 
 _OPENAI_PREFIXES = ("gpt", "o1", "o3", "o4", "chatgpt", "codex", "text-embedding", "davinci")
+_LARGE_VOCABULARY = ("deepseek", "glm", "kimi")
+"""Models whose tokenizers have vocabularies about the size of o200k's (DeepSeek, GLM, Kimi),
+which cut code and prose into about as many tokens: they count with OpenAI's density."""
 
 
 def _model_name(model: str) -> str:
@@ -279,7 +282,7 @@ def density_for(model: str | None, format: str | None = None) -> Density:
 def _tokenizer_density(model: str | None, format: str | None) -> Density:
     if model:
         name = _model_name(model)
-        if name.startswith(_OPENAI_PREFIXES):
+        if name.startswith(_OPENAI_PREFIXES) or name.startswith(_LARGE_VOCABULARY):
             return OPENAI
         if "claude" in name:
             return CLAUDE

@@ -141,6 +141,14 @@ def test_density_follows_the_model_then_the_format() -> None:
     assert density_for(None, "openai") is OPENAI
     assert density_for("some-local-model", "pi") is CLAUDE
     assert density_for(None, "claude-code") is CLAUDE
+    # tokenizers with vocabularies the size of o200k's, as pi records their models
+    for model in (
+        "glm-5.1",
+        "deepseek-v4-flash-free",
+        "kimi-k2.5",
+        "openrouter/moonshotai/kimi-k2",
+    ):
+        assert density_for(model, "pi").prose == OPENAI.prose, model
 
 
 def test_scaled_density_divides_characters_per_token() -> None:
