@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """How close `compactcli estimate` lands on the growth the agents recorded.
 
-For each Claude Code and Codex transcript (default: the real ones in ../shared/corpus), take
-every pair of consecutive usage anchors on the context view (the context as it stood before
-each compaction, and after the last one), and compare what the agent recorded between them
-(the later context size minus the earlier) with what compactcli estimates was added: the
-messages in between plus the later response. Prints, per file, the aggregate ratio
-estimated / recorded for
+For each Claude Code, Codex or pi transcript (default: the Claude Code and Codex ones of
+../shared/corpus), take every pair of consecutive usage anchors on the context view (the context
+as it stood before each compaction, and after the last one), and compare what the agent recorded
+between them (the later context size minus the earlier) with what compactcli estimates was added:
+the messages in between plus the later response. A Claude Code pair is left out (counted in `left
+out`) when main-thread messages the file holds between its two anchors are off the context chain
+Claude Code's loader reads now (`comparable`): the live session may have sent them (tool
+progress records written after a later turn hang it off an older tool call), a resume does not,
+so what it recorded is not the growth of the context compactcli counts. Prints, per file, the
+aggregate ratio estimated / recorded for
 
 - `heuristic`: the fixed per-block rules (target: within +-15% for files with >= 10 anchors);
 - `calibrated`: judged held out, as the method is used (it fits what was recorded so far and
@@ -68,6 +72,49 @@ def deltas_of(transcript: Transcript, factor: float = 1.0) -> list[Delta]:
     return sorted(seen.values(), key=lambda d: d.first_line)
 
 
+def comparable(transcript: Transcript, deltas: list[Delta]) -> tuple[list[Delta], int]:
+    """`deltas` but those whose span holds Claude Code messages of the main thread that are off
+    the context chain of an epoch that read them, and how many were left out. A resume does
+    not load them, so compactcli does not count them; but the live session may have sent them
+    (tool progress records written after a later turn hang that turn's chain off an older tool
+    call), and then what it recorded is not the growth of the chain. A rewind's dead branch
+    leaves its pairs out too. Subagent (sidechain) records are never in the main context."""
+    if transcript.format != "claude-code":
+        return deltas, 0
+    dialect = get_dialect(transcript.format)
+    counter = HeuristicCounter(density_for(dialect.model(transcript), transcript.format))
+    spoilt: set[tuple[int, int]] = set()
+    for epoch in epochs(transcript):
+        records = epoch.records
+        chain = {records[m.index].lineno for m in dialect.context(epoch)}
+        if not chain:
+            continue
+        first = min(chain)
+        off = [
+            records[m.index].lineno
+            for m in dialect.messages(epoch)
+            if records[m.index].lineno > first
+            and records[m.index].lineno not in chain
+            and not (
+                isinstance(records[m.index].raw, dict) and records[m.index].raw.get("isSidechain")
+            )
+        ]
+        found, _ = usage_deltas(records, transcript.format, counter=counter)
+        spoilt.update(
+            (d.first_line, d.last_line)
+            for d in found
+            if any(d.first_line < line < d.last_line for line in off)
+        )
+    kept = [d for d in deltas if (d.first_line, d.last_line) not in spoilt]
+    return kept, len(deltas) - len(kept)
+
+
+def _same(deltas: list[Delta], pairs: list[Delta]) -> list[Delta]:
+    """Of `deltas`, those of the anchor pairs of `pairs`."""
+    keys = {(d.first_line, d.last_line) for d in pairs}
+    return [d for d in deltas if (d.first_line, d.last_line) in keys]
+
+
 def ratio(deltas: list[Delta]) -> float | None:
     recorded = sum(d.recorded for d in deltas)
     return sum(d.estimated for d in deltas) / recorded if recorded > 0 else None
@@ -104,6 +151,7 @@ class Accuracy:
     path: Path
     format: str
     pairs: int
+    left_out: int  # pairs whose span holds a branch the loader drops (`comparable`)
     recorded: int
     heuristic: float | None
     held_out: float | None
@@ -134,23 +182,23 @@ def held_out(transcript: Transcript, deltas: list[Delta]) -> float | None:
     early = fit(transcript, deltas[:half])
     if not early:
         return None
-    later = {(d.first_line, d.last_line) for d in deltas[half:]}
-    return ratio([d for d in deltas_of(transcript, early) if (d.first_line, d.last_line) in later])
+    return ratio(_same(deltas_of(transcript, early), deltas[half:]))
 
 
 def measure(path: Path) -> Accuracy:
     """The accuracy figures of the transcript at `path`."""
     transcript = read_transcript(str(path))
-    deltas = deltas_of(transcript)
+    deltas, left_out = comparable(transcript, deltas_of(transcript))
     factor = fit(transcript, deltas) if deltas else None
     return Accuracy(
         path=path,
         format=transcript.format,
         pairs=len(deltas),
+        left_out=left_out,
         recorded=sum(d.recorded for d in deltas),
         heuristic=ratio(deltas),
         held_out=held_out(transcript, deltas),
-        in_sample=ratio(deltas_of(transcript, factor)) if factor else None,
+        in_sample=ratio(_same(deltas_of(transcript, factor), deltas)) if factor else None,
     )
 
 
@@ -179,7 +227,7 @@ def main(argv: list[str]) -> int:
         print(f"no transcripts (looked in {CORPUS})")
         return 0
     print(
-        f"{'file':40} {'format':11} {'anchor pairs':>12} {'recorded':>9} "
+        f"{'file':40} {'format':11} {'anchor pairs':>12} {'left out':>8} {'recorded':>9} "
         f"{'heuristic':>10} {'calibrated':>11} {'in-sample':>9}"
     )
     failed = False
@@ -191,7 +239,7 @@ def main(argv: list[str]) -> int:
             continue
         judged = row.judged
         print(
-            f"{path.name:40} {row.format:11} {row.pairs:12d} {row.recorded:9d} "
+            f"{path.name:40} {row.format:11} {row.pairs:12d} {row.left_out:8d} {row.recorded:9d} "
             f"{show(row.heuristic, HEURISTIC_BOUND if judged else None):>10} "
             f"{show(row.held_out, CALIBRATED_BOUND if judged else None):>11} "
             f"{show(row.in_sample, None):>9}"

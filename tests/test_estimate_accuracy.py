@@ -14,9 +14,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
-from tests.conftest import CORPUS, script_module
+from compactcli import read_transcript
+from tests.conftest import CORPUS, FIXTURES, script_module
 
 accuracy = script_module("estimate_accuracy")
 
@@ -60,3 +62,37 @@ def test_the_targets_are_judged_on_enough_sessions(measure: Callable[[Path], Any
 def test_help_prints_the_usage_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert accuracy.main(["--help"]) == 0
     assert capsys.readouterr().out.startswith("Usage: python scripts/estimate_accuracy.py")
+
+
+def _with_a_record_after_line_10(tmp_path: Path, sidechain: bool) -> Any:
+    """claude-code-session.jsonl with one more user message after its line 10, a child of its
+    line 2 (the first prompt): off the chain a resume loads (a main-thread one), or a
+    subagent's (`sidechain`)."""
+    lines = (FIXTURES / "transcripts" / "claude-code-session.jsonl").read_bytes().splitlines()
+    first = orjson.loads(lines[1])
+    extra = {
+        **first,
+        "uuid": "00000000-0000-4000-8000-00000000000a",
+        "parentUuid": first["uuid"],
+        "isSidechain": sidechain,
+        "message": {"role": "user", "content": "A branch the live session may have sent."},
+    }
+    lines.insert(10, orjson.dumps(extra))
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return read_transcript(str(path))
+
+
+def test_a_pair_that_spans_messages_a_resume_drops_is_left_out(tmp_path: Path) -> None:
+    """The live session may have sent a main-thread message that the chain a resume loads
+    leaves out: the growth it recorded across it is not the chain's, and the pair is left out.
+    A subagent's message never reaches the main context: its pair stays."""
+    plain = read_transcript(str(FIXTURES / "transcripts" / "claude-code-session.jsonl"))
+    assert accuracy.comparable(plain, accuracy.deltas_of(plain))[1] == 0
+    branched = _with_a_record_after_line_10(tmp_path, sidechain=False)
+    deltas = accuracy.deltas_of(branched)
+    kept, left_out = accuracy.comparable(branched, deltas)
+    assert left_out == 1 and len(kept) == len(deltas) - 1
+    assert all(not (d.first_line < 11 < d.last_line) for d in kept)
+    subagent = _with_a_record_after_line_10(tmp_path, sidechain=True)
+    assert accuracy.comparable(subagent, accuracy.deltas_of(subagent))[1] == 0
