@@ -1300,6 +1300,30 @@ def test_the_error_of_a_failed_chain_is_resolved_once_each_of_its_commands_passe
     }
 
 
+def test_a_command_that_passes_resolves_its_error_where_another_command_printed_it() -> None:
+    """The same error line (numbers aside) printed by another command before is the same
+    failure: once a command that printed it passes, its cause is gone. Not an exit code alone,
+    nor a line printed only after that pass."""
+    config = "Error: Invalid package config C:\\work\\app\\package.json."
+    steps = [  # (command, output, failed)
+        ("npx hardhat compile", config, True),
+        ("node -e \"require('hardhat/package.json')\"", config, True),
+        ("make lint", "Command exited with code 2", True),
+        ("make test", "Command exited with code 2", True),
+        ("npx hardhat compile", "Compiled 3 Solidity files", False),
+        ("make lint", "ok", False),
+        ("npm run check", config, True),
+    ]
+    resolved = _resolved_after(steps)
+    assert resolved == {
+        "npx hardhat compile": True,
+        "node -e \"require('hardhat/package.json')\"": True,
+        "make lint": True,
+        "make test": False,  # only an exit code: another failure, for all that says
+        "npm run check": False,  # printed after the pass: the cause is back
+    }
+
+
 def test_the_error_of_a_failed_chain_that_names_its_command_is_that_command_s() -> None:
     """`git add && git commit && git push` that printed `failed to push some refs` failed at
     `git push` (the commands before it passed, or it would not have run): a later `git pull

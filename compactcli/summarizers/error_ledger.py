@@ -6,10 +6,10 @@ last seen, and marks an error resolved when a later call succeeds where it faile
 (`ErrorLedger.resolve`): the same command (its quoting aside) or a wider run of it, each command
 of a chain joined by `&&` (a failed chain's error once every command of it has passed, or only
 the one its line names: `failed to push` is `git push`'s), or the same path with a tool of the
-same kind. An unresolved error that is only an exit code is given
-once for the commands that failed with it (`values`). Unresolved errors are indexed by what
-resolves them, so each successful call of a long session looks at its few candidates, not at
-every error.
+same kind; a command's error resolved resolves the same line another command printed. An
+unresolved error that is only an exit code is given once for the commands that failed with it
+(`values`). Unresolved errors are indexed by what resolves them, so each successful call of a
+long session looks at its few candidates, not at every error.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ def _key(error: ErrorFact) -> ErrorKey:
     on another port, is the same error), and its place."""
     return (_NUMBER.sub("#", error.text), error.where)
 
+
+_DISTINCT_CHARS = 20
+"""An error line this long (not an exit code alone) is one failure wherever it is printed: when a
+command that printed it passes, another command's same line is resolved with it."""
 
 _SETUP = frozenset({"source", ".", "export", "set", "cd", "pushd", "mkdir", "chmod", "touch"})
 _SETUP_WORDS = (("npm", "pkg", "set"), ("npm", "config", "set"), ("git", "config"))
@@ -103,13 +107,22 @@ class ErrorLedger:
     unresolved ones indexed by what resolves them (`resolve`): a long session's every
     successful call looks at its few candidates, not at every error."""
 
-    __slots__ = ("_all", "_by_part", "_by_program", "_by_where", "_failed", "_unpassed")
+    __slots__ = (
+        "_all",
+        "_by_line",
+        "_by_part",
+        "_by_program",
+        "_by_where",
+        "_failed",
+        "_unpassed",
+    )
 
     def __init__(self) -> None:
         self._all: dict[ErrorKey, ErrorFact] = {}
         self._failed: dict[ErrorKey, str] = {}  # an unresolved error's `command_key(where)`
         self._by_program: dict[str, dict[ErrorKey, None]] = {}  # by that key's first word
         self._by_where: dict[str, dict[ErrorKey, None]] = {}
+        self._by_line: dict[str, dict[ErrorKey, None]] = {}  # a command's error, by its line
         # an error of a failed `a && b`: the commands of it not seen to succeed since
         self._unpassed: dict[ErrorKey, set[str]] = {}
         self._by_part: dict[str, dict[ErrorKey, None]] = {}
@@ -157,7 +170,9 @@ class ErrorLedger:
         it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
         made by a tool of its `kind` (an edit resolves any). The error of a failed chain `a &&
         b` is resolved once each of them has succeeded, alone or in another chain; when its line
-        names one of them by what it does (`_named`), once that one has."""
+        names one of them by what it does (`_named`), once that one has. A command's error
+        resolved so resolves the same line (numbers aside, `_DISTINCT_CHARS` or more) that
+        another command printed before: its cause is gone."""
         if not where:
             return
         key = _loose(key)
@@ -173,6 +188,8 @@ class ErrorLedger:
                 self._unpassed[k].discard(key)
                 if not self._unpassed[k]:
                     found.append(k)
+            for k in list(found):  # its cause is gone: the same error of another command
+                found.extend(self._by_line.get(k[0], {}))
         else:
             found = [
                 k
@@ -189,6 +206,8 @@ class ErrorLedger:
         failed = self._failed[key] = _loose(command_key(error.where))
         self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
         self._by_where.setdefault(error.where, {})[key] = None
+        if failed and len(error.text) >= _DISTINCT_CHARS and not only_exit_code(error.text):
+            self._by_line.setdefault(key[0], {})[key] = None
         chain = and_chain(failed) if "&&" in failed else []
         parts = {_loose(command_key(p)) for p in chain if not _sets_up(p)}
         if len(chain) > 1 and parts:
@@ -202,5 +221,6 @@ class ErrorLedger:
         if failed is not None:
             self._by_program[failed.split(" ", 1)[0]].pop(key, None)
             self._by_where[key[1]].pop(key, None)
+            self._by_line.get(key[0], {}).pop(key, None)
         for part in self._unpassed.pop(key, ()):
             self._by_part.get(part, {}).pop(key, None)
