@@ -157,6 +157,9 @@ _NOT_A_VALUE = compile_lazily(
     re.IGNORECASE,
 )
 _REFERENCE = compile_lazily(r"[A-Za-z_]\w*(?:\.\w+)+")  # os.environ, config.api.key
+_PROSE_AFTER = compile_lazily(r" [a-z]{2,}\b")
+"""After a value: the next word of a sentence (a secret is followed by the end of its line, a
+quote, a separator or an option, not by a lowercase word)."""
 _FIELD_NAME = compile_lazily(
     r"(?i)[\w.-]*(?:api[_-]?key|apikey|secret|token|passwd|password|pwd|passphrase|"
     r"credentials?|private[_-]?key|access[_-]?key|secret[_-]?key|auth[_-]?key)"
@@ -184,6 +187,11 @@ def _is_value(value: str, text: str, end: int, quoted: bool) -> bool:
     if _NOT_A_VALUE.search(value) or value.startswith("[REDACTED:"):
         return False
     return quoted or not (text[end : end + 1] in ("(", "[") or _REFERENCE.fullmatch(value))
+
+
+def _word(value: str) -> bool:
+    """Whether `value` reads as a word: letters only, shorter than 16, lowercase or capitalized."""
+    return value.isalpha() and len(value) < 16 and (value.islower() or value.istitle())
 
 
 def _closing(text: str, start: int, quote: str) -> int:
@@ -235,7 +243,9 @@ def _assignment(match: re.Match[str]) -> tuple[int, int, str] | None:
     value is itself a name followed by `=` or `:` and a value (`Password: db_pass = hunter2`,
     `password: str = "hunter2"`), that last value is the secret. A name that ends in `id`,
     `name`, `url`, `path`, `file`, `type`, `count`, `length`... (`token_id`, `secret_name`)
-    names something about a secret, not one. Values that are references stay: `$VAR`,
+    names something about a secret, not one. A short word of letters that a lowercase word
+    follows is a sentence's (`token: etherscan labels the token`), not a secret. Values that are
+    references stay: `$VAR`,
     `${VAR}`, `<placeholder>`, paths, numbers (`max_tokens: 4096`), calls and lookups
     (`os.environ["X"]`), code words (`await`, `null`, `str`...)."""
     text = match.string
@@ -254,6 +264,8 @@ def _assignment(match: re.Match[str]) -> tuple[int, int, str] | None:
         start, end = tail.start(2), tail.end(2)
     if not _is_value(value, text, end, bool(quote)):
         return None
+    if not quote and _PROSE_AFTER.match(text, end) and _word(value):
+        return None  # a word of a sentence: `token: etherscan labels it`, `?apikey= query string`
     if quote:
         closing = _closing(text, start, quote)
         if closing > end:

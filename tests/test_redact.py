@@ -80,6 +80,9 @@ PEM = (
         ('{"client_secret": "abcd1234xyz"}', '{"client_secret": "[REDACTED:secret]"}'),
         ("API_KEY: zq8Rw2LmN4", "API_KEY: [REDACTED:api-key]"),
         ("SLACK_BOT_TOKEN=opaque-value-77", "SLACK_BOT_TOKEN=[REDACTED:token]"),
+        ("password: hunter", "password: [REDACTED:password]"),
+        ("the token: hUnTeRxYz then", "the token: [REDACTED:token] then"),
+        ("token: abcdefghijklmnopq is set", "token: [REDACTED:token] is set"),
     ],
 )
 def test_secrets_are_replaced_by_their_kind(text: str, expected: str) -> None:
@@ -101,6 +104,8 @@ def test_secrets_are_replaced_by_their_kind(text: str, expected: str) -> None:
         "git clone git@github.com:owner/repo.git; https://example.com/a:b/c",
         "-----BEGIN PUBLIC KEY-----",
         "Use ZERION_API_KEY or documented optional x402, do not invent secrets",
+        "2. name the token: etherscan labels the input token as DOMI",
+        "the keyed URL is path-based (not a ?apikey= query string). three spots",
     ],
 )
 def test_no_false_positives(text: str) -> None:
