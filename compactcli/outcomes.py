@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.placeholders import CLEARED_RESULT
+from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.redact import redact
 from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
@@ -58,6 +58,13 @@ def one_line(text: str) -> str:
 
 
 _REJECTED = "The user doesn't want to proceed with this tool use"
+
+
+def rejected(text: str) -> bool:
+    """Whether a tool result says the user rejected the call (Claude Code's words)."""
+    return text.startswith(_REJECTED)
+
+
 _REJECTION_REASON = compile_lazily(
     r"(?:The user provided the following reason for the rejection|"
     r"To tell you how to proceed, the user said):\s*(.+)",
@@ -131,7 +138,7 @@ _CLEARED_SOFT = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_SOFT) 
 
 def cleared_error(text: str) -> str | None:
     """The error line a prune placeholder kept for a result that failed; None otherwise."""
-    if not text.startswith(CLEARED_RESULT):
+    if not text.startswith((CLEARED_RESULT, CLEARED_DUPLICATE)):
         return None
     match = _CLEARED_ERROR.search(text)
     return match.group(1) if match else None
@@ -140,7 +147,7 @@ def cleared_error(text: str) -> str | None:
 def cleared_soft_error(text: str) -> str | None:
     """The error line a prune placeholder kept for a result that did not fail but printed an
     error (`content_error`); None otherwise."""
-    if not text.startswith(CLEARED_RESULT):
+    if not text.startswith((CLEARED_RESULT, CLEARED_DUPLICATE)):
         return None
     match = _CLEARED_SOFT.search(text)
     return match.group(1) if match else None
@@ -462,7 +469,7 @@ def outcome(
     with `log` (the call read a log, `reads_log`), so is one whose text shows an error
     (`log_error`), whatever read it."""
     text = block.text
-    if text.startswith(_REJECTED):
+    if rejected(text):
         match = _REJECTION_REASON.search(text)
         return Outcome("rejected", reason=match.group(1).strip() if match else "")
     cleared = cleared_error(text)
@@ -471,6 +478,8 @@ def outcome(
     cleared = cleared_soft_error(text)
     if cleared is not None:
         return Outcome("ok", error=cleared)
+    if text.startswith(CLEARED_PREFIXES):  # cleared with no error line: none to quote
+        return Outcome("failed", error="failed") if block.is_error else Outcome("ok")
     failed = block.is_error
     if shell and not failed:
         code = exit_code(text)

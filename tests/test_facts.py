@@ -2459,3 +2459,23 @@ def test_an_error_is_read_from_the_whole_command_not_the_line_that_shows_it() ->
     )
     assert "curl" not in facts.commands[0].command  # the line shows its head and tail
     assert [e.text for e in facts.errors] == ["Command exited with code 28 (curl: timed out)"]
+
+
+def test_a_duplicate_placeholder_is_never_quoted_as_the_error() -> None:
+    duplicate = (
+        "[Duplicate tool result cleared: same output as a later Bash call — 225 chars, sha256:"
+        + "cd" * 32
+    )
+    kept = outcome(Block(kind="tool_result", text=duplicate + "; failed: fatal: bad object]"), True)
+    assert (kept.status, kept.error) == ("failed", "fatal: bad object")
+    bare = outcome(Block(kind="tool_result", text=duplicate + "]", is_error=True), shell=True)
+    assert (bare.status, bare.error) == ("failed", "failed")
+    facts = extract_facts(
+        conversation(
+            ("user", "check the profile"),
+            ("assistant", [call("b1", "Bash", command="cat ~/.bashrc | grep token")]),
+            ("user", [result("b1", duplicate + "]", is_error=True)]),
+            ("assistant", [text("Nothing there.")]),
+        )
+    )
+    assert all("Duplicate tool result" not in e.text for e in facts.errors)

@@ -803,3 +803,37 @@ def test_an_instruction_file_read_is_never_cleared_however_old(tmp_path: Path) -
     _, after = _prune(path, keep_recent=1)
     assert after.records[2].raw["content"] == rules  # the rules the agent works by stay whole
     assert after.records[4].raw["content"] != other  # an ordinary read as old is cleared
+
+
+def _shell_twice(tmp_path: Path, output: str) -> Transcript:
+    """A session that ran one command twice with the same `output`, pruned (newest kept whole)."""
+    lines = [
+        {"role": "user", "content": "run it twice"},
+        _openai_call("call_1", "bash", {"command": "python job.py"}),
+        {"role": "tool", "tool_call_id": "call_1", "content": output},
+        _openai_call("call_2", "bash", {"command": "python job.py"}),
+        {"role": "tool", "tool_call_id": "call_2", "content": output},
+        {"role": "assistant", "content": "same output"},
+    ]
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return _prune(path, keep_recent=1)[1]
+
+
+def test_an_older_copy_of_a_failed_output_keeps_its_error_line(tmp_path: Path) -> None:
+    output = "Exit code 1\n" + "working...\n" * 40 + "ValueError: the job file is empty"
+    after = _shell_twice(tmp_path, output)
+    assert after.records[2].raw["content"].startswith("[Duplicate tool result cleared:")
+    assert after.records[2].raw["content"].endswith("; failed: ValueError: the job file is empty]")
+    assert after.records[4].raw["content"] == output
+
+
+def test_a_rejected_call_is_never_cleared(tmp_path: Path) -> None:
+    output = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+        "it was a file edit, the new_string was NOT written to the file). STOP what you are "
+        "doing and wait for the user to tell you how to proceed."
+    )
+    after = _shell_twice(tmp_path, output)
+    assert after.records[2].raw["content"] == output
+    assert after.stats[-1].duplicates_cleared == 0

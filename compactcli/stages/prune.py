@@ -22,7 +22,14 @@ from compactcli.archive import Archive, content_bytes, sha256
 from compactcli.estimate import context_tokens, note_context_tokens
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Dialect, UserShell
-from compactcli.outcomes import CLEARED_FAILURE, CLEARED_SOFT, error_line, outcome, reads_log
+from compactcli.outcomes import (
+    CLEARED_FAILURE,
+    CLEARED_SOFT,
+    error_line,
+    outcome,
+    reads_log,
+    rejected,
+)
 from compactcli.placeholders import (
     CLEARED_DUPLICATE,
     CLEARED_IMAGE,
@@ -223,6 +230,7 @@ def prune(
         i not in protected
         and _clearable(r)
         and _long_enough(r, options)
+        and not rejected(r.text)  # the user's answer, which may give a reason
         and not _instructions(r)  # (last: it reads the call's arguments)
         for i, r in enumerate(results)
     ]
@@ -481,11 +489,16 @@ def placeholder(
     )
 
 
-def duplicate_placeholder(result_tool: str, text: str, digest: str) -> str:
-    """The line that replaces an older copy of an output that appears again later."""
+def duplicate_placeholder(
+    result_tool: str, text: str, digest: str, error: str = "", *, soft: bool = False
+) -> str:
+    """The line that replaces an older copy of an output that appears again later (with the
+    error line of a call that failed or printed one, as `placeholder` writes it)."""
+    label = CLEARED_SOFT if soft else CLEARED_FAILURE
+    failed = f"{label}{redact(' '.join(error.split()))}" if error.strip() else ""
     return (
         f"{CLEARED_DUPLICATE} same output as a later {result_tool} call — "
-        f"{len(text):,} chars, sha256:{digest}]"
+        f"{len(text):,} chars, sha256:{digest}{failed}]"
     )
 
 
@@ -494,10 +507,10 @@ def _line(result: _Result, *, duplicate: bool) -> str:
     found = result.lines.get(duplicate)
     if found is None:
         text = result.text
+        error = result.failure()
         if duplicate:
-            found = duplicate_placeholder(result.tool, text, result.digest)
+            found = duplicate_placeholder(result.tool, text, result.digest, error, soft=result.soft)
         else:
-            error = result.failure()
             found = placeholder(
                 result.tool, result.main_argument(), text, result.digest, error, soft=result.soft
             )
