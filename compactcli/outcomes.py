@@ -22,6 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import orjson
+
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.redact import redact
@@ -51,6 +53,31 @@ def head_tail(text: str, limit: int) -> str:
     head = keep * 2 // 3
     tail = keep - head
     return text[:head].rstrip() + marker + text[len(text) - tail :].lstrip()
+
+
+_MESSAGE_FIELD = compile_lazily(r"""(["'])message\1\s*:\s*(["'])((?:\\.|(?!\2).){8,}?)\2""")
+"""The `message` field of an error object printed in a line (`{'type': 'error', 'error':
+{'message': "..."}}`, a JSON-RPC `{"error": {"code": -32000, "message": "..."}}`)."""
+
+
+def message_first(line: str) -> str:
+    """A long error line that prints an error object, said as what comes before the object and
+    the object's `message` (`anthropic.RateLimitError: Error code: 429: This request would
+    exceed ...`): the ids and links around the message are what a cut keeps least of."""
+    if len(line) <= ERROR_CHARS:
+        return line
+    found = _MESSAGE_FIELD.search(line)
+    if found is None:
+        return line
+    brace = line.find("{")
+    head = line[:brace].rstrip(" -:") if 0 < brace < found.start() else ""
+    message = found.group(3).replace('\\"', '"')
+    return f"{head}: {message}" if head else message
+
+
+def _cut(line: str) -> str:
+    """An error line at most `ERROR_CHARS` long, its object's message first (`message_first`)."""
+    return head_tail(message_first(line), ERROR_CHARS)
 
 
 def one_line(text: str) -> str:
@@ -225,7 +252,7 @@ def error_line(text: str) -> str:
     kept = [line for line in lines if line and not _NOISE_LINE.match(line)]  # `     | message`
     exits = [line for line in lines if _EXIT_CODE.search(line)]
     if not kept:  # nothing but the exit code: that is the error
-        return head_tail((exits or [line for line in lines if line] or [""])[0], ERROR_CHARS)
+        return _cut((exits or [line for line in lines if line] or [""])[0])
     lines = kept
     if _PS_RECORD.search(text):  # a PowerShell error record: its first line is the message
         for at, line in enumerate(lines):
@@ -235,7 +262,7 @@ def error_line(text: str) -> str:
                     if _PS_LOCATION.match(following):
                         break
                     rest.append(following)
-                return head_tail(" ".join([line, *rest]), ERROR_CHARS)
+                return _cut(" ".join([line, *rest]))
     if _TRACEBACK in text:  # the exception line is the last unindented line of the traceback
         tail = text[text.rfind(_TRACEBACK) :].splitlines()
         for raw in reversed(tail):  # not the exit code line an agent's shell tool adds
@@ -245,13 +272,13 @@ def error_line(text: str) -> str:
                 and not raw.startswith(_TRACEBACK)
                 and not _NOISE_LINE.match(raw.strip())
             ):
-                return head_tail(one_line(raw), ERROR_CHARS)
+                return _cut(one_line(raw))
     short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
     failing = [line for line in short if not _PASS_LINE.search(line)]
     for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _SHELL_SAYS, _ERROR_WEAK):
         for at, line in enumerate(failing):
             if pattern.search(line):
-                return head_tail(_unwrapped(line, failing[at + 1 : at + 3]), ERROR_CHARS)
+                return _cut(_unwrapped(line, failing[at + 1 : at + 3]))
     last = (failing or short)[-1]  # errors come last; output that says nothing is no error
     if (
         len(failing) > 2
@@ -263,8 +290,8 @@ def error_line(text: str) -> str:
     if exits and (  # a short line of numbers or an address is output (`HTTP 000`, `final URL:`)
         not words or (words < MESSAGE_WORDS and (any(c.isdigit() for c in last) or "://" in last))
     ):
-        return head_tail(exits[0], ERROR_CHARS)
-    return head_tail(last, ERROR_CHARS)
+        return _cut(exits[0])
+    return _cut(last)
 
 
 _FIX_TO_RUN = compile_lazily(
@@ -364,6 +391,52 @@ _COMPLAINT = compile_lazily(
 """A program's complaint about its input (`cat: a.ts: No such file or directory`)."""
 
 
+JSON_ERROR_CHARS = 64_000
+"""The longest output read as a JSON response for the error it carries (`json_error`)."""
+
+
+def json_error(text: str) -> str:
+    """The error a JSON response carries, whatever the exit status of what printed it: a top
+    object's (or, for a batch, an array's first such object's) `error` string or `error`
+    object's `message` (with its `code`), an `errors` list's first message, or the `message` of
+    an object whose `error` is true (`curl` to an API that answered with an error body, a
+    JSON-RPC `{"error": {"code": -32000, "message": "..."}}`); "" when it carries none."""
+    body = text.strip()
+    if not body or body[0] not in "{[" or len(body) > JSON_ERROR_CHARS:
+        return ""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return ""
+    for item in (data if isinstance(data, list) else [data])[:20]:
+        found = _error_of(item) if isinstance(item, dict) else ""
+        if found:
+            return _cut(" ".join(found.split()))
+    return ""
+
+
+def _error_of(item: dict[str, object]) -> str:
+    error = item.get("error")
+    message: object = None
+    code: object = None
+    if isinstance(error, str):
+        message = error
+    elif isinstance(error, dict):
+        message = error.get("message") or error.get("msg")
+        code = error.get("code") if error.get("code") is not None else error.get("status")
+    elif error is True:
+        message = item.get("message")
+    errors = item.get("errors")
+    if not message and isinstance(errors, list) and errors:
+        first = errors[0]
+        message = first.get("message") if isinstance(first, dict) else first
+    if not isinstance(message, str) or not message.strip():
+        return ""
+    if isinstance(code, (int, str)) and not isinstance(code, bool) and str(code).strip():
+        return f"error {code}: {message}"
+    return f"error: {message}"
+
+
 def content_error(text: str, *, shell: bool) -> str:
     """The error line an output carries although its call did not fail ('' when none): an
     exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
@@ -374,6 +447,9 @@ def content_error(text: str, *, shell: bool) -> str:
     text = _TAG.sub("", shell_output(text))
     if shell and _TRACEBACK in text:
         return error_line(text)
+    answered = json_error(text)
+    if answered:
+        return answered
     lines = [
         one_line(line) for line in (text.splitlines() if shell else text.splitlines()[:SOFT_LINES])
     ]
@@ -393,8 +469,8 @@ def content_error(text: str, *, shell: bool) -> str:
                     (r for r in below if _ERROR_STRONG.search(r) or _ERROR_WEAK.search(r)), None
                 )
                 if found is not None:
-                    return head_tail(f"{line} {found}", ERROR_CHARS)
-            return head_tail(_unwrapped(line, following), ERROR_CHARS)
+                    return _cut(f"{line} {found}")
+            return _cut(_unwrapped(line, following))
     return access_failed(text) if shell else ""
 
 
@@ -405,7 +481,7 @@ def access_failed(text: str) -> str:
     lines = [one_line(line) for line in _TAG.sub("", shell_output(text)).splitlines()]
     said = [line for line in lines if line and not _NOISE_LINE.match(line)]
     if said and all(_ACCESS_FAILED.match(line) for line in said):
-        return head_tail(said[-1], ERROR_CHARS)
+        return _cut(said[-1])
     return ""
 
 
@@ -495,8 +571,9 @@ def outcome(
             return Outcome("ok", error=found)
         if soft and not (command and read_only_command(command)):
             return Outcome("ok", error=content_error(text, shell=shell))
-        if soft and shell:
-            return Outcome("ok", error=access_failed(text))
+        if soft and shell:  # what it read is not its error, but an API's answer is
+            network = bool(_CURL.search(command))
+            return Outcome("ok", error=access_failed(text) or (json_error(text) if network else ""))
         return Outcome("ok")
     return Outcome("failed", error=_explained(error_line(text) or "failed", command))
 

@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
 from compactcli.outcomes import (
+    ERROR_CHARS,
     cleared_error,
     content_error,
     error_line,
     exit_code,
+    json_error,
     outcome,
     pasted_errors,
     reads_log,
@@ -2479,3 +2481,50 @@ def test_a_duplicate_placeholder_is_never_quoted_as_the_error() -> None:
         )
     )
     assert all("Duplicate tool result" not in e.text for e in facts.errors)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (
+            '[{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"historical state 0fa1 '
+            'is not available"}},{"jsonrpc":"2.0","id":2,"result":"0x1"}]',
+            "error -32000: historical state 0fa1 is not available",
+        ),
+        ('{"ok":false,"error":"channel_not_found"}', "error: channel_not_found"),
+        ('{"data":null,"errors":[{"message":"Field x not found"}]}', "error: Field x not found"),
+        ('{"error":true,"message":"Invalid API key"}', "error: Invalid API key"),
+        ('{"error":null,"result":"0x01"}', ""),
+        ('{"error":false,"items":[]}', ""),
+        ('{"jsonrpc":"2.0","id":1,"result":"0x0000"}', ""),
+        ("error: not json {", ""),
+    ],
+)
+def test_a_json_response_gives_the_error_it_carries(output: str, expected: str) -> None:
+    assert json_error(output) == expected
+
+
+def test_an_api_error_printed_by_curl_is_an_error_whatever_the_exit_status() -> None:
+    body = '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"header not found"}}'
+    block = Block(kind="tool_result", text=body)
+    found = outcome(block, shell=True, command="curl -s https://rpc.example", soft=True)
+    assert (found.status, found.error) == ("ok", "error -32000: header not found")
+    assert outcome(block, shell=True, command="cat saved.json", soft=True).error == ""
+
+
+def test_a_long_error_line_keeps_the_message_of_the_object_it_prints() -> None:
+    output = (
+        'Traceback (most recent call last):\n  File "main.py", line 3, in <module>\n'
+        "anthropic.RateLimitError: Error code: 429 - {'type': 'error', 'error': {'type': "
+        "'rate_limit_error', 'message': \"This request would exceed your organization's rate "
+        "limit of 10,000 input tokens per minute (org: 787ef38c-688b-464b-b31a-d01af17e899c, "
+        "model: claude-haiku-4-5-20251001). For details, refer to: https://docs.example.com/"
+        "en/api/rate-limits. Please reduce the prompt length.\"}, 'request_id': "
+        "'req_011CZK9Uh6ZdHiJKAnak2fE8'}"
+    )
+    line = error_line(output)
+    assert line.startswith(
+        "anthropic.RateLimitError: Error code: 429: This request would exceed your "
+        "organization's rate limit of 10,000 input tokens per minute"
+    )
+    assert "request_id" not in line and len(line) <= ERROR_CHARS
