@@ -147,6 +147,15 @@ def test_a_fact_is_not_found_inside_a_longer_word_or_number() -> None:
     assert find(probe, _hay("XPORT=6543")) is None
 
 
+def test_a_word_is_found_in_text_written_without_spaces() -> None:
+    probe = make_probe("g", "pending_ask", "upload to GitHub", key_terms=("GitHub", "上传"))
+    assert find(probe, _hay("做完之后上传到GitHub仓库")) is not None
+    name = make_probe("n", "identifier", "cutesticky", mode="exact")
+    assert find(name, _hay("项目改名为cutesticky了")) is not None
+    assert find(name, _hay("cutestickyapp")) is None  # still not inside a longer word
+    assert find(make_probe("t", "decision", "上传", mode="normalized"), _hay("上传到")) is not None
+
+
 def test_paths_without_cwd_dot_slash_or_doubled_separators() -> None:
     probe = make_probe("f", "file_modified", "src/app/auth.py", cwd="/home/dev/proj")
     for text in (

@@ -151,7 +151,15 @@ def _substring(text: str, needle: str) -> Iterator[int]:
 
 
 def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    """Whether `char` belongs to a word that spaces bound: not a character of a script written
+    without spaces between words (Chinese, Japanese, Thai...), beside which a word such as
+    `GitHub` stands whole (`上传到GitHub仓库`)."""
+    return (char.isalnum() or char == "_") and not _unspaced(char)
+
+
+def _unspaced(char: str) -> bool:
+    code = ord(char)
+    return 0x0E00 <= code <= 0x0EFF or 0x1000 <= code <= 0x109F or code >= 0x2E80
 
 
 def _bounded(text: str, needle: str, *, allow_slash_before: bool = False) -> Iterator[int]:
