@@ -398,9 +398,11 @@ JSON_ERROR_CHARS = 64_000
 def json_error(text: str) -> str:
     """The error a JSON response carries, whatever the exit status of what printed it: a top
     object's (or, for a batch, an array's first such object's) `error` string or `error`
-    object's `message` (with its `code`), an `errors` list's first message, or the `message` of
-    an object whose `error` is true (`curl` to an API that answered with an error body, a
-    JSON-RPC `{"error": {"code": -32000, "message": "..."}}`); "" when it carries none."""
+    object's `message` (with its `code`), an `errors` list's first message, the `message` of
+    an object whose `error` is true or whose `status` says it failed, or the `result` of one
+    whose `message` is `NOTOK` (Etherscan's APIs): `curl` to an API that answered with an
+    error body, a JSON-RPC `{"error": {"code": -32000, "message": "..."}}`. "" when it carries
+    none."""
     body = text.strip()
     if not body or body[0] not in "{[" or len(body) > JSON_ERROR_CHARS:
         return ""
@@ -415,6 +417,9 @@ def json_error(text: str) -> str:
     return ""
 
 
+_FAILED_STATUS = frozenset({"error", "fail", "failed", "failure"})
+
+
 def _error_of(item: dict[str, object]) -> str:
     error = item.get("error")
     message: object = None
@@ -424,8 +429,10 @@ def _error_of(item: dict[str, object]) -> str:
     elif isinstance(error, dict):
         message = error.get("message") or error.get("msg")
         code = error.get("code") if error.get("code") is not None else error.get("status")
-    elif error is True:
-        message = item.get("message")
+    elif error is True or str(item.get("status")).lower() in _FAILED_STATUS:
+        message = item.get("message")  # `{"status": "error", "message": ...}` (JSend)
+    if item.get("message") == "NOTOK":  # Etherscan's: `{"status": "0", "message": "NOTOK"}`
+        message = item.get("result")
     errors = item.get("errors")
     if not message and isinstance(errors, list) and errors:
         first = errors[0]

@@ -2495,6 +2495,12 @@ def test_a_duplicate_placeholder_is_never_quoted_as_the_error() -> None:
         ('{"data":null,"errors":[{"message":"Field x not found"}]}', "error: Field x not found"),
         ('{"error":true,"message":"Invalid API key"}', "error: Invalid API key"),
         ('{"error":null,"result":"0x01"}', ""),
+        ('{"status":"error","message":"Rate limit reached"}', "error: Rate limit reached"),
+        (
+            '{"status":"0","message":"NOTOK","result":"You are using a deprecated V1 endpoint"}',
+            "error: You are using a deprecated V1 endpoint",
+        ),
+        ('{"status":"1","message":"OK","result":"42"}', ""),
         ('{"error":false,"items":[]}', ""),
         ('{"jsonrpc":"2.0","id":1,"result":"0x0000"}', ""),
         ("error: not json {", ""),
