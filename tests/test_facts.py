@@ -2534,3 +2534,46 @@ def test_a_long_error_line_keeps_the_message_of_the_object_it_prints() -> None:
         "organization's rate limit of 10,000 input tokens per minute"
     )
     assert "request_id" not in line and len(line) <= ERROR_CHARS
+
+
+def _errors_after(*runs: tuple[str, str, bool]) -> tuple[ErrorFact, ...]:
+    """The errors of a session that ran each (command, output, failed) in turn."""
+    turns: list[Any] = [("user", "go on")]
+    for at, (command, output, failed) in enumerate(runs):
+        turns.append(("assistant", [call(f"r{at}", "Bash", command=command)]))
+        turns.append(("user", [result(f"r{at}", output, is_error=failed)]))
+    return extract_facts(conversation(*turns)).errors
+
+
+def test_a_command_run_again_with_a_small_fix_resolves_its_error() -> None:
+    parse = "python -c \"import ast; [ast.parse(open(f{}).read()) for f in ['a.py', 'b.py']]\""
+    errors = _errors_after(
+        (parse.format(""), "Exit code 1\nUnicodeDecodeError: 'charmap' codec can't decode", True),
+        ("ls backend", "a.py\nb.py", False),
+        (parse.format(", encoding='utf-8'"), "All Python files parse OK", False),
+    )
+    assert [(e.text[:18], e.resolved) for e in errors] == [("UnicodeDecodeError", True)]
+    chain = "git rm --cached {}frontend && rm -rf frontend/.git && git add frontend/"
+    errors = _errors_after(
+        (chain.format(""), "Exit code 1\nerror: the following file has staged content", True),
+        (chain.format("-f "), "rm 'frontend'", False),
+    )
+    assert [e.resolved for e in errors] == [True]
+
+
+@pytest.mark.parametrize(
+    "passed",
+    [
+        "npm run dev -- --port 3000",  # another script
+        "pytest tests/test_b.py -q -x",  # another file: half the words
+        "cargo build --verbose",  # too short to say
+    ],
+)
+def test_another_command_of_the_same_program_leaves_the_error(passed: str) -> None:
+    failed = {
+        "npm": "npm run build -- --port 3000",
+        "pytest": "pytest tests/test_a.py -q -x",
+        "cargo": "cargo build --release",
+    }[passed.split()[0]]
+    errors = _errors_after((failed, "Exit code 1\nError: it broke", True), (passed, "ok", False))
+    assert [e.resolved for e in errors] == [False]

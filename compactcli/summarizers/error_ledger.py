@@ -5,11 +5,12 @@ from; lines that differ only in their numbers, a process id or a port, are one),
 last seen, and marks an error resolved when a later call succeeds where it failed
 (`ErrorLedger.resolve`): the same command (its quoting aside) or a wider run of it, each command
 of a chain joined by `&&` (a failed chain's error once every command of it has passed, or only
-the one its line names: `failed to push` is `git push`'s), or the same path with a tool of the
-same kind; a command's error resolved resolves the same line another command printed. An
-unresolved error that is only an exit code is given once for the commands that failed with it
-(`values`). Unresolved errors are indexed by what resolves them, so each successful call of a
-long session looks at its few candidates, not at every error.
+the one its line names: `failed to push` is `git push`'s), the same command run again with a
+small change (a flag added, an argument mended), or the same path with a tool of the same kind;
+a command's error resolved resolves the same line another command printed. An unresolved error
+that is only an exit code is given once for the commands that failed with it (`values`).
+Unresolved errors are indexed by what resolves them, so each successful call of a long session
+looks at its few candidates, not at every error.
 """
 
 from __future__ import annotations
@@ -88,6 +89,22 @@ def _named(text: str, parts: set[str]) -> set[str]:
 def _sets_up(command: str) -> bool:
     words = tuple(command.split())
     return bool(words) and (words[0] in _SETUP or any(words[: len(w)] == w for w in _SETUP_WORDS))
+
+
+RETRY_SHARE = 0.8
+RETRY_WORDS = 4
+
+
+def _retried(failed: str, passed: str) -> bool:
+    """Whether command `passed` is `failed` run again with a small change, the agent's fix (a
+    flag added, an argument mended: `git rm --cached -f x` after `git rm --cached x`, `open(f,
+    encoding='utf-8')` after `open(f)`): the same program and subcommand, `RETRY_WORDS` words or
+    more each, and `RETRY_SHARE` of the words of the longer in both."""
+    old, new = failed.split(), passed.split()
+    if min(len(old), len(new)) < RETRY_WORDS or old[0] != new[0] or _verb(failed) != _verb(passed):
+        return False
+    words, others = set(old), set(new)
+    return len(words & others) >= RETRY_SHARE * max(len(words), len(others))
 
 
 _QUOTING = str.maketrans("", "", "\"'\\")
@@ -170,9 +187,10 @@ class ErrorLedger:
         it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
         made by a tool of its `kind` (an edit resolves any). The error of a failed chain `a &&
         b` is resolved once each of them has succeeded, alone or in another chain; when its line
-        names one of them by what it does (`_named`), once that one has. A command's error
-        resolved so resolves the same line (numbers aside, `_DISTINCT_CHARS` or more) that
-        another command printed before: its cause is gone."""
+        names one of them by what it does (`_named`), once that one has. Unless `exact`, so is
+        the error of a command that this one runs again with a small change (`_retried`). A
+        command's error resolved so resolves the same line (numbers aside, `_DISTINCT_CHARS` or
+        more) that another command printed before: its cause is gone."""
         if not where:
             return
         key = _loose(key)
@@ -183,6 +201,7 @@ class ErrorLedger:
                 for k in bucket
                 if self._failed[k] == key
                 or (not exact and k not in self._unpassed and self._failed[k].startswith(key + " "))
+                or (not exact and _retried(self._failed[k], key))
             ]
             for k in self._by_part.pop(key, {}):
                 self._unpassed[k].discard(key)
