@@ -153,7 +153,8 @@ _NOT_A_VALUE = compile_lazily(
     r"^(?:[$/.~%@*\\]|-?\d+(?:\.\d+)?$|[\^~<>=]*v?\d+(?:\.[\w-]+)+$|(?:null|none|true|false|nil|undefined|"
     r"string|str|int|bool|boolean|number|float|bytes|any|unknown|object|optional|required|"
     r"await|async|new|this|self|typeof|function|void|"
-    r"xxx+|\*+|\.\.\.)$)",
+    r"xxx+|\*+|\.\.\.|(?:your|insert|enter)[_-][\w-]*|[\w-]*[_-]here|replace[_-]?me|"
+    r"change[_-]?me|placeholder)$)",
     re.IGNORECASE,
 )
 _REFERENCE = compile_lazily(r"[A-Za-z_]\w*(?:\.\w+)+")  # os.environ, config.api.key

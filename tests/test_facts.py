@@ -255,6 +255,11 @@ def test_previous_facts_carry_on() -> None:
             "this window. This fixes #3; see #45.",
             ["#3", "#45"],
         ),
+        (  # a review's numbered findings are not issues either
+            "Reviewer flagged Critical #1 and Important #5. **Minors #6, #8, #10** applied; "
+            "PR #40 merged.",
+            ["#40"],
+        ),
     ],
 )
 def test_identifiers(text: str, expected: list[str]) -> None:

@@ -106,6 +106,8 @@ def test_secrets_are_replaced_by_their_kind(text: str, expected: str) -> None:
         "Use ZERION_API_KEY or documented optional x402, do not invent secrets",
         "2. name the token: etherscan labels the input token as DOMI",
         "the keyed URL is path-based (not a ?apikey= query string). three spots",
+        "POLYGON_RPC_URL=https://polygon-rpc.com/?apikey=YOUR_KEY and API_KEY=your-api-key-here",
+        "TOKEN=replace_me PASSWORD=changeme SECRET=placeholder",
     ],
 )
 def test_no_false_positives(text: str) -> None:

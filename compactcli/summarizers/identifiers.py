@@ -28,10 +28,14 @@ GIT_COMMIT_LINE = compile_lazily(
 )
 _NUMBER = compile_lazily(r"(?<![\w&#/])#(\d{1,6})\b(?![\w-]|/\d)")
 _COUNTED_CONTEXT = compile_lazily(
-    r"\b(?:tasks?|steps?|items?|phases?|options?|calls?|rounds?|parts?|points?|ranks?)\s*$",
+    r"\b(?:tasks?|steps?|items?|phases?|options?|calls?|rounds?|parts?|points?|ranks?|"
+    r"critical|importants?|minors?|majors?|nits?|findings?|suggestions?|questions?|q|"
+    r"sections?|rules?|requirements?|criteri(?:on|a)|comments?|concerns?|notes?)\s*"
+    r"(?:#\d{1,6}\s*(?:,|&|/|and|or)?\s*)*$",
     re.IGNORECASE,
 )
-"""Words before a number that counts (`Task #3`, `step #2`): not an issue."""
+"""Words before a number that counts (`Task #3`, `step #2`, a review's `Critical #1` and
+`Minors #6, #8`): not an issue."""
 _REFERENCE_CONTEXT = compile_lazily(
     r"\b(?:issues?|bugs?|PRs?|pull|duplicates?|tickets?|fix(?:es|ed)?|close[sd]?|"
     r"resolve[sd]?|github|merged?|see)\b",
@@ -140,7 +144,7 @@ def identifiers(text: str) -> list[str]:
             if len(match.group(1)) == 6:
                 continue
             start, end = match.span()
-            if _COUNTED_CONTEXT.search(text, max(0, start - 24), start) or (
+            if _COUNTED_CONTEXT.search(text, max(0, start - 48), start) or (
                 len(match.group(1)) == 1
                 and not _REFERENCE_CONTEXT.search(text, max(0, start - 40), end + 40)
             ):
