@@ -115,6 +115,25 @@ def test_an_approved_plan_gives_its_steps_and_a_rejected_one_nothing() -> None:
     assert accepted_plan("Bash", {"plan": plan}, approved) == []
 
 
+def test_a_plan_heading_comes_with_the_first_sentence_under_it() -> None:
+    plan = (
+        "# Impact Dashboard\n\n## Context\n\n**Problem:** rank the top 5 engineers of the "
+        "last 90 days. Simple counts are not impact.\n\n**Core Insight:** impact is what moves "
+        "the product forward.\n\n---\n\n## Data\n\n| a | b |\n|---|---|\n\n### Gatherer\n"
+        "1. **Purpose** — fetch merged PRs\n- Bots excluded\n\n## Verification\n"
+    )
+    assert plan_steps(plan) == [
+        "Impact Dashboard",
+        "Context: Problem: rank the top 5 engineers of the last 90 days.",
+        "Core Insight: impact is what moves the product forward.",
+        "Data",
+        "Gatherer",
+        "Purpose — fetch merged PRs",
+        "Bots excluded",
+        "Verification",
+    ]
+
+
 def test_a_codex_proposed_plan_and_a_plan_in_prose() -> None:
     text = (
         "Here it is.\n<proposed_plan>\n- Cut the cache TTL to 1s\n- Keep the API\n</proposed_plan>"
@@ -290,7 +309,8 @@ def test_a_report_of_a_proposed_plan_leaves_the_plans_steps_to_the_plan() -> Non
         "Build it in Rust, deterministic.\n\n" + "\n".join(steps) + "\n</proposed_plan>"
     )
     shown = proposed_plans(text)
-    assert len(shown) == 12 and shown[0] == "Engine plan"
+    assert shown[:2] == ["Engine plan", "Summary: Build it in Rust, deterministic."]
+    assert len(shown) == 12
     found = report(text)
     assert found is not None
     # its prose, and the steps beyond the plan's twelve; no tag, no step the plan shows
@@ -298,7 +318,7 @@ def test_a_report_of_a_proposed_plan_leaves_the_plans_steps_to_the_plan() -> Non
         "Here is the plan.",
         "Summary",
         "Build it in Rust, deterministic.",
-        *(f"Step {n}: wire part {n} of the engine" for n in range(12, 16)),
+        *(f"Step {n}: wire part {n} of the engine" for n in range(11, 16)),
     ]
 
 

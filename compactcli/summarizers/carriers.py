@@ -166,21 +166,57 @@ _STEP = compile_lazily(r"^\s*(?:[-*•]|\d+[.)]|- \[[ xX]\])\s+(.+)$")
 _HEADING = compile_lazily(r"^\s*#{1,6}\s+(.+)$")
 
 
+_LABELLED = compile_lazily(r"^\s*\*\*([^*\n]{2,40}?):?\*\*:?\s+(\S.*)$")
+_NOT_PROSE = compile_lazily(r"^\s*(?:\||[-=*_]{3,}\s*$|<)")
+"""A line that is not a sentence: a table row, a rule, a tag."""
+_BOLD_LINE = compile_lazily(r"^\s*\*\*([^*\n]{2,80}?):?\*\*:?\s*$")
+"""A line that is only bold words (`**Summary**`): a heading."""
+_BOLD = compile_lazily(r"\*\*([^*\n]+)\*\*")
+_SENTENCE_END = compile_lazily(r"(?<=[.!?])\s+(?=[A-Z`*(\"])")
+
+
+def _first_sentence(line: str) -> str:
+    text = _one_line(line).replace("**", "")
+    found = _SENTENCE_END.search(text, 40)
+    return text[: found.start()] if found else text
+
+
 def plan_steps(text: str) -> list[str]:
-    """The steps of a plan: its list items and headings, outside code, in order."""
+    """The steps of a plan, outside code, in order: its list items, its labelled lines
+    (`**Problem:** ...`), and its headings (and lines only bold), each with the first sentence
+    of the prose under it when prose comes before any item (`Context: the dashboard ranks
+    ...`): a heading alone says little."""
     steps: list[str] = []
+
+    def add(step: str) -> None:
+        step = _cut(_BOLD.sub(r"\1", step).strip("*_ "), PLAN_STEP_CHARS)
+        if len(step) > 3 and step not in steps:
+            steps.append(step)
+
     fenced = False
+    heading: str | None = None  # a heading whose prose is not seen yet
     for line in text.splitlines():
         if line.strip().startswith("```"):
             fenced = not fenced
             continue
-        if fenced:
+        if fenced or not line.strip() or _NOT_PROSE.match(line):
             continue
-        match = _STEP.match(line) or _HEADING.match(line)
-        if match:
-            step = _cut(match.group(1).strip("*_ "), PLAN_STEP_CHARS)
-            if len(step) > 3 and step not in steps:
-                steps.append(step)
+        head = _HEADING.match(line) or _BOLD_LINE.match(line)
+        step = None if head else _STEP.match(line)
+        if heading is not None and (head or step):
+            add(heading)
+            heading = None
+        if head:
+            heading = head.group(1).strip("*_ ")
+        elif step:
+            add(step.group(1))
+        elif heading is not None:
+            add(f"{heading}: {_first_sentence(line)}")
+            heading = None
+        elif labelled := _LABELLED.match(line):
+            add(f"{labelled.group(1)}: {_first_sentence(labelled.group(2))}")
+    if heading is not None:
+        add(heading)
     if not steps:  # a plan in prose: its first sentences
         prose = _one_line(text)
         steps = [_cut(prose, PLAN_STEP_CHARS * 2)] if prose else []
