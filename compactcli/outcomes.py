@@ -84,6 +84,12 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis when longer."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 _REJECTED = "The user doesn't want to proceed with this tool use"
 
 

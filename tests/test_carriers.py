@@ -11,17 +11,15 @@ from hypothesis import strategies as st
 
 from compactcli.summarizers.carriers import (
     INSERTED_LINES,
-    accepted_plan,
     changes_text,
     code_span,
     created_names,
     edit_notes,
-    plan_steps,
-    proposed_plans,
     report,
     skill_rules,
     user_answers,
 )
+from compactcli.summarizers.plans import accepted_plan, plan_steps, proposed_plans
 
 ASK = {
     "questions": [

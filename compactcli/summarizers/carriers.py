@@ -2,13 +2,12 @@
 
 Agents seldom say "we decided": they record decisions, rules and progress in places of their own.
 Each public function here reads one such carrier and returns short, verbatim lines: the user's
-answers and comments inside tool results (`user_answers`), approved and proposed plans
-(`accepted_plan`, `proposed_plans`), what an edit changed and the names it defines (`edit_notes`,
-`created_names`; `changes_text` joins a file's newest notes), the binding lines of a loaded
-skill or instruction file, with a skill's task and workflow steps first and the names it gives
-(URLs, time zones, file names) last (`skill_rules`, `instruction_rules`), and an end-of-turn
-report (`report`). Everything here is a pure function of its arguments; nothing reads cue words
-from prose.
+answers and comments inside tool results (`user_answers`), what an edit changed and the names it
+defines (`edit_notes`, `created_names`; `changes_text` joins a file's newest notes), the binding
+lines of a loaded skill or instruction file, with a skill's task and workflow steps first and the
+names it gives (URLs, time zones, file names) last (`skill_rules`, `instruction_rules`), and an
+end-of-turn report (`report`). Plans are read in `compactcli.summarizers.plans`. Everything here
+is a pure function of its arguments; nothing reads cue words from prose.
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ from typing import Any
 import orjson
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.outcomes import head_tail
+from compactcli.outcomes import clip, head_tail, one_line
+from compactcli.summarizers.plans import proposed_plans
 from compactcli.summarizers.spans import code_span
 from compactcli.tools import INSTRUCTION_FILES, base_name
 from compactcli.user_text import pi_skill
@@ -31,8 +31,6 @@ ANSWERED = "Answered "
 SENT_BACK = "Said when sending back a call: "
 ANSWER_PREFIXES = (ANSWERED, SENT_BACK)
 """How the lines of `user_answers` start."""
-PLAN_STEPS = 12
-PLAN_STEP_CHARS = 200
 CHANGE_CHARS = 90  # one side of an `old -> new` change
 REPORT_CHARS = 3000
 SKILL_RULES = 12
@@ -65,15 +63,6 @@ _BOILERPLATE_SAID = (
     "STOP what you are doing",
 )
 _QUESTION_TOOLS = frozenset({"askuserquestion", "request_user_input", "ask_user", "askuser"})
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _cut(text: str, limit: int) -> str:
-    text = _one_line(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _questions(arguments: Any) -> dict[str, str]:
@@ -113,7 +102,7 @@ def _json_answers(result: str, questions: Mapping[str, str]) -> list[str]:
 
 
 def _answer_line(question: str, answer: str) -> str:
-    return f'{ANSWERED}"{_cut(question, ANSWER_CHARS // 2)}": {_cut(answer, ANSWER_CHARS)}'
+    return f'{ANSWERED}"{clip(question, ANSWER_CHARS // 2)}": {clip(answer, ANSWER_CHARS)}'
 
 
 def user_answers(name: str | None, arguments: Any, result: str) -> list[str]:
@@ -152,96 +141,8 @@ def user_answers(name: str | None, arguments: Any, result: str) -> list[str]:
         comment = said.group(1).strip()
         comment = comment.split("\n\nNote:", 1)[0].strip()
         if comment and not comment.startswith(_BOILERPLATE_SAID):
-            lines.append(f"{SENT_BACK}{_cut(comment, ANSWER_CHARS * 2)}")
+            lines.append(f"{SENT_BACK}{clip(comment, ANSWER_CHARS * 2)}")
     return lines
-
-
-# ---------------------------------------------------------------------------------------------
-# Plans
-
-_PLAN_TOOLS = frozenset({"exitplanmode", "exit_plan_mode"})
-_APPROVED = ("User has approved your plan", "User has approved exiting plan mode")
-_PROPOSED = compile_lazily(r"<proposed_plan>(.*?)(?:</proposed_plan>|\Z)", re.DOTALL)
-_STEP = compile_lazily(r"^\s*(?:[-*•]|\d+[.)]|- \[[ xX]\])\s+(.+)$")
-_HEADING = compile_lazily(r"^\s*#{1,6}\s+(.+)$")
-
-
-_LABELLED = compile_lazily(r"^\s*\*\*([^*\n]{2,40}?):?\*\*:?\s+(\S.*)$")
-_NOT_PROSE = compile_lazily(r"^\s*(?:\||[-=*_]{3,}\s*$|<)")
-"""A line that is not a sentence: a table row, a rule, a tag."""
-_BOLD_LINE = compile_lazily(r"^\s*\*\*([^*\n]{2,80}?):?\*\*:?\s*$")
-"""A line that is only bold words (`**Summary**`): a heading."""
-_BOLD = compile_lazily(r"\*\*([^*\n]+)\*\*")
-_SENTENCE_END = compile_lazily(r"(?<=[.!?])\s+(?=[A-Z`*(\"])")
-
-
-def _first_sentence(line: str) -> str:
-    text = _one_line(line).replace("**", "")
-    found = _SENTENCE_END.search(text, 40)
-    return text[: found.start()] if found else text
-
-
-def plan_steps(text: str) -> list[str]:
-    """The steps of a plan, outside code, in order: its list items, its labelled lines
-    (`**Problem:** ...`), and its headings (and lines only bold), each with the first sentence
-    of the prose under it when prose comes before any item (`Context: the dashboard ranks
-    ...`): a heading alone says little."""
-    steps: list[str] = []
-
-    def add(step: str) -> None:
-        step = _cut(_BOLD.sub(r"\1", step).strip("*_ "), PLAN_STEP_CHARS)
-        if len(step) > 3 and step not in steps:
-            steps.append(step)
-
-    fenced = False
-    heading: str | None = None  # a heading whose prose is not seen yet
-    for line in text.splitlines():
-        if line.strip().startswith("```"):
-            fenced = not fenced
-            continue
-        if fenced or not line.strip() or _NOT_PROSE.match(line):
-            continue
-        head = _HEADING.match(line) or _BOLD_LINE.match(line)
-        step = None if head else _STEP.match(line)
-        if heading is not None and (head or step):
-            add(heading)
-            heading = None
-        if head:
-            heading = head.group(1).strip("*_ ")
-        elif step:
-            add(step.group(1))
-        elif heading is not None:
-            add(f"{heading}: {_first_sentence(line)}")
-            heading = None
-        elif labelled := _LABELLED.match(line):
-            add(f"{labelled.group(1)}: {_first_sentence(labelled.group(2))}")
-    if heading is not None:
-        add(heading)
-    if not steps:  # a plan in prose: its first sentences
-        prose = _one_line(text)
-        steps = [_cut(prose, PLAN_STEP_CHARS * 2)] if prose else []
-    return steps[:PLAN_STEPS]
-
-
-def accepted_plan(name: str | None, arguments: Any, result: str) -> list[str]:
-    """The steps of a plan the user approved (Claude Code `ExitPlanMode`), or [] (not a plan tool,
-    or not approved).
-    """
-    if base_name(name) not in _PLAN_TOOLS or not result.lstrip().startswith(_APPROVED):
-        return []
-    plan = arguments.get("plan") if isinstance(arguments, Mapping) else None
-    if not isinstance(plan, str):
-        marker = "## Approved Plan:"
-        plan = result.split(marker, 1)[1] if marker in result else None
-    return plan_steps(plan) if isinstance(plan, str) else []
-
-
-def proposed_plans(text: str) -> list[str]:
-    """The steps of the last `<proposed_plan>` block of an assistant text (Codex plan mode)."""
-    if "<proposed_plan>" not in text:
-        return []
-    blocks = _PROPOSED.findall(text)
-    return plan_steps(blocks[-1]) if blocks else []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -583,7 +484,7 @@ def _skill_task(text: str) -> list[str]:
             continue
         heading = _ANY_HEADING.match(line)
         if (heading or not line) and titled and lead and not found:
-            found.append(_cut(" ".join(lead).replace("**", ""), 240))
+            found.append(clip(" ".join(lead).replace("**", ""), 240))
         if heading:
             lead = []
             titled = titled or bool(_TITLE.match(line))
@@ -595,7 +496,7 @@ def _skill_task(text: str) -> list[str]:
         elif not line:
             lead = []
     if steps:
-        found.append(_cut("Workflow: " + "; ".join(steps), 240))
+        found.append(clip("Workflow: " + "; ".join(steps), 240))
     return found
 
 
@@ -609,7 +510,7 @@ def _skill_lines(text: str) -> list[str]:
     body, description = _body(text)
     names = _skill_names(body)
     named = [f"Names: {', '.join(names)}"] if names else []
-    task = _skill_task(body) or ([_cut(description, 240)] if description else [])
+    task = _skill_task(body) or ([clip(description, 240)] if description else [])
     return list(dict.fromkeys(map(_readable, [*task, *_rules(body), *named])))
 
 
@@ -750,7 +651,7 @@ def _rules(text: str) -> list[str]:
             continue
         if not _RULE.search(line) and not in_rules:
             continue
-        rule = _cut(line.lstrip("-*•> ").replace("**", ""), 240)
+        rule = clip(line.lstrip("-*•> ").replace("**", ""), 240)
         if len(rule) > 20 and rule not in rules:
             rules.append(rule)
         if len(rules) >= SKILL_RULES:
@@ -809,7 +710,7 @@ def report(text: str) -> str | None:
             continue
         item = _LIST_ITEM.match(raw)
         line = item.group(1) if item else raw.strip().lstrip("#").strip()
-        line = _one_line(_BOLD.sub(r"\1", line).strip("*_ "))
+        line = one_line(_BOLD.sub(r"\1", line).strip("*_ "))
         if shown and _step_key(line) in shown:
             continue
         lines.append(line)

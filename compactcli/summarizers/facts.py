@@ -32,7 +32,7 @@ from compactcli.outcomes import (
     refused_call,
 )
 from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
-from compactcli.summarizers import carriers, fact_folds
+from compactcli.summarizers import carriers, fact_folds, plans
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
 from compactcli.summarizers.error_ledger import ErrorLedger
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
@@ -541,7 +541,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             state.answered = True
             state.turn_text = state.last_reply = block.text
             state.add_identifiers(block.text)
-            steps = carriers.proposed_plans(block.text)
+            steps = plans.proposed_plans(block.text)
             if steps:
                 state.plan = steps
         elif block.kind == "tool_call":
@@ -639,7 +639,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             state.add_user(squeeze(result.reason))
         return
     if result.status == "ok":
-        steps = carriers.accepted_plan(call.name, call.arguments, block.text)
+        steps = plans.accepted_plan(call.name, call.arguments, block.text)
         if steps:
             state.plan = steps
         _add_paths(state, call, call.modified)
