@@ -1011,6 +1011,22 @@ def test_constraints_come_from_sentences_and_skip_code() -> None:
     )
 
 
+def test_should_as_a_judgement_sets_no_rule() -> None:
+    facts = extract_facts(
+        conversation(
+            (
+                "user",
+                "its fine, i saw the output on localhost, that should be good. This should work "
+                "now. Tests should be in the tests folder. It should work with Python 3.9.",
+            )
+        )
+    )
+    assert facts.constraints == (
+        "Tests should be in the tests folder.",
+        "It should work with Python 3.9.",
+    )
+
+
 def test_an_adjective_ending_in_only_sets_no_rule() -> None:
     facts = extract_facts(
         conversation(

@@ -208,7 +208,11 @@ def _window(sentence: str, match: re.Match[str], limit: int) -> str:
     )
 
 
-_SHOULD = _Cue(r"\bshould\b")
+_SHOULD = _Cue(
+    r"\bshould\b(?!\s+(?:be\s+(?:good|fine|ok(?:ay)?|enough|great|done|all\s+good|it)\b|"
+    r"(?:do|work)\b(?!\s+with)))"
+)
+"""`should` as a rule, not a judgement (`that should be good`, `this should work`)."""
 _AGENT_TALK = compile_lazily(
     r"(?:Thinking:|(?:(?:actually|now|ok(?:ay)?|so|first|next|but|and),?\s+)?let me\b(?!\s+know))",
     re.IGNORECASE,
