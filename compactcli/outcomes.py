@@ -450,23 +450,13 @@ def _error_of(item: dict[str, object]) -> str:
     return f"error: {message}"
 
 
-_WENT_THROUGH = compile_lazily(
-    r"^\[[\w./+-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] |✅|\ball (?:\w+ )?checks? passed\b",
-    re.IGNORECASE,
-)
-"""A line that says a shell's work went through after what it printed: the commit `git commit`
-made (`[main 1a2b3c4] message`), a hook's `✅`, `All pre-commit checks passed`."""
-
-
 def content_error(text: str, *, shell: bool) -> str:
     """The error line an output carries although its call did not fail ('' when none): an
     exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
     error, a code-mode `Script error:`, a shell's complaint (`zsh:11: operation not permitted`),
     a compiler's or linter's diagnostic at a file position; in a shell's output anywhere, in
-    another tool's output only in its first lines (`SOFT_LINES`). Not in a shell's output that
-    says after it that its work went through (`_WENT_THROUGH`: a commit made, checks passed).
-    A shell's output that is only programs' complaints that they could not open a path
-    (`access_failed`) is an error too."""
+    another tool's output only in its first lines (`SOFT_LINES`). A shell's output that is only
+    programs' complaints that they could not open a path (`access_failed`) is an error too."""
     text = _TAG.sub("", shell_output(text))
     if shell and _TRACEBACK in text:
         return error_line(text)
@@ -485,8 +475,6 @@ def content_error(text: str, *, shell: bool) -> str:
             or _SOFT_ERROR.search(line)
             or _DIAGNOSTIC.search(line)
         ):
-            if shell and any(_WENT_THROUGH.search(rest) for rest in lines[at + 1 :]):
-                return ""  # what it printed did not stop it: a hook's warning, then the commit
             following = [rest for rest in lines[at + 1 : at + 3] if rest]
             if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
                 below = [rest for rest in lines[at + 1 : at + 4] if rest]

@@ -2598,17 +2598,3 @@ def test_another_command_of_the_same_program_leaves_the_error(passed: str) -> No
     }[passed.split()[0]]
     errors = _errors_after((failed, "Exit code 1\nError: it broke", True), (passed, "ok", False))
     assert [e.resolved for e in errors] == [False]
-
-
-def test_a_warning_a_commit_went_through_after_is_no_error() -> None:
-    hook = (
-        "Running formatting, linting, and type checking...\n"
-        "src/cli/args.ts:8:52 lint/correctness/noUnusedImports  FIXABLE  ━━━━━━━━\n"
-        "  ! Several of these imports are unused.\n"
-    )
-    commit = "✅ All pre-commit checks passed!\n[refactor 376b858] Remove the cast\n 1 file changed"
-    assert content_error(hook + commit, shell=True) == ""
-    assert content_error(hook + "[main 1a2b3c4] x", shell=True) == ""
-    assert content_error(hook + "husky - pre-commit hook exited with code 1", shell=True) == (
-        "src/cli/args.ts:8:52 lint/correctness/noUnusedImports FIXABLE ━━━━━━━━"
-    )
