@@ -697,7 +697,8 @@ def report(text: str) -> str | None:
     A Codex `<proposed_plan>` gives the plan its steps (`proposed_plans`): the report leaves out
     its tags and the steps the plan shows, and keeps the rest of it.
     """
-    shown = {_step_key(step) for step in proposed_plans(text)}
+    steps = proposed_plans(text)  # a heading's step holds the sentence under it too
+    shown = {_step_key(part) for step in steps for part in (step, *step.split(": ", 1))}
     lines: list[str] = []
     fenced = False
     for raw in text.splitlines():
