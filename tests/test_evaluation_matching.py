@@ -171,6 +171,18 @@ def test_paths_without_cwd_dot_slash_or_doubled_separators() -> None:
     assert find(basename, _hay("see auth.py")) is not None
 
 
+def test_a_windows_path_matches_with_either_separator_and_its_folder_in_any_case() -> None:
+    probe = make_probe("w", "file_modified", "D:\\Projects\\Work\\backend\\gather.py")
+    cwd = "D:\\Projects\\Work"
+    for text in (
+        "- backend\\gather.py — written",
+        "edited backend/gather.py",
+        "d:/projects/work/backend/gather.py",
+    ):
+        assert find(probe, _hay(text), cwd=cwd) is not None, text
+    assert find(probe, _hay("backend\\gather.pyc"), cwd=cwd) is None
+
+
 def test_occurrences_give_every_place_in_order() -> None:
     probe = make_probe("s", "superseded", "X=1", superseded_by="t")
     assert occurrences(probe.match, _hay("X=1 then", "X=1 again, X=12")) == [(0, 0), (1, 9)]

@@ -56,13 +56,14 @@ def normalize_needle(text: str, case_sensitive: bool = True) -> str:
 
 
 def relative_path(path: str, cwd: str | None) -> str:
-    """`path` without `./`, doubled separators, or the `cwd` prefix."""
-    path = path.strip()
+    """`path` without `./`, doubled separators, or the `cwd` prefix; a Windows path (a `\\`
+    separator, a drive letter) with `/` separators and its `cwd` prefix in any case."""
+    path = _slashes(path.strip(), cwd)
     while "//" in path:
         path = path.replace("//", "/")
     if cwd:
-        prefix = cwd.rstrip("/") + "/"
-        if path.startswith(prefix):
+        prefix = _slashes(cwd, cwd).rstrip("/") + "/"
+        if path.startswith(prefix) or (_windows(cwd) and path.lower().startswith(prefix.lower())):
             path = path[len(prefix) :]
     while path.startswith("./"):
         path = path[2:]
@@ -120,13 +121,28 @@ def _segment_of(starts: list[int], position: int) -> int:
     return bisect.bisect_right(starts, position) - 1
 
 
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def _windows(cwd: str | None) -> bool:
+    return cwd is not None and ("\\" in cwd or bool(_DRIVE.match(cwd)))
+
+
+def _slashes(text: str, cwd: str | None) -> str:
+    """`text` with `\\` as `/` when the session ran on Windows (`cwd` says so)."""
+    return text.replace("\\", "/") if _windows(cwd) else text
+
+
 def _path_normalize(text: str, cwd: str | None) -> str:
-    text = text.replace("\\/", "/")  # JSON-escaped separators
+    text = _slashes(text.replace("\\/", "/"), cwd)  # JSON-escaped separators
     while "//" in text:
         text = text.replace("//", "/")
     if cwd:
-        prefix = cwd.rstrip("/")
-        text = text.replace(prefix + "/", "")
+        prefix = _slashes(cwd, cwd).rstrip("/")
+        if _windows(cwd):
+            text = re.sub(re.escape(prefix + "/"), "", text, flags=re.IGNORECASE)
+        else:
+            text = text.replace(prefix + "/", "")
     return re.sub(r"(?<![\w.])\./", "", text)
 
 
