@@ -255,6 +255,14 @@ def test_previous_facts_carry_on() -> None:
             "this window. This fixes #3; see #45.",
             ["#3", "#45"],
         ),
+        (  # a blockchain address and a transaction hash, whole; a shortened one is not
+            "MANA is 0xa1c57f48f0deb89f569dfbe6e2b7f46d33606fd4; tx 0x5e5558ab0011223344556677"
+            "8899aabbccddeeff00112233445566778899aabb; router 0x1111…097d; selector 0x18160ddd",
+            [
+                "0xa1c57f48f0deb89f569dfbe6e2b7f46d33606fd4",
+                "0x5e5558ab00112233445566778899aabbccddeeff00112233445566778899aabb",
+            ],
+        ),
         (  # a review's numbered findings are not issues either
             "Reviewer flagged Critical #1 and Important #5. **Minors #6, #8, #10** applied; "
             "PR #40 merged.",

@@ -8,7 +8,8 @@ near it), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a
 standard such as `UTF-8`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its
 name, or main, master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a
 version (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or
-preposition as the name, "Use 0.8.28"). Each is a string such as "commit 2e45f5f", "#12", "AB-1"
+preposition as the name, "Use 0.8.28"), a blockchain address or transaction hash written whole
+(`0x` and 40 or 64 hex digits). Each is a string such as "commit 2e45f5f", "#12", "AB-1"
 or "branch feat/x"; `named` gives what it names (`2e45f5f`); `said_once` leaves out a number a
 listed URL names (`#5` beside `.../issues/5`) and a branch a listed commit names.
 """
@@ -20,6 +21,8 @@ from collections.abc import Sequence
 
 from compactcli.lazy_pattern import compile_lazily
 
+_CHAIN_ID = compile_lazily(r"(?<![\w/])0x[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?(?![\w…])")
+"""A blockchain address (`0x` and 40 hex digits) or transaction hash (64), written whole."""
 _COMMIT = compile_lazily(
     r"\b(?:commit|sha|revision)s?(?: id| hash)?[\s:`'\"(]+([0-9a-f]{7,40})\b", re.IGNORECASE
 )
@@ -176,6 +179,8 @@ def identifiers(text: str) -> list[str]:
         found.extend(
             (match.start(), f"#{match.group(1)}") for match in _NAMED_NUMBER.finditer(text)
         )
+    if "0x" in text:
+        found.extend((match.start(), match.group(0)) for match in _CHAIN_ID.finditer(text))
     if "-" in text:
         for match in _TICKET.finditer(text):
             value = match.group(1)
