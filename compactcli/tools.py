@@ -616,6 +616,10 @@ INSTRUCTION_FILES = frozenset(
     {"skill.md", "agents.md", "claude.md", "gemini.md", ".cursorrules", "conventions.md"}
 )
 """Files whose binding lines an agent follows: read by a tool, they are the session's rules."""
+RULE_FILES = INSTRUCTION_FILES | {"memory.md"}
+"""Files whose binding lines the summary keeps as rules: the instruction files, and a project's
+`MEMORY.md` of standing conventions (Claude Code's memory index), which is a log of facts too
+long to keep whole as instruction files are kept."""
 
 
 def reads_instructions(name: str | None, arguments: Any) -> bool:

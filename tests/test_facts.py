@@ -2606,3 +2606,22 @@ def test_another_command_of_the_same_program_leaves_the_error(passed: str) -> No
     }[passed.split()[0]]
     errors = _errors_after((failed, "Exit code 1\nError: it broke", True), (passed, "ok", False))
     assert [e.resolved for e in errors] == [False]
+
+
+def test_a_projects_memory_file_read_by_a_shell_gives_its_rules() -> None:
+    memory = (
+        "=== MEMORY ===\n## Conventions\n- `pytest` runs via `nix-shell --run pytest`, never "
+        "`nix-shell --packages ...`.\n- The tree holds source and tests.\n"
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", "review the architecture"),
+            ("assistant", [call("m1", "bash", command="echo '=== MEMORY ===' && cat MEMORY.md")]),
+            ("user", [result("m1", memory)]),
+            ("assistant", [text("Read it.")]),
+        )
+    )
+    assert any(
+        c.startswith("MEMORY.md: ") and "never `nix-shell --packages" in c
+        for c in facts.constraints
+    ), facts.constraints

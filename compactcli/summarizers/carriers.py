@@ -23,7 +23,7 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import clip, head_tail, one_line
 from compactcli.summarizers.plans import proposed_plans
 from compactcli.summarizers.spans import code_span
-from compactcli.tools import INSTRUCTION_FILES, base_name
+from compactcli.tools import RULE_FILES, base_name
 from compactcli.user_text import pi_skill
 
 ANSWER_CHARS = 400
@@ -418,12 +418,12 @@ _RULE = compile_lazily(
 
 def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
     """The name and binding lines (must, never, always, do not...) of an instruction file a tool
-    read (`INSTRUCTION_FILES`: `SKILL.md`, `AGENTS.md`, `CLAUDE.md`, ...): a skill by its name
+    read (`RULE_FILES`: `SKILL.md`, `AGENTS.md`, `CLAUDE.md`, `MEMORY.md`, ...): a skill by its name
     (front matter, else its folder), another file by its file name.
     """
     parts = path.replace("\\", "/").rstrip("/").split("/")
     base = parts[-1].lower()
-    if base not in INSTRUCTION_FILES:
+    if base not in RULE_FILES:
         return None
     if base == "skill.md":
         named = _SKILL_NAME.search(text[:2000])

@@ -20,7 +20,7 @@ from compactcli.summarizers.carriers import ANSWER_PREFIXES
 from compactcli.summarizers.facts import PASTED, Command, ErrorFact, Facts
 from compactcli.summarizers.sentences import constraint_sentences
 from compactcli.summarizers.spans import span_text
-from compactcli.tools import INSTRUCTION_FILES
+from compactcli.tools import RULE_FILES
 
 __all__ = ["SECTIONS", "SUMMARY_HEADINGS", "grouped_rules", "parse_summary", "rule_source"]
 
@@ -78,7 +78,7 @@ RULE = "  - "
 """The start of a rule shown under the name of the file or skill it came from."""
 _SOURCE = compile_lazily(
     r"^(Skill [^:\n]{1,80}|"
-    + "|".join(re.escape(name) for name in sorted(INSTRUCTION_FILES))
+    + "|".join(re.escape(name) for name in sorted(RULE_FILES))
     + r"): (?=\S)",
     re.IGNORECASE,
 )
