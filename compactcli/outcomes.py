@@ -249,12 +249,19 @@ def one_line_answer(text: str) -> str:
     return kept[0]
 
 
+def _bare(line: str) -> str:
+    """A line of output on one line, without the mark a wrapper puts before a program's own
+    words: PowerShell 7's `| ` before a message, a TAP runner's `# ` before what the test
+    process printed (`# TypeError [ERR_INVALID_ARG_TYPE]: ...`)."""
+    return one_line(line).removeprefix("| ").removeprefix("# ")
+
+
 def error_line(text: str) -> str:
     """The most distinctive error line of a failed result (exception, `error:` line, the
     message of a PowerShell error record, ...), else
     its last line when that reads as a message, else its exit code line."""
     text = _TAG.sub("", shell_output(text))
-    lines = [one_line(line).removeprefix("| ") for line in text.splitlines()]  # PowerShell 7's
+    lines = [_bare(line) for line in text.splitlines()]  # PowerShell 7's
     kept = [line for line in lines if line and not _NOISE_LINE.match(line)]  # `     | message`
     exits = [line for line in lines if _EXIT_CODE.search(line)]
     if not kept:  # nothing but the exit code: that is the error
@@ -464,7 +471,7 @@ def content_error(text: str, *, shell: bool) -> str:
     if answered:
         return answered
     lines = [
-        one_line(line) for line in (text.splitlines() if shell else text.splitlines()[:SOFT_LINES])
+        _bare(line) for line in (text.splitlines() if shell else text.splitlines()[:SOFT_LINES])
     ]
     for at, line in enumerate(lines):
         if not line or len(line) > 4 * ERROR_CHARS or _PASS_LINE.search(line):

@@ -2625,3 +2625,16 @@ def test_a_projects_memory_file_read_by_a_shell_gives_its_rules() -> None:
         c.startswith("MEMORY.md: ") and "never `nix-shell --packages" in c
         for c in facts.constraints
     ), facts.constraints
+
+
+def test_a_tap_runner_s_commented_error_is_the_error_not_its_summary_line() -> None:
+    output = (
+        "=== Running API tests ===\nTAP version 13\n# node:internal/errors:496\n"
+        "#     ErrorCaptureStackTrace(err);\n"
+        '# TypeError [ERR_INVALID_ARG_TYPE]: The "paths[0]" argument must be of type string.\n'
+        "#     at resolve (node:path:1097:7)\n# Node.js v18.19.1\nnot ok 1 - app.test.js\n"
+        "  ---\n  exitCode: 1\n  error: 'test failed'\n  ...\n# fail 1\n"
+    )
+    assert error_line(output) == (
+        'TypeError [ERR_INVALID_ARG_TYPE]: The "paths[0]" argument must be of type string.'
+    )
