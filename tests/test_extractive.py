@@ -146,11 +146,12 @@ def test_a_budget_too_small_for_the_kept_items_is_reported() -> None:
 
 
 def test_focus_takes_the_larger_share() -> None:
-    plain = summarize(SESSION, 170)
-    focused = summarize(SESSION, 170, focus="EADDRINUSE")
+    plain = summarize(SESSION, 150)
+    focused = summarize(SESSION, 150, focus="EADDRINUSE")
     assert "EADDRINUSE" not in plain.text
     assert "- Resolved: Error: listen EADDRINUSE: address already in use :::5432" in focused.text
-    assert "- I decided to read the port" in plain.text
+    assert "- Resolved: String to replace not found in file." in plain.text
+    assert "String to replace" not in focused.text  # what the focus took the room of
 
 
 def test_previous_facts_make_an_update() -> None:

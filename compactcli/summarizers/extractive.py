@@ -294,7 +294,7 @@ def _items(
     for position, error in enumerate(facts.errors):
         shapes = tuple(dict.fromkeys(_error_line(error, cap) for cap in (120, 40, None)))
         if error.resolved:
-            add(ERRORS, shapes, rank=30_000 + (count - position))
+            add(ERRORS, shapes, rank=20_000 + (count - position))
         else:
             add(ERRORS, shapes, kept=True)
     reply = one_line(facts.last_reply)
