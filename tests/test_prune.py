@@ -378,19 +378,24 @@ def _openai_call(call_id: str, name: str, arguments: dict[str, object]) -> dict[
     }
 
 
+def _twice(tmp_path: Path, output: str, name: str, arguments: dict[str, object]) -> Transcript:
+    """A session that made one call twice with the same `output`, pruned (newest kept whole)."""
+    lines = [
+        {"role": "user", "content": "do it twice"},
+        _openai_call("call_1", name, arguments),
+        {"role": "tool", "tool_call_id": "call_1", "content": output},
+        _openai_call("call_2", name, arguments),
+        {"role": "tool", "tool_call_id": "call_2", "content": output},
+        {"role": "assistant", "content": "same output"},
+    ]
+    path = tmp_path / "twice.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return _prune(path, keep_recent=1)[1]
+
+
 def test_identical_outputs_keep_only_the_newest_whole(tmp_path: Path) -> None:
     output = "x" * 400
-    lines = [
-        {"role": "user", "content": "read it twice"},
-        _openai_call("call_1", "read_file", {"path": "a.py"}),
-        {"role": "tool", "tool_call_id": "call_1", "content": output},
-        _openai_call("call_2", "read_file", {"path": "a.py"}),
-        {"role": "tool", "tool_call_id": "call_2", "content": output},
-        {"role": "assistant", "content": "same file"},
-    ]
-    path = tmp_path / "dup.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    _, after = _prune(path, keep_recent=1)
+    after = _twice(tmp_path, output, "read_file", {"path": "a.py"})
     digest = hashlib.sha256(output.encode()).hexdigest()
     assert after.records[2].raw["content"] == (
         f"[Duplicate tool result cleared: same output as a later read_file call — 400 chars, sha256:{digest}]"
@@ -806,18 +811,7 @@ def test_an_instruction_file_read_is_never_cleared_however_old(tmp_path: Path) -
 
 
 def _shell_twice(tmp_path: Path, output: str) -> Transcript:
-    """A session that ran one command twice with the same `output`, pruned (newest kept whole)."""
-    lines = [
-        {"role": "user", "content": "run it twice"},
-        _openai_call("call_1", "bash", {"command": "python job.py"}),
-        {"role": "tool", "tool_call_id": "call_1", "content": output},
-        _openai_call("call_2", "bash", {"command": "python job.py"}),
-        {"role": "tool", "tool_call_id": "call_2", "content": output},
-        {"role": "assistant", "content": "same output"},
-    ]
-    path = tmp_path / "twice.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    return _prune(path, keep_recent=1)[1]
+    return _twice(tmp_path, output, "bash", {"command": "python job.py"})
 
 
 def test_an_older_copy_of_a_failed_output_keeps_its_error_line(tmp_path: Path) -> None:
