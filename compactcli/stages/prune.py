@@ -482,11 +482,17 @@ def placeholder(
     in the argument and the error line are redacted (`compactcli.redact`)."""
     lines = text.count("\n") + 1 if text else 0
     what = redact(f"{result_tool} {argument}".strip())
-    label = CLEARED_SOFT if soft else CLEARED_FAILURE
-    failed = f"{label}{redact(' '.join(error.split()))}" if error.strip() else ""
+    failed = _failure(error, soft=soft)
     return (
         f"{CLEARED_RESULT} {what} — {lines:,} lines, {len(text):,} chars, sha256:{digest}{failed}]"
     )
+
+
+def _failure(error: str, *, soft: bool) -> str:
+    """What a placeholder says after its digest of a call that failed (`; failed: `) or printed
+    an error (`; printed an error: `), its error line redacted; "" for a call that did neither."""
+    label = CLEARED_SOFT if soft else CLEARED_FAILURE
+    return f"{label}{redact(' '.join(error.split()))}" if error.strip() else ""
 
 
 def duplicate_placeholder(
@@ -494,11 +500,9 @@ def duplicate_placeholder(
 ) -> str:
     """The line that replaces an older copy of an output that appears again later (with the
     error line of a call that failed or printed one, as `placeholder` writes it)."""
-    label = CLEARED_SOFT if soft else CLEARED_FAILURE
-    failed = f"{label}{redact(' '.join(error.split()))}" if error.strip() else ""
     return (
         f"{CLEARED_DUPLICATE} same output as a later {result_tool} call — "
-        f"{len(text):,} chars, sha256:{digest}{failed}]"
+        f"{len(text):,} chars, sha256:{digest}{_failure(error, soft=soft)}]"
     )
 
 
