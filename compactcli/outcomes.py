@@ -149,8 +149,11 @@ _ERROR_HEAD = compile_lazily(
 )
 # Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);
 # other tools print it as a bullet (`● 0 nodes, 75 edges`): only the first kind is a failure.
+# A tool's own mark for a failure (`❌ Could not parse "..."`), or a warning sign before what
+# failed (`⚠️ Fetch failed: fetch failed`), is a failure too; a warning sign alone is not.
 _FAIL_HEAD = compile_lazily(
-    r"^(?:(?:FAIL|FAILED|--- FAIL:|✗|✘|×)(?:\s|$)|●\s(?=.*(?:›|\b[Ff]ail|\b[Ee]rror)))"
+    r"^(?:(?:FAIL|FAILED|--- FAIL:|✗|✘|×|❌)(?:\s|$)|●\s(?=.*(?:›|\b[Ff]ail|\b[Ee]rror))|"
+    r"⚠\ufe0f?\s(?=.*\b(?:[Ff]ail(?:ed|s|ure)?|[Ee]rror)\b))"
 )
 # A line that reports success (a passing test), whatever words its test or file name holds.
 _PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")

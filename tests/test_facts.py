@@ -2638,3 +2638,64 @@ def test_a_tap_runner_s_commented_error_is_the_error_not_its_summary_line() -> N
     assert error_line(output) == (
         'TypeError [ERR_INVALID_ARG_TYPE]: The "paths[0]" argument must be of type string.'
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        (
+            '❌ Could not parse "https://a.example/x" via citation.js.\nProvide: title, year.',
+            '❌ Could not parse "https://a.example/x" via citation.js.',
+        ),
+        (
+            "Obscura not available.\n\n🔗 https://a.example/x\n⚠️ Fetch failed: fetch failed\n",
+            "⚠️ Fetch failed: fetch failed",
+        ),
+        ("⚠️ Note: 3 files skipped\nDone.", ""),  # a warning sign before no failure
+    ],
+)
+def test_a_tool_s_own_failure_mark_is_an_error(output: str, line: str) -> None:
+    assert content_error(output, shell=False) == line
+
+
+def _tool_errors(*runs: tuple[str, dict[str, Any], str]) -> tuple[ErrorFact, ...]:
+    """The errors of a session that called each (tool, arguments, output) in turn; none of
+    the results is flagged as failed."""
+    turns: list[Any] = [("user", "go on")]
+    for at, (name, arguments, output) in enumerate(runs):
+        turns.append(("assistant", [call(f"t{at}", name, **arguments)]))
+        turns.append(("user", [result(f"t{at}", output)]))
+    return extract_facts(conversation(*turns)).errors
+
+
+def test_a_tool_s_error_is_resolved_by_the_same_tool_succeeding_on_the_same_argument() -> None:
+    failed = "❌ Could not parse the source.\nProvide: title, authors, year."
+    errors = _tool_errors(
+        ("resolve_citation", {"source": "https://a.example/x"}, failed),
+        ("resolve_citation", {"source": "https://b.example/y"}, failed),
+        ("fetch_page", {"source": "https://b.example/y"}, "the page"),  # another tool
+        ("resolve_citation", {"source": "https://a.example/x", "year": 2025}, "Resolved: @a2025"),
+    )
+    assert [(e.resolved, e.where) for e in errors] == [
+        (True, "https://a.example/x"),
+        (False, "https://b.example/y"),
+    ]
+
+
+def test_an_error_printed_at_several_places_is_said_once_with_them() -> None:
+    failed = "⚠️ Fetch failed: fetch failed"
+    urls = [f"https://site{n}.example/page" for n in range(5)]
+    errors = _tool_errors(*(("fetch_url", {"url": url}, failed) for url in urls))
+    assert [(e.text, e.resolved) for e in errors] == [(failed, False)]
+    assert errors[0].where == "; ".join(urls[2:]) + " and 2 more"
+    facts = Facts(errors=errors)
+    summary = extractive_facts(facts, 2000, len)[0]
+    assert summary.count("Fetch failed") == 1 and urls[4] in summary
+
+
+def test_an_error_that_names_its_place_does_not_name_it_again() -> None:
+    url = "https://a.example/x"
+    error = ErrorFact(f'Could not parse "{url}"', False, tool="resolve_citation", where=url)
+    summary = extractive_facts(Facts(errors=(error,)), 2000, len)[0]
+    assert summary.count(url) == 1 and "(resolve_citation)" in summary
+

@@ -43,6 +43,13 @@ def _key(error: ErrorFact) -> ErrorKey:
     return (_NUMBER.sub("#", error.text), error.where)
 
 
+PLACES = 3
+"""How many places an unresolved error printed at several is said with (`ErrorLedger.values`)."""
+PLACED_BY_ARGUMENT = frozenset({"web", "other"})
+"""Kinds of tool whose error, when the call names no command and no file, is placed at its main
+argument (a URL, a query): the same tool succeeding there later resolves it, and the same line
+printed at several such places is said once (`ErrorLedger.values`)."""
+
 _DISTINCT_CHARS = 20
 """An error line this long (not an exit code alone) is one failure wherever it is printed: when a
 command that printed it passes, another command's same line is resolved with it."""
@@ -145,17 +152,34 @@ class ErrorLedger:
         self._by_part: dict[str, dict[ErrorKey, None]] = {}
 
     def values(self) -> Iterable[ErrorFact]:
-        """The errors, but for an unresolved one that is only an exit code (`Command exited
-        with code 28`) and the same line as a later unresolved error of another command: one
-        such line says it for all (the commands are listed as failed)."""
+        """The errors, one line for the unresolved ones that say the same: one that is only an
+        exit code (`Command exited with code 28`) and the same line as a later unresolved error
+        of another command is said once for all (the commands are listed as failed); one that a
+        tool placed by its argument printed at several places (`Fetch failed` for each of six
+        URLs) is said once, at its latest, with its places (`PLACES` at most, the newest)."""
         later: set[str] = set()
+        places: dict[tuple[str, str], list[str]] = {}
         kept: list[ErrorFact] = []
         for error in reversed(self._all.values()):
-            if not error.resolved and only_exit_code(error.text):
-                if error.text in later:
-                    continue
-                later.add(error.text)
-            kept.append(error)
+            if error.resolved:
+                kept.append(error)
+            elif only_exit_code(error.text):
+                if error.text not in later:
+                    later.add(error.text)
+                    kept.append(error)
+            elif tool_kind(error.tool) not in PLACED_BY_ARGUMENT:
+                kept.append(error)
+            else:
+                same = places.setdefault((error.text, error.tool), [])
+                same.append(error.where)
+                if len(same) == 1:
+                    kept.append(error)
+        for at, error in enumerate(kept):
+            found = places.get((error.text, error.tool), ()) if not error.resolved else ()
+            if len(found) > 1:
+                shown = [where for where in found[:PLACES] if where]
+                more = f" and {len(found) - PLACES} more" if len(found) > PLACES else ""
+                kept[at] = replace(error, where="; ".join(reversed(shown)) + more)
         return reversed(kept)
 
     def put(self, error: ErrorFact) -> None:
@@ -181,11 +205,14 @@ class ErrorLedger:
             self._all[key] = error
             self._index(key, error)
 
-    def resolve(self, key: str, where: str, kind: str, *, exact: bool = False) -> None:
+    def resolve(
+        self, key: str, where: str, kind: str, *, exact: bool = False, tool: str = ""
+    ) -> None:
         """Mark resolved the errors a call that succeeded resolves: one of command `key` (as
         `command_key` gives it) those of the same command or (unless `exact`) a narrower run of
         it (`pytest -q` after `pytest -q x`); one without a command those at the same `where`
-        made by a tool of its `kind` (an edit resolves any). The error of a failed chain `a &&
+        made by a tool of its `kind` (an edit resolves any; a tool of no known kind resolves
+        only its own, `tool`). The error of a failed chain `a &&
         b` is resolved once each of them has succeeded, alone or in another chain; when its line
         names one of them by what it does (`_named`), once that one has. Unless `exact`, so is
         the error of a command that this one runs again with a small change (`_retried`). A
@@ -213,7 +240,11 @@ class ErrorLedger:
             found = [
                 k
                 for k in self._by_where.get(where, {})
-                if kind == "edit" or tool_kind(self._all[k].tool) == kind
+                if kind == "edit"
+                or (
+                    tool_kind(self._all[k].tool) == kind
+                    and (kind != "other" or not tool or self._all[k].tool == tool)
+                )
             ]
         for k in dict.fromkeys(found):
             self._forget(k)

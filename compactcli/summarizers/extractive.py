@@ -195,7 +195,7 @@ def _error_line(error: ErrorFact, where_cap: int | None) -> str:
     line = (RESOLVED if error.resolved else UNRESOLVED) + error.text
     if where_cap is None:
         return line
-    if error.where:
+    if error.where and error.where not in error.text:  # not said twice
         return line + f" ({error.tool}: {head_tail(error.where, where_cap)})"
     return line + (f" ({error.tool})" if error.tool else "")
 

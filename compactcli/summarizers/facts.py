@@ -34,7 +34,7 @@ from compactcli.outcomes import (
 from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds, plans
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
-from compactcli.summarizers.error_ledger import ErrorLedger
+from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
 from compactcli.summarizers.sentences import (
     FENCE,
@@ -62,6 +62,7 @@ from compactcli.tools import (
     and_chain,
     call_kind,
     local_path,
+    main_argument,
     polled_command,
     read_only_command,
     shell_command,
@@ -375,7 +376,8 @@ class _State:
         """Mark earlier errors resolved by `call`, which succeeded: same command (or one of the
         commands it ran joined by `&&`, each of which succeeded), or same path with a tool of
         the same kind (a successful edit resolves a failed edit or read)."""
-        self.errors.resolve(command_key(call.command) if call.command else "", where, call.kind)
+        key = command_key(call.command) if call.command else ""
+        self.errors.resolve(key, where, call.kind, tool=call.name)
         chain = and_chain(call.command) if "&&" in call.command else []
         for part in chain if len(chain) > 1 else ():  # each the very command that failed
             self.errors.resolve(command_key(part), where, call.kind, exact=True)
@@ -632,6 +634,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     whole = shell_command(call.name, call.arguments) if shell else ""  # not cut to a line's room
     result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read))
     where = call.command or (call.modified or call.read or ("",))[0]
+    if not where and call.kind in PLACED_BY_ARGUMENT:  # `resolve_citation` of a URL
+        where = main_argument(call.name, call.arguments)
     if result.status == "rejected":
         if call.command:
             state.add_command(call.command, "rejected")
