@@ -66,14 +66,14 @@ def test_the_gate_figures(full_run: Run) -> None:
         "pending_ask": 1.0,
         "file_modified": 1.0,
         "error_string": 1.0,
-        "decision": 0.9474,
-        "weighted": 0.9961,
+        "decision": 1.0,
+        "weighted": 1.0,
         "violations": 0.0,
         "integrity": 1.0,
         "budget_10x": 0.6667,
         "weighted_4x": 1.0,
         "must_survive_50x": 1.0,
-        "drift": -0.4,
+        "drift": 0.4,
     }
 
 

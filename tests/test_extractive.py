@@ -452,6 +452,9 @@ The totals test fails since I added discounts. Can you fix it?
 - `pytest -q tests/test_totals.py` (failed): tests/test_totals.py:14: AssertionError
 - `pytest -q` (ok)
 
+## Progress (oldest first)
+- While working: The discount is subtracted twice (`* 2`). I'll apply it once.
+
 ## Current state (the agent's last message)
 Fixed: `total()` subtracted the discount twice. It now returns `subtotal * (1 - discount)`, and `pytest -q` passes (6 tests)."""
 
@@ -470,7 +473,7 @@ def test_readme_example() -> None:
     assert result.text == README_SUMMARY
     assert result.details == {
         "extractive": {
-            "summary_tokens": 161,
+            "summary_tokens": 188,
             "budget_tokens": 400,
             "over_budget": False,
             "omitted": {},
@@ -799,3 +802,18 @@ def test_a_pasted_banner_is_left_out_of_the_goal_and_the_messages() -> None:
     ) in summary
     assert "2. It printed this again: Then it stopped." in summary
     assert "___" not in summary and "══" not in summary
+
+
+def test_what_changed_in_a_file_comes_after_the_decisions_when_room_is_short() -> None:
+    paths = [f"src/module_{n}.ts" for n in range(12)]
+    changes = tuple(
+        (path, f"`const limit = {n};` -> `const limit = {n + 1};`") for n, path in enumerate(paths)
+    )
+    decision = "Keep the insert signed-in only rather than weakening RLS for guests"
+    facts = Facts(files_modified=tuple(paths), changes=changes, decisions=(decision,))
+    count = COUNTER.text_tokens
+    roomy = render_facts(facts, 4000, count)[0]
+    assert decision in roomy and roomy.count("const limit") == 2 * len(paths)
+    short = render_facts(facts, count(roomy) - 60, count)[0]
+    assert decision in short and all(path in short for path in paths)
+    assert short.count("const limit") < roomy.count("const limit")

@@ -2699,3 +2699,36 @@ def test_an_error_that_names_its_place_does_not_name_it_again() -> None:
     summary = extractive_facts(Facts(errors=(error,)), 2000, len)[0]
     assert summary.count(url) == 1 and "(resolve_citation)" in summary
 
+
+def test_what_the_agent_says_after_an_error_is_kept_however_short() -> None:
+    turns: list[Any] = [
+        ("user", "collect the sources"),
+        ("assistant", [call("a", "fetch_url", url="https://a.example/x")]),
+        ("user", [result("a", "⚠️ Fetch failed: fetch failed")]),
+        ("assistant", [text("Several URLs failed. Let me use Tavily instead."), call("b", "x")]),
+        ("user", [result("b", "done")]),
+        ("assistant", [text("Now the notes, one per source."), call("c", "x")]),  # no error
+        ("user", [result("c", "done")]),
+        ("assistant", [text("Done.")]),
+    ]
+    reports = extract_facts(conversation(*turns)).reports
+    assert "While working: Several URLs failed. Let me use Tavily instead." in reports
+    assert not any("one per source" in line for line in reports)
+
+
+def test_a_long_mid_turn_statement_gives_its_decisions_once() -> None:
+    decision = "I'll keep the insert signed-in only rather than weakening RLS for guests."
+    statement = (
+        "I'll add this as a focused client component on the event detail page, preserving "
+        f"the existing Telegram and referral blocks. {decision} Then I'll build."
+    )
+    turns: list[Any] = [
+        ("user", "add registration"),
+        ("assistant", [text(statement), call("a", "Bash", command="npm run build")]),
+        ("user", [result("a", "ok")]),
+        ("assistant", [text("Registration is in.")]),
+    ]
+    facts = extract_facts(conversation(*turns))
+    assert decision in facts.decisions
+    (report,) = [line for line in facts.reports if line.startswith("While working: ")]
+    assert "focused client component" in report and "weakening RLS" not in report

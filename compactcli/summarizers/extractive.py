@@ -391,6 +391,12 @@ def _said(line: str, shown: Sequence[str]) -> bool:
 _TIER = 10_000
 """Optional items whose ranks share `rank // _TIER` are placed together (see `_fit`)."""
 
+_WIDENED_LATER = (FILES_MODIFIED,)
+_LATER_RANK = 30_000
+"""Kept items of `_WIDENED_LATER` sections take their fuller shapes only after the optional
+items ranked below `_LATER_RANK` (the user's messages, plan, reports, identifiers, decisions and
+resolved errors) have come in."""
+
 
 def _tiers(items: Sequence[_Item]) -> list[list[_Item]]:
     """`items` (in rank order) grouped by tier."""
@@ -437,7 +443,11 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
         used = sum(cost(item, item.chosen) for item in kept)
         # then widen them as far as the room allows (the goal, unless an ask, and EARLIER last)
         last = (EARLIER,) if any(i.shapes == (ASK + SEE_GOAL,) for i in kept) else (GOAL, EARLIER)
+        # what changed in a modified file is widened after the decisions and resolved errors
+        later = [item for item in kept if item.section in _WIDENED_LATER]
         for item in sorted(kept, key=lambda i: (i.section in last, i.order)):
+            if item.section in _WIDENED_LATER:
+                continue
             for shape in range(item.chosen):
                 extra = cost(item, shape) - cost(item, item.chosen)
                 if used + extra <= room:
@@ -490,8 +500,12 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
             # fullest; the others to their middle shape) before the next tier's come in
             spent = 0.0
             for number, tier in enumerate(_tiers(others)):
+                if later and tier[0].rank >= _LATER_RANK:
+                    spent = widen(later, spent, 0, left)
+                    later = []
                 spent += take(tier, left - spent)
                 spent = widen(tier, spent, 0 if number == 0 else 1, left)
+        spent = widen(later, spent, 0, left)
         # widen every optional item with a fuller shape, in rank order, as far as it fits
         widen([*focused, *others], spent, 0, left)
         text = _render(items, update)

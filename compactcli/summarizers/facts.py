@@ -282,6 +282,7 @@ class _State:
     plan: list[str] = field(default_factory=list)
     reports: _Unique = field(default_factory=_Unique)
     turn_text: str = ""  # the assistant's latest text in the current turn
+    erred: bool = False  # a call met an error since the assistant last spoke mid-turn
     last_reply: str = ""
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
 
@@ -397,6 +398,7 @@ PASTED = "pasted by the user"
 def _add_error(state: _State, error: ErrorFact) -> None:
     """`error`, after the others: one error per line and place, at its latest."""
     state.errors.put(error)
+    state.erred = True
 
 
 def extract_facts(
@@ -590,15 +592,26 @@ WHILE_WORKING = "While working: "
 """How a mid-turn statement starts among the reports (`Facts.reports`)."""
 
 
+REACTION_WORDS = 5
+"""A mid-turn assistant text this many words long, said after a call met an error, is the
+agent's answer to it ("Several URLs failed. Let me fetch working alternatives and process the
+failed ones via Tavily."): kept whole however short."""
+
+
 def _add_statement(state: _State, text: str) -> None:
-    """A mid-turn assistant text: among the reports, in order, when it is long; else its
-    decision sentences."""
+    """A mid-turn assistant text: its decision sentences among the decisions, and the rest
+    among the reports, in order, when it is long or answers an error met since the last one
+    (`REACTION_WORDS`)."""
     line = one_line(FENCE.sub(" ", text))
-    if len(line) >= STATEMENT_CHARS:
-        state.reports.add(WHILE_WORKING + head_tail(line, 2 * SENTENCE_CHARS))
-    else:
-        for sentence in decision_sentences(text):
-            state.decisions.add(sentence)
+    reaction, state.erred = state.erred, False
+    decided = decision_sentences(text)
+    for sentence in decided:
+        state.decisions.add(sentence)
+    if len(line) >= STATEMENT_CHARS or (reaction and len(line.split()) >= REACTION_WORDS):
+        for sentence in decided:  # said once, among the decisions
+            line = line.replace(one_line(sentence), "…")
+        if len(line.replace("…", " ").split()) >= REACTION_WORDS:  # more than the decisions
+            state.reports.add(WHILE_WORKING + head_tail(line, 2 * SENTENCE_CHARS))
 
 
 def _add_paths(state: _State, call: _Call, paths: Iterable[str]) -> None:
