@@ -817,3 +817,19 @@ def test_what_changed_in_a_file_comes_after_the_decisions_when_room_is_short() -
     short = render_facts(facts, count(roomy) - 60, count)[0]
     assert decision in short and all(path in short for path in paths)
     assert short.count("const limit") < roomy.count("const limit")
+
+
+def test_a_user_message_is_never_shown_whole_at_the_cost_of_the_decisions() -> None:
+    brief = " ".join(f"Part {n}: the event flow and its states in detail." for n in range(30))
+    messages = ("Audit the site.", *(f"Task {k}. {brief}" for k in range(3)), "Apply for it.")
+    decisions = tuple(
+        f"Keep store {n} signed-in only rather than open to guests" for n in range(10)
+    )
+    facts = Facts(goal=messages[0], user_messages=messages, decisions=decisions)
+    whole = 0
+    for budget in range(1500, 300, -25):
+        text = render_facts(facts, budget, COUNTER.text_tokens)[0]
+        if "Part 15" in text:  # a brief shown whole (its middle is cut from a short one)
+            whole += 1
+            assert all(decision in text for decision in decisions), budget
+    assert whole > 10

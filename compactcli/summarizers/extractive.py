@@ -391,6 +391,10 @@ def _said(line: str, shown: Sequence[str]) -> bool:
 _TIER = 10_000
 """Optional items whose ranks share `rank // _TIER` are placed together (see `_fit`)."""
 
+_FIRST_TIER_SHARE = 0.5
+"""How much of the room the kept items leave the first tier (the user's messages and the
+agent's reports) may take, widened, before the next tiers come in: a long pasted brief's full
+text comes last, when room is left."""
 _WIDENED_LATER = (FILES_MODIFIED,)
 _LATER_RANK = 30_000
 """Kept items of `_WIDENED_LATER` sections take their fuller shapes only after the optional
@@ -471,11 +475,16 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
                     spent += price
             return spent
 
-        def widen(pool: list[_Item], spent: float, fullest: int, left: float) -> float:
+        def widen(
+            pool: list[_Item], spent: float, fullest: int, left: float, chars: int = 0
+        ) -> float:
             """Widen the items of `pool` in order, each to the fullest shape (not fuller than
-            `fullest`) that still fits in `left`."""
+            `fullest`, nor, with `chars`, longer than that many characters) that still fits in
+            `left`."""
             for item in pool:
                 for shape in range(min(fullest, item.chosen), item.chosen):
+                    if chars and len(item.shapes[shape]) > chars:
+                        continue
                     extra = cost(item, shape) - cost(item, item.chosen)
                     if spent + extra <= left:
                         spent += extra
@@ -496,15 +505,19 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
             spent += take(focused, left - spent)
         else:
             # tier by tier (`_TIER` ranks each): a tier's items at their shortest, then
-            # widened (the first tier, the user's messages and the agent's reports, to their
-            # fullest; the others to their middle shape) before the next tier's come in
+            # widened (the first tier, the user's messages and the agent's reports, within
+            # `_FIRST_TIER_SHARE` of the room; the others to their middle shape) before the
+            # next tier's come in
             spent = 0.0
             for number, tier in enumerate(_tiers(others)):
                 if later and tier[0].rank >= _LATER_RANK:
                     spent = widen(later, spent, 0, left)
                     later = []
                 spent += take(tier, left - spent)
-                spent = widen(tier, spent, 0 if number == 0 else 1, left)
+                if number == 0:
+                    spent = widen(tier, spent, 0, max(spent, left * _FIRST_TIER_SHARE))
+                else:
+                    spent = widen(tier, spent, 1, left)
         spent = widen(later, spent, 0, left)
         # widen every optional item with a fuller shape, in rank order, as far as it fits
         widen([*focused, *others], spent, 0, left)
