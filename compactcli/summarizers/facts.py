@@ -33,8 +33,8 @@ from compactcli.outcomes import (
 )
 from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds, plans
-from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
+from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
 from compactcli.summarizers.sentences import (
     FENCE,
