@@ -142,9 +142,11 @@ _SHELL_SAYS = compile_lazily(r"^(?:[\w.~/-]*/)?(?:ba|z|da|k)?sh(?::\s*(?:line\s*
 before a line of output that only says an error word (`Result: undefined/api`)."""
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
 # `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
+# A build's own word for its error (Next.js `Type error: ...`, `Syntax error: ...`) heads one too.
 _ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
     r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^(?:ERROR|FATAL|PANIC)\b|"
+    r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
     r"^thread '[^']*' panicked"
 )
 # Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);

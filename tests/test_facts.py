@@ -2732,3 +2732,18 @@ def test_a_long_mid_turn_statement_gives_its_decisions_once() -> None:
     assert decision in facts.decisions
     (report,) = [line for line in facts.reports if line.startswith("While working: ")]
     assert "focused client component" in report and "weakening RLS" not in report
+
+
+def test_a_build_s_type_error_is_the_error_not_a_later_error_line() -> None:
+    output = (
+        "Type error: Object literal may only specify known properties, and 'name' does not "
+        "exist in type 'AbstractAgent'.\n\n   9 |   agents: {\n"
+        "Next.js build worker exited with code: 1 and signal: null\n"
+        "Error: Could not find a production build in the '.next' directory.\nHTTP 000\n\n"
+        "Command exited with code 7"
+    )
+    assert error_line(output).startswith("Type error: Object literal may only specify")
+    assert content_error("Syntax error: Unexpected token (3:4)\n", shell=True) == (
+        "Syntax error: Unexpected token (3:4)"
+    )
+    assert content_error("No type error: all 12 files checked\n", shell=True) == ""
