@@ -440,3 +440,17 @@ def test_a_files_newest_changes_are_shown_whole_while_they_fit() -> None:
     long = "in `f`: added `" + "y" * 500 + "`"
     cut = changes_text([*notes, long], 120, 4)
     assert len(cut) <= 120 and cut.startswith("in `f`: added `yyy") and cut.endswith("more edits")
+
+
+def test_a_report_says_a_local_file_link_by_its_text_and_keeps_a_web_link() -> None:
+    text = (
+        "Implemented image loading stability.\n\nUpdated:\n"
+        "- [components/shared/safe-image.tsx](C:/Users/me/app/components/shared/safe-image.tsx)\n"
+        "- [lib/images.ts:12](/home/me/app/lib/images.ts#L12)\n"
+        "- Docs: [Next.js images](https://nextjs.org/docs/images)\n"
+    )
+    line = report(text)
+    assert line == (
+        "Implemented image loading stability.; Updated:; components/shared/safe-image.tsx; "
+        "lib/images.ts:12; Docs: [Next.js images](https://nextjs.org/docs/images)"
+    )

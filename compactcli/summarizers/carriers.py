@@ -668,6 +668,15 @@ _RULE_LINE = compile_lazily(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,}|—{2,})\s*$")
 _BOLD = compile_lazily(r"(?<![\w/*])\*\*(?=[^\s*/])([^*\n]*?[^\s*/])\*\*(?![\w/*])")
 """Bold text (`**New section** — ...`), not a glob's `**` (`src/**/*.py`)."""
 REPORT_MIN_CHARS = 60
+_FILE_LINK = compile_lazily(r"\[([^\]\n]{1,300})\]\((?![a-z][a-z0-9+.-]*://(?!/))([^()\s]+)\)")
+
+
+def unlinked(text: str) -> str:
+    """`text` with each markdown link to a local file said by its text alone: Codex writes
+    `[app/page.tsx](C:/Users/me/app/app/page.tsx)`, the path twice. A web link is kept."""
+    return _FILE_LINK.sub(r"\1", text) if "](" in text else text
+
+
 """A last message shorter than this (a greeting, a question back) reports nothing."""
 
 
@@ -701,7 +710,7 @@ def report(text: str) -> str | None:
     shown = {_step_key(part) for step in steps for part in (step, *step.split(": ", 1))}
     lines: list[str] = []
     fenced = False
-    for raw in text.splitlines():
+    for raw in unlinked(text).splitlines():
         if raw.strip().startswith("```"):
             fenced = not fenced
             continue

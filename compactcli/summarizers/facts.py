@@ -602,7 +602,7 @@ def _add_statement(state: _State, text: str) -> None:
     """A mid-turn assistant text: its decision sentences among the decisions, and the rest
     among the reports, in order, when it is long or answers an error met since the last one
     (`REACTION_WORDS`)."""
-    line = one_line(FENCE.sub(" ", text))
+    line = one_line(FENCE.sub(" ", carriers.unlinked(text)))
     reaction, state.erred = state.erred, False
     decided = decision_sentences(text)
     for sentence in decided:
@@ -781,7 +781,7 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         changes=tuple(state.changes),
         plan=tuple(state.plan),
         reports=tuple(state.reports)[-REPORTS:],
-        last_reply=condense(state.last_reply, REPLY_CHARS)
+        last_reply=condense(carriers.unlinked(state.last_reply), REPLY_CHARS)
         or (previous.last_reply if previous is not None else ""),
         constraint_turns=tuple(state.turns[c] for c in state.constraints),
     )
