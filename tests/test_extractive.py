@@ -17,7 +17,7 @@ from compactcli.summarizers.extractive import (
     parse_summary,
     render_facts,
 )
-from compactcli.summarizers.facts import Facts, extract_facts
+from compactcli.summarizers.facts import Command, Facts, extract_facts
 from compactcli.summarizers.sentences import supersedes
 from compactcli.summarizers.summary_text import rule_source
 from compactcli.tokens import get_counter
@@ -833,3 +833,30 @@ def test_a_user_message_is_never_shown_whole_at_the_cost_of_the_decisions() -> N
             whole += 1
             assert all(decision in text for decision in decisions), budget
     assert whole > 10
+
+
+def test_commands_that_went_well_take_no_room_a_report_could_use_whole() -> None:
+    report = "; ".join(
+        f"Step {n}: the loader now reads page {n} before the next" for n in range(40)
+    )
+    reports = tuple(f"Turn {k} done. {report}" for k in range(3))
+    commands = tuple(Command(f"python3 check_{n}.py --all", "ok") for n in range(40))
+    facts = Facts(goal="Fix the loader.", user_messages=("Fix the loader.",), reports=reports)
+    facts = replace(facts, commands=commands)
+    count = COUNTER.text_tokens
+    shown = 0
+    for budget in range(2500, 200, -50):
+        text = render_facts(facts, budget, count)[0]
+        if "check_" not in text:
+            continue
+        shown += 1  # a command that went well is shown: each report is whole, or could not be
+        lines = text.splitlines()
+        for line in reports:
+            if f"- {line}" in lines:
+                continue
+            at = next(n for n, shape in enumerate(lines) if shape.startswith(f"- {line[:12]}"))
+            whole = "\n".join([*lines[:at], f"- {line}", *lines[at + 1 :]])
+            dropped = [n for n, shape in enumerate(lines) if "check_" in shape]
+            kept = [shape for n, shape in enumerate(whole.splitlines()) if n not in dropped]
+            assert count("\n".join(kept)) > budget, budget
+    assert shown > 5

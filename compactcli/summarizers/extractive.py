@@ -394,7 +394,7 @@ _TIER = 10_000
 _FIRST_TIER_SHARE = 0.5
 """How much of the room the kept items leave the first tier (the user's messages and the
 agent's reports) may take, widened, before the next tiers come in: a long pasted brief's full
-text comes last, when room is left."""
+text comes after the identifiers, decisions and resolved errors, before failed commands."""
 _WIDENED_LATER = (FILES_MODIFIED,)
 _LATER_RANK = 30_000
 """Kept items of `_WIDENED_LATER` sections take their fuller shapes only after the optional
@@ -507,15 +507,18 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
             # tier by tier (`_TIER` ranks each): a tier's items at their shortest, then
             # widened (the first tier, the user's messages and the agent's reports, within
             # `_FIRST_TIER_SHARE` of the room; the others to their middle shape) before the
-            # next tier's come in
+            # next tier's come in; before the tiers of `_LATER_RANK` and after, what changed
+            # in the modified files, then the first tier at its fullest
             spent = 0.0
+            first: list[_Item] = []
             for number, tier in enumerate(_tiers(others)):
-                if later and tier[0].rank >= _LATER_RANK:
-                    spent = widen(later, spent, 0, left)
-                    later = []
+                if tier[0].rank >= _LATER_RANK and (later or first):
+                    spent = widen(first, widen(later, spent, 0, left), 0, left)
+                    later = first = []
                 spent += take(tier, left - spent)
                 if number == 0:
                     spent = widen(tier, spent, 0, max(spent, left * _FIRST_TIER_SHARE))
+                    first = tier
                 else:
                     spent = widen(tier, spent, 1, left)
         spent = widen(later, spent, 0, left)
