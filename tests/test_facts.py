@@ -2747,3 +2747,44 @@ def test_a_build_s_type_error_is_the_error_not_a_later_error_line() -> None:
         "Syntax error: Unexpected token (3:4)"
     )
     assert content_error("No type error: all 12 files checked\n", shell=True) == ""
+
+
+def test_a_tool_s_error_is_placed_only_at_an_argument_that_says_where() -> None:
+    failed = "Error: No connection to browser extension."
+    arguments = {"args": '{"url": "http://localhost:3001"}', "server": "browsermcp"}
+    (error,) = _tool_errors(("mcp", arguments, failed))
+    assert error.where == ""
+
+
+def test_a_build_filtered_through_grep_is_the_same_build() -> None:
+    errors = _errors_after(
+        (
+            'rm -rf .next && npx next build 2>&1 | grep -E "✓|error|Error" | tail -10',
+            "✓ Compiled successfully\nType error: Unused '@ts-expect-error' directive.",
+            False,
+        ),
+        ("rm -rf .next && npx next build 2>&1 | tail -20", "✓ Generating static pages", False),
+    )
+    assert [(e.text[:11], e.resolved) for e in errors] == [("Type error:", True)]
+    assert command_key('npm test | grep -E "a|b" | tail -3') == "npm test"
+
+
+def test_a_statement_that_is_its_decision_and_a_few_words_gives_the_decision_alone() -> None:
+    turns: list[Any] = [
+        ("user", "why is the user agent wrong?"),
+        (
+            "assistant",
+            [
+                text(
+                    "I'll look at why the user agent shows `OpenAI/JS 6.26.0` instead of "
+                    "your harness version. Let me start by exploring the codebase."
+                ),
+                call("a", "Bash", command="rg -n userAgent src"),
+            ],
+        ),
+        ("user", [result("a", "src/client.ts:12: userAgent")]),
+        ("assistant", [text("Found it.")]),
+    ]
+    facts = extract_facts(conversation(*turns))
+    assert any("instead of your harness version" in d for d in facts.decisions)
+    assert not any(line.startswith("While working: ") for line in facts.reports)

@@ -610,7 +610,8 @@ def _add_statement(state: _State, text: str) -> None:
     if len(line) >= STATEMENT_CHARS or (reaction and len(line.split()) >= REACTION_WORDS):
         for sentence in decided:  # said once, among the decisions
             line = line.replace(one_line(sentence), "…")
-        if len(line.replace("…", " ").split()) >= REACTION_WORDS:  # more than the decisions
+        rest = " ".join(line.replace("…", " ").split())
+        if not decided or len(rest) >= STATEMENT_CHARS // 2:  # more than the decisions
             state.reports.add(WHILE_WORKING + head_tail(line, 2 * SENTENCE_CHARS))
 
 
@@ -649,6 +650,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     where = call.command or (call.modified or call.read or ("",))[0]
     if not where and call.kind in PLACED_BY_ARGUMENT:  # `resolve_citation` of a URL
         where = main_argument(call.name, call.arguments)
+        where = "" if where.startswith(("{", "[")) else where  # no one argument says it
     if result.status == "rejected":
         if call.command:
             state.add_command(call.command, "rejected")

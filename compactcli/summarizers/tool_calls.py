@@ -23,7 +23,11 @@ COMMAND_CHARS = 200
 
 _CD_PREFIX = compile_lazily(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 _SHELL_WRAP = compile_lazily(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
-_PIPE_TAIL = compile_lazily(r"\s*(?:2>&1\s*)?(?:\|\s*(?:head|tail|cat|less)\b[^|]*)+$")
+_PIPE_TAIL = compile_lazily(
+    r"\s*(?:2>&1\s*)?"
+    r"(?:\|\s*(?:head|tail|cat|less|grep|egrep|rg)\b(?:[^|'\"]|'[^']*'|\"[^\"]*\")*)+$"
+)
+"""Pipes that only filter what a command printed (`| tail -20`, `| grep -E "error|✓"`)."""
 _REDIRECT = compile_lazily(r"\s+2>&1\b")
 _STDIN_FEED = compile_lazily(
     r"^(?:yes(?:\s+[\w-]+)?|(?:echo(?:\s+-[ne]+)?|printf)\s+(['\"]?)"
@@ -86,8 +90,9 @@ def commit_message(command: str) -> str | None:
 
 def command_key(command: str) -> str:
     """What makes two commands "the same" for resolving an error and counting reruns: no `cd`,
-    pipes to head/tail, nor the answers given to its prompts (piped in, a here-document, none
-    at all: the same command run again with other answers is a rerun)."""
+    pipes that filter its output (head, tail, grep), nor the answers given to its prompts
+    (piped in, a here-document, none at all: the same command run again with other answers is
+    a rerun)."""
     key = _CD_PREFIX.sub("", command.strip())
     key = _STDIN_FEED.sub("", key)
     key = _PIPE_TAIL.sub("", key)
