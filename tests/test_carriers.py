@@ -15,6 +15,7 @@ from compactcli.summarizers.carriers import (
     code_span,
     created_names,
     edit_notes,
+    instruction_rules,
     report,
     skill_rules,
     user_answers,
@@ -454,3 +455,27 @@ def test_a_report_says_a_local_file_link_by_its_text_and_keeps_a_web_link() -> N
         "Implemented image loading stability.; Updated:; components/shared/safe-image.tsx; "
         "lib/images.ts:12; Docs: [Next.js images](https://nextjs.org/docs/images)"
     )
+
+
+def test_a_long_memory_file_gives_the_lines_that_direct_before_those_that_describe() -> None:
+    notes = [
+        f"- Module m{n} always sits after m{n - 1} in the DAG and never imports the compositor."
+        for n in range(1, 16)
+    ]
+    memory = "\n".join(
+        [
+            "## Architecture",
+            *notes,
+            "## Conventions",
+            "- `pytest` runs via `nix-shell --run`, never `nix-shell --packages`. **Why:** pinned"
+            " deps. **How to apply:** run both tools through `nix-shell --run`.",
+            "- Never commit the session log.",
+        ]
+    )
+    found = instruction_rules("/repo/MEMORY.md", memory)
+    assert found is not None
+    name, rules = found
+    assert name == "MEMORY.md" and len(rules) == 12
+    assert any("nix-shell --packages" in rule for rule in rules)
+    assert rules[-1] == "Never commit the session log."
+    assert rules[0].startswith("Module m1 always")  # the rest in the file's order

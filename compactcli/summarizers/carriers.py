@@ -416,6 +416,14 @@ _RULE = compile_lazily(
 )
 
 
+_DIRECTING = compile_lazily(
+    r"^(?:never|always|do\s+not|don'?t|must|only|avoid|ensure)\b|\bhow to apply:",
+    re.IGNORECASE,
+)
+"""A rule line that directs, not one that describes with a rule word in it (`... stays acyclic
+... never a leaf`)."""
+
+
 def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
     """The name and binding lines (must, never, always, do not...) of an instruction file a tool
     read (`RULE_FILES`: `SKILL.md`, `AGENTS.md`, `CLAUDE.md`, `MEMORY.md`, ...): a skill by its name
@@ -627,6 +635,7 @@ def _rules(text: str) -> list[str]:
     (Important, Notes, Rules, Requirements...), and elsewhere the lines and table rows with a
     rule word; headings, table headers and code left out."""
     rules: list[str] = []
+    directing: set[str] = set()
     fenced = False
     in_rules = False
     table = False  # the line before was a table row
@@ -651,12 +660,18 @@ def _rules(text: str) -> list[str]:
             continue
         if not _RULE.search(line) and not in_rules:
             continue
-        rule = clip(line.lstrip("-*•> ").replace("**", ""), 240)
+        whole = line.lstrip("-*•> ").replace("**", "")
+        rule = clip(whole, 240)
         if len(rule) > 20 and rule not in rules:
             rules.append(rule)
-        if len(rules) >= SKILL_RULES:
-            break
-    return rules
+            if _DIRECTING.search(whole):
+                directing.add(rule)
+    if len(rules) <= SKILL_RULES:
+        return rules
+    # more than fit: the lines that direct first (`Never ...`, a memory's `How to apply:`),
+    # then the others, each kept in the file's order
+    chosen = set(sorted(rules, key=lambda rule: rule not in directing)[:SKILL_RULES])
+    return [rule for rule in rules if rule in chosen]
 
 
 # ---------------------------------------------------------------------------------------------
