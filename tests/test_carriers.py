@@ -479,3 +479,14 @@ def test_a_long_memory_file_gives_the_lines_that_direct_before_those_that_descri
     assert any("nix-shell --packages" in rule for rule in rules)
     assert rules[-1] == "Never commit the session log."
     assert rules[0].startswith("Module m1 always")  # the rest in the file's order
+
+
+def test_a_skill_gives_its_first_rule_lines_whatever_they_say() -> None:
+    lines = [f"- Step {n} always runs after step {n - 1} and never alone." for n in range(1, 15)]
+    lines += [f"- Never skip the check of step {n}." for n in range(4)]
+    body = "\n".join(lines)
+    skill = instruction_rules("/home/me/.codex/skills/careful/SKILL.md", "# Careful\n" + body)
+    memory = instruction_rules("/repo/MEMORY.md", body)
+    assert skill is not None and memory is not None
+    assert not any("Never skip" in rule for rule in skill[1])
+    assert sum("Never skip" in rule for rule in memory[1]) == 4

@@ -437,7 +437,7 @@ def instruction_rules(path: str, text: str) -> tuple[str, list[str]] | None:
         named = _SKILL_NAME.search(text[:2000])
         name = named.group(1).strip() if named else (parts[-2] if len(parts) > 1 else "skill")
         return f"Skill {name}", _skill_lines(text)
-    return parts[-1], list(map(_readable, _rules(text)))
+    return parts[-1], list(map(_readable, _rules(text, directing_first=True)))
 
 
 def skill_rules(text: str) -> tuple[str, list[str]] | None:
@@ -630,10 +630,12 @@ def _most_specific(names: Sequence[str]) -> list[str]:
     ]
 
 
-def _rules(text: str) -> list[str]:
+def _rules(text: str, *, directing_first: bool = False) -> list[str]:
     """The binding lines of an instruction text: every list item under a heading of rules
     (Important, Notes, Rules, Requirements...), and elsewhere the lines and table rows with a
-    rule word; headings, table headers and code left out."""
+    rule word; headings, table headers and code left out; the first `SKILL_RULES`, or with
+    `directing_first` (a project's file, such as a MEMORY.md whose notes describe the code
+    with rule words in them), those that direct (`_DIRECTING`) before the others."""
     rules: list[str] = []
     directing: set[str] = set()
     fenced = False
@@ -664,10 +666,12 @@ def _rules(text: str) -> list[str]:
         rule = clip(whole, 240)
         if len(rule) > 20 and rule not in rules:
             rules.append(rule)
-            if _DIRECTING.search(whole):
+            if _DIRECTING.search(whole) and not whole.endswith(":"):
                 directing.add(rule)
-    if len(rules) <= SKILL_RULES:
-        return rules
+        if len(rules) >= SKILL_RULES and not directing_first:
+            break
+    if len(rules) <= SKILL_RULES or not directing_first:
+        return rules[:SKILL_RULES]
     # more than fit: the lines that direct first (`Never ...`, a memory's `How to apply:`),
     # then the others, each kept in the file's order
     chosen = set(sorted(rules, key=lambda rule: rule not in directing)[:SKILL_RULES])
