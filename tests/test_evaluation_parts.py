@@ -230,3 +230,51 @@ def test_a_session_with_no_valid_cut_gets_a_note(tmp_path: Path) -> None:
     evaluation, _ = run(EvalOptions(folders=(str(tmp_path),), settings=settings))
     assert evaluation.parts == []
     assert evaluation.notes == ["lone: no drift over parts: no valid cut near 1/3 of the file"]
+
+
+def _pi_session(turns: int) -> Transcript:
+    """A pi session of `turns` long user/assistant turns, its entries chained by `parentId`."""
+    raws: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-02-03T09:00:00.000Z"}
+    ]
+    parent: str | None = None
+    for n in range(2 * turns):
+        role = "user" if n % 2 == 0 else "assistant"
+        words = " ".join(f"{role}{n}-word{k}" for k in range(400))
+        entry = f"e{n:04d}"
+        raws.append(
+            {
+                "type": "message",
+                "id": entry,
+                "parentId": parent,
+                "timestamp": f"2026-02-03T09:{n // 60:02d}:{n % 60:02d}.000Z",
+                "message": {
+                    "role": role,
+                    "content": [{"type": "text", "text": f"Turn {n}: {words}"}],
+                    "timestamp": 1770110000000 + n,
+                },
+            }
+        )
+        parent = entry
+    return transcript_from_records(raws, "pi", "pi-long.jsonl")
+
+
+def test_a_later_part_appended_to_a_compacted_pi_output_hangs_under_its_compaction() -> None:
+    """pi writes what comes after a compaction under the compaction entry, the branch's leaf:
+    a part appended to a compacted output is re-linked there, not left under the last message
+    (which would leave the compaction off the branch)."""
+    transcript = _pi_session(12)
+    plan = parts.plan_parts(transcript, 3)
+    assert isinstance(plan, parts.Parts)
+    counter = exact_counter("pi")
+    first = parts.prefix(transcript, plan.starts[0])
+    output = settle(
+        STRATEGIES["compact"].run(first, count(first, counter) // 10, Backends(counter))
+    )
+    assert get_dialect("pi").compactions(output)  # the first part was compacted
+    grown, relinked = parts.extend(output, transcript, plan.starts[0], plan.starts[1])
+    raw = parts.prefix(transcript, plan.starts[1])
+    assert relinked
+    assert grown.records[len(output.records)].raw["parentId"] == output.records[-1].raw["id"]
+    assert parts.new_errors(grown, raw) == []
+    assert parts.context_problem(output, grown, raw, plan.starts[0]) is None

@@ -149,8 +149,9 @@ def extend(
     drops every record before its last compact boundary that is not in the preserved segment,
     such as a `system` record after the last kept message), the appended records would cut the
     compacted conversation off. That one record is then re-linked onto the last message of
-    `previous`'s context, as the agent links a record it writes after a compaction; it is the
-    only record whose bytes change."""
+    `previous`'s context (pi: onto the branch's last entry, a compaction entry after that
+    message), as the agent links a record it writes after a compaction; it is the only record
+    whose bytes change."""
     added = list(transcript.records[start:end])
     grown = _append(previous, added)
     keys = LINKS.get(previous.format)
@@ -158,6 +159,15 @@ def extend(
     if keys is None or not context or not _lost(previous, grown):
         return grown, False
     leaf = previous.records[context[-1].index].get(keys[0])
+    if previous.format == "pi":  # the branch's leaf: a compaction entry after the last message
+        leaf = next(
+            (
+                r.raw.get(keys[0])
+                for r in reversed(previous.records)
+                if isinstance(r.raw, dict) and r.raw.get("type") != "session" and r.raw.get(keys[0])
+            ),
+            leaf,
+        )
     for i, record in enumerate(added):
         if isinstance(record.raw, dict) and record.raw.get(keys[1]) is not None:
             if not isinstance(leaf, str) or record.raw[keys[1]] == leaf:
