@@ -2766,7 +2766,10 @@ def test_a_build_filtered_through_grep_is_the_same_build() -> None:
         ("rm -rf .next && npx next build 2>&1 | tail -20", "✓ Generating static pages", False),
     )
     assert [(e.text[:11], e.resolved) for e in errors] == [("Type error:", True)]
-    assert command_key('npm test | grep -E "a|b" | tail -3') == "npm test"
+    assert command_key('npm test 2>&1 | grep -E "FAIL|✓" | tail -3') == "npm test"
+    # a search that may hide the failures is another command
+    for hiding in ("npm test | grep passed", "npm test | grep -c FAIL", "npm test | grep -v ERR"):
+        assert command_key(hiding) == hiding
 
 
 def test_a_statement_that_is_its_decision_and_a_few_words_gives_the_decision_alone() -> None:

@@ -23,11 +23,31 @@ COMMAND_CHARS = 200
 
 _CD_PREFIX = compile_lazily(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 _SHELL_WRAP = compile_lazily(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+")
-_PIPE_TAIL = compile_lazily(
-    r"\s*(?:2>&1\s*)?"
-    r"(?:\|\s*(?:head|tail|cat|less|grep|egrep|rg)\b(?:[^|'\"]|'[^']*'|\"[^\"]*\")*)+$"
-)
-"""Pipes that only filter what a command printed (`| tail -20`, `| grep -E "error|✓"`)."""
+_LAST_PIPE = compile_lazily(r"\|((?:[^|'\"]|'[^']*'|\"[^\"]*\")*)$")
+_SHOWS_PART = frozenset({"head", "tail", "cat", "less"})
+_SEARCHES = frozenset({"grep", "egrep", "rg"})
+_FAILURE_WORD = compile_lazily(r"err|fail", re.IGNORECASE)
+
+
+def _without_filters(key: str) -> str:
+    """`key` without the pipes at its end that only show part of what it printed, its failures
+    included: `| tail -20`, and a search for its errors (`| grep -E "error|✓"`); not one that
+    may hide them (`| grep passed`, `| grep -c ok`, `| grep -v ERROR`)."""
+    while (found := _LAST_PIPE.search(key)) is not None:
+        words = found.group(1).split()
+        program = words[0] if words else ""
+        flags = "".join(w[1:] for w in words[1:] if w.startswith("-") and not w.startswith("--"))
+        searches_errors = (
+            program in _SEARCHES
+            and bool(_FAILURE_WORD.search(found.group(1)))
+            and not set(flags) & set("cvlq")
+        )
+        if program not in _SHOWS_PART and not searches_errors:
+            break
+        key = key[: found.start()].rstrip().removesuffix("2>&1").rstrip()
+    return key
+
+
 _REDIRECT = compile_lazily(r"\s+2>&1\b")
 _STDIN_FEED = compile_lazily(
     r"^(?:yes(?:\s+[\w-]+)?|(?:echo(?:\s+-[ne]+)?|printf)\s+(['\"]?)"
@@ -90,12 +110,13 @@ def commit_message(command: str) -> str | None:
 
 def command_key(command: str) -> str:
     """What makes two commands "the same" for resolving an error and counting reruns: no `cd`,
-    pipes that filter its output (head, tail, grep), nor the answers given to its prompts
+    pipes that show part of its output, its failures included (`_without_filters`), nor the
+    answers given to its prompts
     (piped in, a here-document, none at all: the same command run again with other answers is
     a rerun)."""
     key = _CD_PREFIX.sub("", command.strip())
     key = _STDIN_FEED.sub("", key)
-    key = _PIPE_TAIL.sub("", key)
+    key = _without_filters(key)
     key = _STDIN_TAIL.sub("", _REDIRECT.sub("", key))
     return _REDIRECT.sub("", key).strip()
 
