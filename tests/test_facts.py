@@ -2791,3 +2791,17 @@ def test_a_statement_that_is_its_decision_and_a_few_words_gives_the_decision_alo
     facts = extract_facts(conversation(*turns))
     assert any("instead of your harness version" in d for d in facts.decisions)
     assert not any(line.startswith("While working: ") for line in facts.reports)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "decides"),
+    [
+        ("Every decision records its source timestamp and the order it sent.", False),
+        ("The p99 decision latency is under a microsecond on this machine.", False),
+        ("Decision: keep the registry in Postgres, not in Redis.", True),
+        ("The decision is to keep the insert signed-in only.", True),
+        ("I made the decision to drop the Kamal config.", True),
+    ],
+)
+def test_the_word_decision_decides_only_when_it_states_one(sentence: str, decides: bool) -> None:
+    assert bool(decision_sentences(sentence)) is decides

@@ -54,7 +54,9 @@ _CONSTRAINT_START = compile_lazily(
     re.IGNORECASE,
 )
 _DECISION = _Cue(
-    r"\b(?:decided|decide\s+to|decision|we'?ll\s+use|we\s+will\s+use|i'?ll\s+use|i\s+will\s+use|"
+    r"\b(?:decided|decide\s+to|decision(?=\s*:|\s+(?:is|was|to|here)\b)|"
+    r"(?:the|a|my|our|this)\s+decision\b(?!\s+(?:loop|path|latency|logic|tree|point)s?\b)|"
+    r"we'?ll\s+use|we\s+will\s+use|i'?ll\s+use|i\s+will\s+use|"
     r"let'?s\s+use|let\s+us\s+use|instead\s+of|going\s+with|go\s+with|"
     r"switch(?:ed|ing)?\s+(?:(?!to\b)[\w`'./-]+\s+){0,4}?to|"
     r"opt(?:ed|ing)?\s+for|chose|choosing|rather\s+than|will\s+use)\b"
