@@ -475,16 +475,11 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
                     spent += price
             return spent
 
-        def widen(
-            pool: list[_Item], spent: float, fullest: int, left: float, chars: int = 0
-        ) -> float:
+        def widen(pool: list[_Item], spent: float, fullest: int, left: float) -> float:
             """Widen the items of `pool` in order, each to the fullest shape (not fuller than
-            `fullest`, nor, with `chars`, longer than that many characters) that still fits in
-            `left`."""
+            `fullest`) that still fits in `left`."""
             for item in pool:
                 for shape in range(min(fullest, item.chosen), item.chosen):
-                    if chars and len(item.shapes[shape]) > chars:
-                        continue
                     extra = cost(item, shape) - cost(item, item.chosen)
                     if spent + extra <= left:
                         spent += extra

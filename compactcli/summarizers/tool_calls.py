@@ -111,9 +111,8 @@ def commit_message(command: str) -> str | None:
 def command_key(command: str) -> str:
     """What makes two commands "the same" for resolving an error and counting reruns: no `cd`,
     pipes that show part of its output, its failures included (`_without_filters`), nor the
-    answers given to its prompts
-    (piped in, a here-document, none at all: the same command run again with other answers is
-    a rerun)."""
+    answers given to its prompts (piped in, a here-document, none at all: the same command run
+    again with other answers is a rerun)."""
     key = _CD_PREFIX.sub("", command.strip())
     key = _STDIN_FEED.sub("", key)
     key = _without_filters(key)
