@@ -296,7 +296,9 @@ def error_line(text: str) -> str:
     for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _SHELL_SAYS, _ERROR_WEAK):
         for at, line in enumerate(failing):
             if pattern.search(line):
-                return _cut(_unwrapped(line, failing[at + 1 : at + 3]))
+                return _with_other_errors(
+                    _cut(_unwrapped(line, failing[at + 1 : at + 3])), line, failing[at + 1 :]
+                )
     last = (failing or short)[-1]  # errors come last; output that says nothing is no error
     if (
         len(failing) > 2
@@ -310,6 +312,57 @@ def error_line(text: str) -> str:
     ):
         return _cut(exits[0])
     return _cut(last)
+
+
+_QUOTED = compile_lazily(r"`[^`]*`|'[^'\n]*'|\"[^\"\n]*\"|\d+")
+_ERROR_COUNT = compile_lazily(
+    r"\b\d+ (?:previous )?errors?\b|\baborting due to\b|\bdue to (?:\d+ )?previous errors?\b"
+)
+_DIAGNOSTIC_KIND = compile_lazily(r"\berror(?:\[\w+\]:|:| TS\d+)")
+"""A compiler's diagnostic inside a line (`src/a.ts(3,5): error TS2345:`, mypy's and gcc's
+`file:3: error:`), where an error that only starts a line is a log's or a runner's."""
+ERROR_SEPARATOR = "; "
+
+
+def _shape(line: str) -> str:
+    """An error line without what it quotes and its numbers: the same error at another place
+    (`the trait bound `{snapshot}: Handler` is not satisfied`, then `{events}`) has one shape."""
+    return _QUOTED.sub("", line)
+
+
+def _kind(line: str) -> str | None:
+    """What marks `line` as a compiler's error, without its code (`error[E0277]:` and
+    `error[E0308]:` are one kind, `error:` another; `error TS2345` and `error TS2304` one), or
+    an exception's class when the line starts with it; None for any other line."""
+    head = _ERROR_HEAD.search(line)
+    if head is not None:
+        return _QUOTED.sub("", re.sub(r"\[\w+\]", "[]", head.group(0)))
+    diagnostic = _DIAGNOSTIC_KIND.search(line)
+    return _QUOTED.sub("", re.sub(r"\[\w+\]", "[]", diagnostic.group(0))) if diagnostic else None
+
+
+def _with_other_errors(first: str, line: str, rest: Sequence[str]) -> str:
+    """`first`, the error picked from `line`, followed by the next error lines of the same kind
+    (`_kind`: an error line's start, or a compiler's diagnostic) and other shapes (`_shape`)
+    while they fit in `ERROR_CHARS` together: a compiler that stops on three different errors
+    said three things, and the first alone may not be the one the agent went on to fix
+    (`error[E0277]: ... is not satisfied; error[E0277]: `(dyn Venue + 'static)` cannot be
+    shared between threads safely`). A line that only counts the errors (`could not compile
+    ... due to 7 previous errors`) is not one."""
+    found = [first]
+    shapes = {_shape(first)}
+    kind = _kind(line)
+    for other in rest:
+        if kind is None or _kind(other) != kind or _ERROR_COUNT.search(other):
+            continue
+        shape = _shape(other)
+        if shape in shapes:
+            continue
+        if sum(map(len, found)) + len(ERROR_SEPARATOR) * len(found) + len(other) > ERROR_CHARS:
+            break
+        found.append(other)
+        shapes.add(shape)
+    return ERROR_SEPARATOR.join(found)
 
 
 _FIX_TO_RUN = compile_lazily(
@@ -495,7 +548,7 @@ def content_error(text: str, *, shell: bool) -> str:
                 )
                 if found is not None:
                     return _cut(f"{line} {found}")
-            return _cut(_unwrapped(line, following))
+            return _with_other_errors(_cut(_unwrapped(line, following)), line, lines[at + 1 :])
     return access_failed(text) if shell else ""
 
 

@@ -590,6 +590,47 @@ def test_error_line_prefers_the_exception_and_skips_noise() -> None:
     assert error_line("x" * 600 + " Error\nError: short one") == "Error: short one"
 
 
+RUST_ERRORS = """\
+   Compiling edgerunner-service v0.1.0
+error[E0277]: the trait bound `fn(State<AppState>) -> ... {snapshot}: Handler<_, _>` is not satisfied
+   --> crates/edgerunner-service/src/server.rs:60:30
+error[E0277]: the trait bound `fn(State<AppState>) -> ... {events}: Handler<_, _>` is not satisfied
+   --> crates/edgerunner-service/src/server.rs:61:30
+error[E0277]: `(dyn ExecutionVenue + 'static)` cannot be shared between threads safely
+   --> crates/edgerunner-service/src/server.rs:58:17
+error: future cannot be sent between threads safely
+error: could not compile `edgerunner` (bin "edgerunner" test) due to 7 previous errors
+"""
+
+
+def test_a_compiler_s_different_errors_are_said_while_they_fit() -> None:
+    """rustc stopped on three errors: the same trait bound at two handlers is one (said once),
+    the venue that cannot be shared another, which the agent went on to fix. The count of
+    errors is no error, and a line of another kind (`error:` after `error[...]:`) is not
+    joined. TypeScript's diagnostics at file positions are joined the same way, in failed and
+    in exit-0 output alike."""
+    first = "error[E0277]: the trait bound `fn(State<AppState>) -> ... {snapshot}: Handler<_, _>` is not satisfied"
+    second = (
+        "error[E0277]: `(dyn ExecutionVenue + 'static)` cannot be shared between threads safely"
+    )
+    assert error_line("Exit code: 101\nOutput:\n" + RUST_ERRORS) == f"{first}; {second}"
+    assert content_error("Script completed\nOutput:\n" + RUST_ERRORS, shell=True) == (
+        f"{first}; {second}"
+    )
+    tsc = (
+        "src/App.tsx(23,25): error TS2339: Property 'env' does not exist on type 'ImportMeta'.\n"
+        "src/App.tsx(40,9): error TS2339: Property 'env' does not exist on type 'ImportMeta'.\n"
+        "src/main.tsx(4,8): error TS2882: Cannot find module './styles.css'.\n"
+        "Found 3 errors in 2 files.\n"
+    )
+    assert error_line("Exit code: 2\n" + tsc) == (
+        "src/App.tsx(23,25): error TS2339: Property 'env' does not exist on type 'ImportMeta'.; "
+        "src/main.tsx(4,8): error TS2882: Cannot find module './styles.css'."
+    )
+    long = "error: " + "x" * 220
+    assert error_line(f"{long}\nerror: another failure entirely\n") == long  # no room
+
+
 def test_a_powershell_error_record_gives_its_message_not_its_record_lines() -> None:
     """The message line opens the record (in the system's language), then the location, the
     command, `+ CategoryInfo` and `+ FullyQualifiedErrorId`, which name no error."""
