@@ -142,11 +142,13 @@ _SHELL_SAYS = compile_lazily(r"^(?:[\w.~/-]*/)?(?:ba|z|da|k)?sh(?::\s*(?:line\s*
 before a line of output that only says an error word (`Result: undefined/api`)."""
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
 # `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
-# A build's own word for its error (Next.js `Type error: ...`, `Syntax error: ...`) heads one too.
+# A build's own word for its error (Next.js `Type error: ...`, `Syntax error: ...`) heads one too,
+# and so does what a tool says failed (`apply_patch verification failed: Failed to find ...`).
 _ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
-    r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^(?:ERROR|FATAL|PANIC)\b|"
+    r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^\[?(?:ERROR|FATAL|PANIC)\b|"
     r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
+    r"^[\w.-]+(?: [\w.-]+){0,2} failed: \S|"
     r"^thread '[^']*' panicked"
 )
 # Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);
@@ -216,21 +218,46 @@ def exit_code(text: str) -> int | None:
     return None
 
 
+_CONTENT_ITEMS = '[{"type":"text","text":'
+
+
+def _content_text(text: str) -> str:
+    """`text` with the MCP content items an agent printed as JSON after its header (Codex's
+    `Wall time: 0.04 seconds\nOutput:\n[{"type":"text","text":"### Result\\n..."}]`, or
+    alone) given as their texts, one after another; `text` as it is when they do not parse."""
+    at = text.find(_CONTENT_ITEMS)
+    if at > 0 and text[at - 1] != "\n":
+        return text
+    try:
+        items = orjson.loads(text[at:])
+    except orjson.JSONDecodeError:
+        return text
+    if not isinstance(items, list):
+        return text
+    texts = [
+        item["text"]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("text"), str)
+    ]
+    return text[:at] + "\n".join(texts)
+
+
 def shell_output(text: str) -> str:
     """What a shell printed, out of the JSON some agents wrap it in (Codex's
-    `{"output": "...", "metadata": {"exit_code": 1, ...}}`), its terminal colours taken out
+    `{"output": "...", "metadata": {"exit_code": 1, ...}}`, or an MCP tool's content items:
+    `_content_text`), its terminal colours taken out
     (PowerShell colours its error records) and so are NUL characters (a Windows program that
     prints UTF-16, such as WSL's `bash.exe`, read as UTF-8: one after every character); other
     text as it is."""
     if text.startswith('{"output"'):
-        import orjson
-
         try:
             wrapped = orjson.loads(text)
         except orjson.JSONDecodeError:
             wrapped = None
         output = wrapped.get("output") if isinstance(wrapped, dict) else None
         text = output if isinstance(output, str) else text
+    if _CONTENT_ITEMS in text:
+        text = _content_text(text)
     if "\x00" in text:
         text = text.replace("\x00", "")
     return _ANSI.sub("", text) if "\x1b" in text else text
@@ -488,6 +515,19 @@ def json_error(text: str) -> str:
     return ""
 
 
+_HTTP_STATUS = compile_lazily(r"^HTTP/\d(?:\.\d)? (\d{3})\b.*$", re.MULTILINE)
+
+
+def http_error(text: str) -> str:
+    """The status line of an HTTP response that failed (4xx, 5xx), as `curl -i` prints it
+    (`HTTP/1.1 405 Method Not Allowed`); the last status line counts, so a redirect followed to a
+    page that answered is none. '' when there is none or it did not fail."""
+    statuses = list(_HTTP_STATUS.finditer(shell_output(text)))
+    if not statuses or statuses[-1].group(1)[0] not in "45":
+        return ""
+    return _cut(statuses[-1].group(0).strip())
+
+
 _FAILED_STATUS = frozenset({"error", "fail", "failed", "failure"})
 
 
@@ -515,12 +555,12 @@ def _error_of(item: dict[str, object]) -> str:
     return f"error: {message}"
 
 
-def content_error(text: str, *, shell: bool) -> str:
+def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
     """The error line an output carries although its call did not fail ('' when none): an
     exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript
     error, a code-mode `Script error:`, a shell's complaint (`zsh:11: operation not permitted`),
     a compiler's or linter's diagnostic at a file position; in a shell's output anywhere, in
-    another tool's output only in its first lines (`SOFT_LINES`). A shell's output that is only
+    another tool's output only in its first `lines`. A shell's output that is only
     programs' complaints that they could not open a path (`access_failed`) is an error too."""
     text = _TAG.sub("", shell_output(text))
     if shell and _TRACEBACK in text:
@@ -528,10 +568,10 @@ def content_error(text: str, *, shell: bool) -> str:
     answered = json_error(text)
     if answered:
         return answered
-    lines = [
-        _bare(line) for line in (text.splitlines() if shell else text.splitlines()[:SOFT_LINES])
-    ]
-    for at, line in enumerate(lines):
+    said = [_bare(line) for line in text.splitlines()]
+    if not shell:  # the first lines of what the tool said, after its wrapper's (`Wall time:`)
+        said = [line for line in said if line and not _NOISE_LINE.match(line)][:lines]
+    for at, line in enumerate(said):
         if not line or len(line) > 4 * ERROR_CHARS or _PASS_LINE.search(line):
             continue
         if (
@@ -540,15 +580,15 @@ def content_error(text: str, *, shell: bool) -> str:
             or _SOFT_ERROR.search(line)
             or _DIAGNOSTIC.search(line)
         ):
-            following = [rest for rest in lines[at + 1 : at + 3] if rest]
+            following = [rest for rest in said[at + 1 : at + 3] if rest]
             if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
-                below = [rest for rest in lines[at + 1 : at + 4] if rest]
+                below = [rest for rest in said[at + 1 : at + 4] if rest]
                 found = next(
                     (r for r in below if _ERROR_STRONG.search(r) or _ERROR_WEAK.search(r)), None
                 )
                 if found is not None:
                     return _cut(f"{line} {found}")
-            return _with_other_errors(_cut(_unwrapped(line, following)), line, lines[at + 1 :])
+            return _with_other_errors(_cut(_unwrapped(line, following)), line, said[at + 1 :])
     return access_failed(text) if shell else ""
 
 
@@ -614,7 +654,13 @@ def log_error(text: str) -> str:
 
 
 def outcome(
-    block: Block, shell: bool, command: str = "", *, soft: bool = False, log: bool = False
+    block: Block,
+    shell: bool,
+    command: str = "",
+    *,
+    soft: bool = False,
+    log: bool = False,
+    soft_lines: int = SOFT_LINES,
 ) -> Outcome:
     """How a tool call went, from its result block. A search or a look that found nothing
     (`_no_match`: `grep` exit 1, `ls x 2>/dev/null` exit 1 or 2) did not fail. With `soft`, a
@@ -647,11 +693,14 @@ def outcome(
         found = log_error(text) if log else ""
         if found:  # a log read: its error is the work's, whatever read it
             return Outcome("ok", error=found)
+        network = shell and bool(_CURL.search(command))
         if soft and not (command and read_only_command(command)):
-            return Outcome("ok", error=content_error(text, shell=shell))
+            found = content_error(text, shell=shell, lines=soft_lines)
+            return Outcome("ok", error=found or (http_error(text) if network else ""))
         if soft and shell:  # what it read is not its error, but an API's answer is
-            network = bool(_CURL.search(command))
-            return Outcome("ok", error=access_failed(text) or (json_error(text) if network else ""))
+            if not network:
+                return Outcome("ok", error=access_failed(text))
+            return Outcome("ok", error=access_failed(text) or http_error(text) or json_error(text))
         return Outcome("ok")
     return Outcome("failed", error=_explained(error_line(text) or "failed", command))
 

@@ -24,9 +24,15 @@ from compactcli.lazy_pattern import compile_lazily
 T = TypeVar("T")
 
 ToolKind = Literal["read", "shell", "search", "web", "edit", "todo", "other"]
-SOFT_ERROR_KINDS: frozenset[ToolKind] = frozenset({"shell", "other", "web"})
+SOFT_ERROR_KINDS: frozenset[ToolKind] = frozenset({"shell", "other", "web", "edit"})
 """Kinds of call whose output is read for an error even when the call did not fail: what runs
-something, not a file read or a search, whose text is the file's or the matches'."""
+something, not a file read or a search, whose text is the file's or the matches'; and an edit,
+whose first line says how it went (`SOFT_ERROR_LINES`)."""
+SOFT_ERROR_LINES: dict[str, int] = {"edit": 1}
+"""How many first lines of a kind's output are read for an error when the call did not fail,
+where not `compactcli.outcomes.SOFT_LINES`: an edit tool says how it went first (Codex's
+`apply_patch verification failed: Failed to find expected lines in ...`, which it does not
+flag as failed), then may show the edited file, whose text is no error of the call."""
 
 COMPACTABLE: frozenset[ToolKind] = frozenset({"read", "shell", "search", "web", "edit"})
 """Kinds of tool whose old output is cleared by default."""

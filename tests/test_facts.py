@@ -2846,3 +2846,100 @@ def test_a_statement_that_is_its_decision_and_a_few_words_gives_the_decision_alo
 )
 def test_the_word_decision_decides_only_when_it_states_one(sentence: str, decides: bool) -> None:
     assert bool(decision_sentences(sentence)) is decides
+
+
+def _apply_patch(call_id: str, path: str) -> dict[str, Any]:
+    patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n-old\n+new\n*** End Patch\n"
+    return {"type": "custom_tool_call", "call_id": call_id, "name": "apply_patch", "input": patch}
+
+
+def test_an_edit_that_says_it_failed_is_an_error_and_one_that_shows_a_file_is_not() -> None:
+    """Codex does not flag a failed `apply_patch`: its output's first line says so. That line is
+    the error, at the patched file, resolved by a later patch of it that worked. An edit tool's
+    output after its first line is the file it edited, whose text is no error of the call."""
+    failed = (
+        "apply_patch verification failed: Failed to find expected lines in /r/tests/test_api.py:\n"
+        "    assert response.status_code == 200\n"
+    )
+    shown = "Success. Updated the following files:\nM src/app.py\nError: raised by the code\n"
+    facts = _codex_facts(
+        _apply_patch("c1", "tests/test_api.py"),
+        {"type": "custom_tool_call_output", "call_id": "c1", "output": failed},
+        _apply_patch("c2", "src/app.py"),
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": shown},
+    )
+    assert [(e.text, e.resolved) for e in facts.errors] == [
+        (
+            "apply_patch verification failed: Failed to find expected lines in "
+            "/r/tests/test_api.py:",
+            False,
+        )
+    ]
+    fixed = _codex_facts(
+        _apply_patch("c1", "tests/test_api.py"),
+        {"type": "custom_tool_call_output", "call_id": "c1", "output": failed},
+        _apply_patch("c2", "tests/test_api.py"),
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "Success. Updated"},
+    )
+    assert [e.resolved for e in fixed.errors] == [True]
+
+
+CONSOLE = "Wall time: 0.0429 seconds\nOutput:\n" + json.dumps(
+    [
+        {
+            "type": "text",
+            "text": "### Result\nTotal messages: 5 (Errors: 2, Warnings: 0)\n"
+            'Returning 2 messages for level "warning"\n\n'
+            "[ERROR] Access to fetch at 'http://localhost:8000/cases/1' from origin "
+            "'http://localhost:5173' has been blocked by CORS policy\n"
+            "[ERROR] Failed to load resource: net::ERR_FAILED",
+        }
+    ],
+    separators=(",", ":"),
+)
+
+
+def test_an_mcp_tool_s_content_items_are_read_as_their_text() -> None:
+    """Codex prints an MCP tool's content items as JSON after its header; the error is read in
+    their text, past the header's lines, and a log level in brackets heads it (and the next
+    one of another message)."""
+    block = Block(kind="tool_result", text=CONSOLE)
+    expected = (
+        "[ERROR] Access to fetch at 'http://localhost:8000/cases/1' from origin "
+        "'http://localhost:5173' has been blocked by CORS policy; "
+        "[ERROR] Failed to load resource: net::ERR_FAILED"
+    )
+    assert outcome(block, shell=False, soft=True).error == expected
+    assert error_line(CONSOLE) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "expected"),
+    [
+        (  # a preflight the server refused: exit 0, the status line says it
+            "curl -i -sS -X OPTIONS http://localhost:8000/cases/1 | sed -n '1,30p'",
+            "Process exited with code 0\nOutput:\nHTTP/1.1 405 Method Not Allowed\r\n"
+            'allow: GET\r\n\r\n{"detail":"Method Not Allowed"}',
+            "HTTP/1.1 405 Method Not Allowed",
+        ),
+        (  # a fetch that only reads: the same
+            "curl -si http://localhost:8000/health",
+            "HTTP/2 503\r\ncontent-length: 0\r\n\r\n",
+            "HTTP/2 503",
+        ),
+        (  # a redirect followed to a page that answered: no error
+            "curl -siL http://localhost:8000/",
+            "HTTP/1.1 301 Moved Permanently\r\nlocation: /home\r\n\r\nHTTP/1.1 200 OK\r\n\r\nok",
+            "",
+        ),
+        (  # not curl: a file that holds a status line is what was read
+            "cat notes.txt",
+            "HTTP/1.1 404 Not Found\n",
+            "",
+        ),
+    ],
+)
+def test_curl_s_failed_http_status_is_an_error(command: str, output: str, expected: str) -> None:
+    block = Block(kind="tool_result", text=output)
+    found = outcome(block, shell=True, command=command, soft=True)
+    assert (found.status, found.error) == ("ok", expected)

@@ -25,6 +25,7 @@ from compactcli.formats.base import Dialect, UserShell
 from compactcli.outcomes import (
     CLEARED_FAILURE,
     CLEARED_SOFT,
+    SOFT_LINES,
     error_line,
     outcome,
     reads_log,
@@ -42,6 +43,7 @@ from compactcli.tokens import TokenCounter
 from compactcli.tools import (
     COMPACTABLE,
     SOFT_ERROR_KINDS,
+    SOFT_ERROR_LINES,
     ToolKind,
     call_kind,
     main_argument,
@@ -159,7 +161,10 @@ class _Result:
             soft = self.kind in SOFT_ERROR_KINDS
             call = self.call
             log = call is not None and reads_log(read_paths(call.name, call.arguments))
-            result = outcome(self.block, shell=shell, command=command, soft=soft, log=log)
+            lines = SOFT_ERROR_LINES.get(self.kind, SOFT_LINES)
+            result = outcome(
+                self.block, shell=shell, command=command, soft=soft, log=log, soft_lines=lines
+            )
             self.error = result.error if result.status in ("failed", "ok") else ""
             self.soft = result.status == "ok" and bool(result.error)
         return self.error

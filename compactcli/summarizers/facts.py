@@ -19,6 +19,7 @@ from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import (
+    SOFT_LINES,
     aborted,
     cleared_error,
     error_line,
@@ -59,6 +60,7 @@ from compactcli.summarizers.tool_calls import (
 )
 from compactcli.tools import (
     SOFT_ERROR_KINDS,
+    SOFT_ERROR_LINES,
     and_chain,
     call_kind,
     local_path,
@@ -646,7 +648,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
                 state.add_constraint(f"{found[0]}: {rule}")
     soft = call.kind in SOFT_ERROR_KINDS
     whole = shell_command(call.name, call.arguments) if shell else ""  # not cut to a line's room
-    result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read))
+    lines = SOFT_ERROR_LINES.get(call.kind, SOFT_LINES)
+    result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read), soft_lines=lines)
     where = call.command or (call.modified or call.read or ("",))[0]
     if not where and call.kind in PLACED_BY_ARGUMENT:  # `resolve_citation` of a URL
         where = main_argument(call.name, call.arguments)
