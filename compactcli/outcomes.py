@@ -143,18 +143,23 @@ before a line of output that only says an error word (`Result: undefined/api`)."
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
 # `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
 # A build's own word for its error (Next.js `Type error: ...`, `Syntax error: ...`) heads one too,
-# and so does what a tool says failed (`apply_patch verification failed: Failed to find ...`).
+# and so does what a tool says failed (`apply_patch verification failed: Failed to find ...`,
+# `execution error: ...`, a sub-agent's `API Error: terminated`).
 _ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
     r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^\[?(?:ERROR|FATAL|PANIC)\b|"
     r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
-    r"^[\w.-]+(?: [\w.-]+){0,2} failed: \S|"
+    r"^(?!(?:[Nn]o|[Zz]ero|0)\b)[\w.-]+(?: [\w.-]+){0,2} (?:failed|[Ee]rror): \S|"
     r"^thread '[^']*' panicked"
 )
 # Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);
 # other tools print it as a bullet (`● 0 nodes, 75 edges`): only the first kind is a failure.
 # A tool's own mark for a failure (`❌ Could not parse "..."`), or a warning sign before what
 # failed (`⚠️ Fetch failed: fetch failed`), is a failure too; a warning sign alone is not.
+_PYTEST_EXCEPTION = compile_lazily(r"^E\s+(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b")
+"""pytest's line for the exception a test or a collection raised (`E   ModuleNotFoundError: No
+module named 'bcrypt'`): the message, where its own lines around it (`ImportError while loading
+conftest '...'`, `ERROR collecting ...`) only say where."""
 _FAIL_HEAD = compile_lazily(
     r"^(?:(?:FAIL|FAILED|--- FAIL:|✗|✘|×|❌)(?:\s|$)|●\s(?=.*(?:›|\b[Ff]ail|\b[Ee]rror))|"
     r"⚠\ufe0f?\s(?=.*\b(?:[Ff]ail(?:ed|s|ure)?|[Ee]rror)\b))"
@@ -320,7 +325,14 @@ def error_line(text: str) -> str:
                 return _cut(one_line(raw))
     short = [line for line in lines if len(line) <= 2 * ERROR_CHARS] or lines
     failing = [line for line in short if not _PASS_LINE.search(line)]
-    for pattern in (_ERROR_HEAD, _FAIL_HEAD, _ERROR_STRONG, _SHELL_SAYS, _ERROR_WEAK):
+    for pattern in (
+        _PYTEST_EXCEPTION,
+        _ERROR_HEAD,
+        _FAIL_HEAD,
+        _ERROR_STRONG,
+        _SHELL_SAYS,
+        _ERROR_WEAK,
+    ):
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return _with_other_errors(
@@ -430,11 +442,17 @@ _LABEL = compile_lazily(r"^[A-Z][a-z]+(?: [a-z]+){0,2}:$")
 """A label of a line that follows it (`Description:`)."""
 
 
+_NPM_DETAIL = compile_lazily(r"^npm (?:ERR!|error) (?:code|errno|syscall|path|dest|signal)\b")
+"""npm's lines about an error that are not its message (`npm error errno EACCES`), between its
+`code` line and the message (`npm error FetchError: request to ... failed`)."""
+
+
 def _unwrapped(line: str, following: Sequence[str]) -> str:
     """An error line that only announces the error (`Script error:`, `Error:`, `npm ERR! code
     E404`, npm 10's `npm error code ERESOLVE`, `There's one or more errors in your config
     file:`, a heading in capitals) joined with the line after it, which holds the message (and
     the one after that when the first is a label: `Description:`)."""
+    following = [rest for rest in following if not _NPM_DETAIL.match(rest)] or following
     if (_WRAPPER.match(line) or line.endswith(":") or _BANNER.match(line)) and following:
         if _LABEL.match(following[0]) and len(following) > 1:
             return f"{line} {following[0]} {following[1]}"

@@ -860,3 +860,23 @@ def test_commands_that_went_well_take_no_room_a_report_could_use_whole() -> None
             kept = [shape for n, shape in enumerate(whole.splitlines()) if n not in dropped]
             assert count("\n".join(kept)) > budget, budget
     assert shown > 5
+
+
+def test_a_long_pending_ask_keeps_the_headings_of_its_middle() -> None:
+    """The latest message, still pending, is condensed as a user message is: the part of a
+    long brief in its middle is still named (`## Prompt 6 - ...`), where its head and tail
+    alone had dropped it."""
+    part = "\n".join(f"- Implement task {n} of the module with care and tests." for n in range(12))
+    brief = (
+        f"## Prompt 5 - Inventory ledger\n{part}\n## Prompt 6 - Training quizzes, spaced "
+        f"repetition queue\n{part}\n## Prompt 7 - Attendance\n{part}\nThanks!"
+    )
+    messages = conversation(
+        ("user", "Set up the repo."),
+        ("assistant", [text("Done: the repo is set up.")]),
+        ("user", brief),
+    )
+    summary = summarize(messages, 4000).text
+    asked = next(line for line in summary.splitlines() if line.startswith("- Ask: "))
+    assert "## Prompt 6 - Training quizzes, spaced repetition queue" in asked
+    assert asked.startswith("- Ask: ## Prompt 5") and asked.endswith("Thanks!")

@@ -43,6 +43,7 @@ from compactcli.summarizers.sentences import (
     _STRONG,
     _code_like,
     changes_setting,
+    condense,
     decision_sentences,
     setting_values,
     supersedes,
@@ -2059,6 +2060,23 @@ def test_a_long_message_keeps_its_rule_and_error_lines_from_the_middle() -> None
     assert kept.startswith("Here is the brief.") and kept.endswith("Thanks!")
 
 
+def test_a_long_brief_keeps_its_headings_after_its_rules_as_room_allows() -> None:
+    """A brief pasted in parts keeps what each part asks, its headings, in order, and the
+    rule lines first."""
+    part = "\n".join(f"- Implement task {n} of the module with care and tests." for n in range(40))
+    message = (
+        f"## Prompt 5 - Inventory ledger\n{part}\n## Prompt 6 - Training quizzes, spaced "
+        f"repetition queue\n{part}\nNever skip a prompt.\n{part}\n## Prompt 7 - Attendance\n"
+        f"{part}\nThanks!"
+    )
+    facts = extract_facts(conversation(("user", "Set up the repo."), ("user", message)))
+    kept = facts.user_messages[1]
+    assert "## Prompt 6 - Training quizzes, spaced repetition queue" in kept
+    assert kept.index("Prompt 6") < kept.index("Never skip a prompt.") < kept.index("Prompt 7")
+    tight = condense(message, 200)  # little room: the rule line first
+    assert "Never skip a prompt." in tight and "Prompt 6" not in tight
+
+
 def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
     from compactcli.outcomes import head_tail
 
@@ -2943,3 +2961,35 @@ def test_curl_s_failed_http_status_is_an_error(command: str, output: str, expect
     block = Block(kind="tool_result", text=output)
     found = outcome(block, shell=True, command=command, soft=True)
     assert (found.status, found.error) == ("ok", expected)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (  # npm's code and errno lines say which error, the next line what it was
+            "Exit code: 1\nOutput:\nnpm error code EACCES\nnpm error errno EACCES\n"
+            "npm error FetchError: request to https://registry.npmjs.org/create-vite failed\n"
+            "npm error     at ClientRequest.<anonymous> (index.js:130:14)\n",
+            "npm error code EACCES npm error FetchError: request to "
+            "https://registry.npmjs.org/create-vite failed",
+        ),
+        (  # pytest's line for the exception, not its own word on where it happened
+            "Exit code: 4\nOutput:\nImportError while loading conftest '/r/tests/conftest.py'.\n"
+            "tests/conftest.py:3: in <module>\n    import bcrypt\n"
+            "E   ModuleNotFoundError: No module named 'bcrypt'\n",
+            "E ModuleNotFoundError: No module named 'bcrypt'",
+        ),
+    ],
+)
+def test_the_message_of_a_failure_is_its_error_line(output: str, expected: str) -> None:
+    assert error_line(output) == expected
+
+
+def test_a_sub_agent_that_died_said_so_first() -> None:
+    """A Task tool's result that is a sub-agent's API error, not flagged as failed."""
+    died = "API Error: terminated\nagentId: a759 (use SendMessage to continue this agent)"
+    block = Block(kind="tool_result", text=died)
+    assert outcome(block, shell=False, soft=True).error == "API Error: terminated"
+    refused = 'execution error: Io(Custom { kind: Other, error: "CreateProcessAsUserW failed" })'
+    block = Block(kind="tool_result", text=refused)  # an apply_patch its runner could not start
+    assert outcome(block, shell=False, soft=True, soft_lines=1).error == refused

@@ -338,7 +338,7 @@ def _items(
         elif ask == facts.goal:  # the goal, still pending: shown once, above
             add(PENDING, (ASK + SEE_GOAL,), kept=True)
         else:
-            add(PENDING, _shapes(one_line(ask), (1000, *_KEPT_CAPS), ASK), kept=True)
+            add(PENDING, _condensed_shapes(ask, (1000, *_KEPT_CAPS), ASK), kept=True)
     for todo in facts.todos:
         add(PENDING, _shapes(todo, _KEPT_CAPS, TODO), kept=True)
     if facts.last_reply.strip():

@@ -310,7 +310,8 @@ CONDENSED_LINE_CHARS = 240
 def condense(text: str, limit: int) -> str:
     """`text` when it fits in `limit` characters; else its head, the lines of its middle that
     set a rule or carry an error (a pasted stack trace's exception, a "never do X" in the
-    middle of a long brief), and its tail, around markers."""
+    middle of a long brief), then as room allows its markdown headings (what a brief asks, part
+    by part), in their order, and its tail, around markers."""
     if len(text) <= limit:
         return text
     marker = " […] "
@@ -321,17 +322,29 @@ def condense(text: str, limit: int) -> str:
     newline = text.find("\n", tail_start, tail_start + limit // 10)
     tail_start = newline + 1 if newline > 0 else tail_start
     room = limit - head_end - (len(text) - tail_start) - 2 * len(marker)
-    picked: list[str] = []
-    for line in _pieces(text[head_end:tail_start]):
-        if not line or not (carries_error(line) or _CONSTRAINT.search(line)):
-            continue
-        line = head_tail(line, CONDENSED_LINE_CHARS)
-        if len(line) + 3 > room:
-            break
-        picked.append(line)
-        room -= len(line) + 3
-    middle = marker + " … ".join(picked) + marker if picked else marker
+    pieces = list(_pieces(text[head_end:tail_start]))
+    picked: dict[int, str] = {}
+    for wanted in (_says_a_rule_or_an_error, _HEADING.match):
+        for at, line in enumerate(pieces):
+            if at in picked or not line or not wanted(line):
+                continue
+            line = head_tail(line, CONDENSED_LINE_CHARS)
+            if len(line) + 3 > room:
+                break
+            picked[at] = line
+            room -= len(line) + 3
+    kept = [picked[at] for at in sorted(picked)]
+    middle = marker + " … ".join(kept) + marker if kept else marker
     return text[:head_end].rstrip() + middle + text[tail_start:].lstrip()
+
+
+_HEADING = compile_lazily(r"#{1,6} \S")
+"""A markdown heading: what a long brief asks, part by part (`## Prompt 6 - Training
+quizzes, spaced repetition queue`)."""
+
+
+def _says_a_rule_or_an_error(line: str) -> bool:
+    return carries_error(line) or _CONSTRAINT.search(line) is not None
 
 
 def _pieces(text: str) -> Iterator[str]:
