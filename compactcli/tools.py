@@ -288,6 +288,9 @@ def touched_files(name: str | None, arguments: Any) -> Touched:
         command = next((_text(arguments.get(k)) for k in _COMMAND_KEYS if arguments.get(k)), None)
         if command and "*** Begin Patch" in command:  # apply_patch run through the shell
             return Touched(modified=tuple(_paths(command)))
+        written = shell_writes(name, arguments)
+        if written:
+            return Touched(modified=tuple(dict.fromkeys(path for path, _ in written)))
     return Touched()
 
 
@@ -606,6 +609,45 @@ def shell_reads(name: str | None, arguments: Any) -> list[str]:
             continue
         if "/" in path or "." in path:
             found.append(path)
+    return found
+
+
+_HEREDOC = compile_lazily(
+    r"(?:\bcat(?:\s+>>?\s*(?P<before>[^\s<>|;&]+))?|\btee(?:\s+-a)?\s+(?P<tee>[^\s<>|;&-][^\s<>|;&]*))"
+    r"\s*<<-?\s*"
+    r"(?P<quote>['\"]?)(?P<end>[A-Za-z_]\w*)(?P=quote)(?:[ \t]+(?:>>?[ \t]*)?"
+    r"(?P<after>[^\s<>|;&]+))?[^\n]*\n(?P<text>.*?)\n[ \t]*(?P=end)[ \t]*(?:\n|$)",
+    re.DOTALL,
+)
+_HERE_STRING = compile_lazily(
+    r"@(?P<quote>['\"])\r?\n(?P<text>.*?)\r?\n(?P=quote)@\s*\|\s*"
+    r"(?:Set-Content|Out-File|Add-Content)\s+(?:-(?:Path|FilePath|LiteralPath)\s+)?"
+    r"(?P<q>['\"]?)(?P<path>[^\s'\"|;]+)(?P=q)",
+    re.DOTALL | re.IGNORECASE,
+)
+
+
+_SCRATCH = ("/dev/", "/tmp/", "/var/tmp/", "$TMPDIR", "${TMPDIR", "$env:TEMP", "$env:TMP")
+"""Where a shell writes what is not the work: a device, a temporary file (a payload to try)."""
+
+
+def shell_writes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
+    """(path, text) for each file a shell command writes whole from text it holds: a heredoc
+    into `cat > path` or `tee path` (`cat <<'EOF' > specs/research.md`), a PowerShell
+    here-string piped to `Set-Content`, `Out-File` or `Add-Content` (`@'...'@ | Set-Content
+    .env`). Agents without an edit tool, or on Windows, write files this way. A temporary
+    file (`/tmp/payload.json`) is scratch, not the work: none (`_SCRATCH`)."""
+    command = shell_command(name, arguments, lines=True)
+    if "<<" not in command and "@" not in command:
+        return []
+    found: list[tuple[str, str]] = []
+    for match in _HEREDOC.finditer(command):
+        path = match.group("before") or match.group("tee") or match.group("after")
+        if path and not path.startswith(("-", "&", *_SCRATCH)):
+            found.append((path.strip("'\""), match.group("text")))
+    for match in _HERE_STRING.finditer(command):
+        if not match.group("path").startswith(_SCRATCH):
+            found.append((match.group("path"), match.group("text")))
     return found
 
 

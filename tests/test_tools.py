@@ -15,6 +15,7 @@ from compactcli.tools import (
     read_only_command,
     shell_command,
     shell_reads,
+    shell_writes,
     tool_kind,
     touched_files,
 )
@@ -263,3 +264,31 @@ def test_every_line_of_a_command_of_several_lines_names_what_it_reads() -> None:
     assert shell_command("Bash", {"command": command}) == (
         "sed -n '1,280p' lib/client.ts sed -n '1,360p' lib/v2.ts cat \\ docs/a.md"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (  # a heredoc into cat, the file named after it or before it
+            "cat <<'EOF' > specs/research.md\n# Research\n- Decision: one queue\nEOF",
+            [("specs/research.md", "# Research\n- Decision: one queue")],
+        ),
+        ("cat > notes.md <<EOF\nhello\nEOF\necho done", [("notes.md", "hello")]),
+        ("tee -a log.txt <<'END'\nline\nEND", [("log.txt", "line")]),
+        (  # PowerShell: a here-string piped to Set-Content, with or without -Path
+            "@'\nAPP_ENV=local\n'@ | Set-Content .env.example\n"
+            '@"\nx = 1\n"@ | Set-Content -Path app\\config.py',
+            [(".env.example", "APP_ENV=local"), ("app\\config.py", "x = 1")],
+        ),
+        ("python - <<'PY'\nprint(1)\nPY", []),  # a script fed to a program writes no file
+        ("cat <<EOF > /dev/null\nx\nEOF", []),
+        ("cat > /tmp/payload.json <<'EOF'\n{}\nEOF", []),  # scratch
+        ("cat > out.txt", []),  # no text it holds
+    ],
+)
+def test_shell_writes_are_the_files_a_command_writes_from_text_it_holds(
+    command: str, expected: list[tuple[str, str]]
+) -> None:
+    assert shell_writes("Bash", {"command": command}) == expected
+    modified = tuple(dict.fromkeys(path for path, _ in expected))
+    assert touched_files("Bash", {"command": command}).modified == modified

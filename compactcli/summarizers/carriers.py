@@ -22,6 +22,7 @@ import orjson
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import clip, head_tail, one_line
 from compactcli.summarizers.plans import proposed_plans
+from compactcli.summarizers.sentences import DECISION_CHARS
 from compactcli.summarizers.spans import code_span
 from compactcli.tools import RULE_FILES, base_name
 from compactcli.user_text import pi_skill
@@ -403,6 +404,29 @@ def created_names(name: str | None, arguments: Any) -> list[str]:
         ):
             found.append(word)
     return found[:20]
+
+
+_WRITTEN_DECISION = compile_lazily(
+    r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?Decision(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(\S.{9,})$",
+    re.MULTILINE,
+)
+
+
+def written_decisions(name: str | None, arguments: Any, written: Sequence[str] = ()) -> list[str]:
+    """The decisions a file the call wrote records, as `Decision: ...` lines (a plan's
+    `research.md`, an architecture decision record), in the text an edit tool wrote or the
+    `written` texts of a shell command (`tools.shell_writes`): the agent's choices, set down."""
+    base = base_name(name)
+    texts = list(written)
+    if base in _EDIT_TOOLS | _WRITE_TOOLS or _patch_text(arguments) is not None:
+        texts.append(_written_text(arguments))
+    found: list[str] = []
+    for text in texts:
+        for match in _WRITTEN_DECISION.finditer(text):
+            line = "Decision: " + clip(match.group(1).strip(), DECISION_CHARS)
+            if line not in found:
+                found.append(line)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

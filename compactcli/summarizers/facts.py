@@ -69,6 +69,7 @@ from compactcli.tools import (
     read_only_command,
     shell_command,
     shell_reads,
+    shell_writes,
     still_running,
     touched_files,
 )
@@ -561,6 +562,13 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             if kind == "shell":
                 read = (*read, *shell_reads(name, block.arguments))
             notes = carriers.edit_notes(name, block.arguments) if kind == "edit" else ()
+            written = shell_writes(name, block.arguments) if kind == "shell" else []
+            if written:  # a file written whole through the shell (a heredoc, `Set-Content`)
+                notes = [(path, "written") for path in dict.fromkeys(p for p, _ in written)]
+            if kind in ("edit", "shell"):
+                texts = [text for _, text in written]
+                for decision in carriers.written_decisions(name, block.arguments, texts):
+                    state.decisions.add(decision)
             call = _Call(
                 name=name,
                 arguments=block.arguments,
