@@ -115,6 +115,8 @@ _ABORTED = compile_lazily(
     re.MULTILINE,
 )
 _TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION_LINE = compile_lazily(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::\s|:?$)")
+"""A traceback's exception line: its class, and its message after a colon."""
 _SCRIPT_FAILED = "Script failed\n"  # the head of a failed Codex code-mode script's output
 _NOT_RUN = compile_lazily(  # what a shell, or Codex, says first when it cannot run the command
     r"\A\s*(?:\S*sh: (?:(?:line )?\d+: )?[^\n:]+: "
@@ -313,8 +315,11 @@ def error_line(text: str) -> str:
                         break
                     rest.append(following)
                 return _cut(" ".join([line, *rest]))
-    if _TRACEBACK in text:  # the exception line is the last unindented line of the traceback
+    if _TRACEBACK in text:  # the exception line is the first unindented line after the frames
         tail = text[text.rfind(_TRACEBACK) :].splitlines()
+        first = next((raw for raw in tail[1:] if raw and not raw[0].isspace()), "")
+        if _EXCEPTION_LINE.match(first):  # not what the program printed after it
+            return _cut(one_line(first))
         for raw in reversed(tail):  # not the exit code line an agent's shell tool adds
             if (
                 raw

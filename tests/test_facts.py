@@ -2993,3 +2993,49 @@ def test_a_sub_agent_that_died_said_so_first() -> None:
     refused = 'execution error: Io(Custom { kind: Other, error: "CreateProcessAsUserW failed" })'
     block = Block(kind="tool_result", text=refused)  # an apply_patch its runner could not start
     assert outcome(block, shell=False, soft=True, soft_lines=1).error == refused
+
+
+def test_a_file_written_through_the_shell_is_modified_and_its_decisions_are_decisions() -> None:
+    """A heredoc into `cat` writes a file as an edit tool does: it is modified (written), and
+    the `Decision:` lines of what it wrote (a plan's research.md) are the agent's decisions, as
+    are those an edit tool or a patch adds. A line that only mentions a decision is not one."""
+    research = (
+        "cat <<'EOF' > specs/research.md\n# Research\n## Queues\n"
+        "- Decision: Keep a single durable `codex` queue with QoS prefetch=1.\n"
+        "- Rationale: one node.\nThe decision log lives elsewhere.\nEOF"
+    )
+    adr = "# ADR 7\n**Decision:** Store sessions in Redis, not in Postgres.\n"
+    facts = extract_facts(
+        conversation(
+            ("user", "Plan the queue work."),
+            (
+                "assistant",
+                [
+                    call("c1", "Bash", command=research),
+                    call("c2", "Write", file_path="docs/adr-7.md", content=adr),
+                ],
+            ),
+            ("user", [result("c1", ""), result("c2", "File created successfully")]),
+            ("assistant", [text("Planned.")]),
+        )
+    )
+    assert facts.files_modified == ("specs/research.md", "docs/adr-7.md")
+    assert ("specs/research.md", "written") in facts.changes
+    assert facts.decisions == (
+        "Decision: Keep a single durable `codex` queue with QoS prefetch=1.",
+        "Decision: Store sessions in Redis, not in Postgres.",
+    )
+
+
+def test_a_traceback_s_exception_is_its_error_not_what_was_printed_after_it() -> None:
+    """`python3 -c ... 2>&1 || python3 -c "print(sys.version)"`: the fallback printed after the
+    traceback, and the traceback's exception line is the error, not that last line."""
+    output = (
+        "Exit code 1\nTraceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        "ModuleNotFoundError: No module named 'pytest'\n"
+        "3.12.3 (main, Mar  3 2026, 12:15:18) [GCC 13.3.0]"
+    )
+    assert error_line(output) == "ModuleNotFoundError: No module named 'pytest'"
+    printed = output.replace("Exit code 1\n", "crypto ok\n") + "\nsqlite3 ok"
+    assert content_error(printed, shell=True) == "ModuleNotFoundError: No module named 'pytest'"
