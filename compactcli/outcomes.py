@@ -12,8 +12,8 @@ failure of the work.
 The prune stage writes the error line into the placeholder of a result it clears
 (`CLEARED_RESULT`, then `CLEARED_FAILURE` or `CLEARED_SOFT`), and `cleared_error` /
 `cleared_soft_error` read it back, so a cleared result keeps its outcome. `carries_error` and
-`pasted_errors` find error lines in any text; `head_tail` and `one_line` are the trimming every
-such line goes through (a text that is cut is redacted first). Nothing here reads a summarizer.
+`pasted_errors` find error lines in any text; every such line is trimmed by `compactcli.trim`.
+Nothing here reads a summarizer.
 """
 
 from __future__ import annotations
@@ -26,33 +26,14 @@ import orjson
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED_RESULT
-from compactcli.redact import redact
 from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
+from compactcli.trim import head_tail, one_line
 
 ERROR_CHARS = 240
 """The longest error line kept (characters)."""
 ANSWER_CHARS = 120
 """The longest one-line output kept as a command's answer (characters)."""
-
-
-def head_tail(text: str, limit: int) -> str:
-    """`text` when it fits in `limit` characters, else its head and tail around a marker.
-
-    A text that is cut is redacted first (`compactcli.redact`), whatever the caller's redaction
-    setting: a secret the cut fell inside would leave a piece no longer recognisable as one, and a
-    value cut off from its label would no longer be known for a secret.
-    """
-    if len(text) <= limit:
-        return text
-    text = redact(text)
-    if len(text) <= limit:
-        return text
-    marker = " […] "
-    keep = max(limit - len(marker), 2)
-    head = keep * 2 // 3
-    tail = keep - head
-    return text[:head].rstrip() + marker + text[len(text) - tail :].lstrip()
 
 
 _MESSAGE_FIELD = compile_lazily(r"""(["'])message\1\s*:\s*(["'])((?:\\.|(?!\2).){8,}?)\2""")
@@ -78,16 +59,6 @@ def message_first(line: str) -> str:
 def _cut(line: str) -> str:
     """An error line at most `ERROR_CHARS` long, its object's message first (`message_first`)."""
     return head_tail(message_first(line), ERROR_CHARS)
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` on one line, cut to `limit` characters with an ellipsis when longer."""
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 _REJECTED = "The user doesn't want to proceed with this tool use"

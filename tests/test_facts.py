@@ -2078,7 +2078,7 @@ def test_a_long_brief_keeps_its_headings_after_its_rules_as_room_allows() -> Non
 
 
 def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
-    from compactcli.outcomes import head_tail
+    from compactcli.trim import head_tail
 
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     for pad in range(0, 120, 7):  # the cut falls before, inside and after the token

@@ -20,11 +20,11 @@ from typing import Any
 import orjson
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.outcomes import clip, head_tail, one_line
 from compactcli.summarizers.plans import proposed_plans
 from compactcli.summarizers.sentences import DECISION_CHARS
 from compactcli.summarizers.spans import code_span
 from compactcli.tools import RULE_FILES, base_name
+from compactcli.trim import clip, head_tail, one_line
 from compactcli.user_text import pi_skill
 
 ANSWER_CHARS = 400

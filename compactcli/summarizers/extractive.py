@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from compactcli.outcomes import head_tail, one_line
 from compactcli.redact import redact
 from compactcli.summarizers import SummaryRequest, SummaryResult
 from compactcli.summarizers.carriers import changes_text, reports_reply
@@ -70,6 +69,7 @@ from compactcli.summarizers.summary_text import (
     rule_source,
 )
 from compactcli.summarizers.tool_calls import command_key
+from compactcli.trim import head_tail, one_line
 from compactcli.user_text import squeeze, undrawn
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]

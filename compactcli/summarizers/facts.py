@@ -24,8 +24,6 @@ from compactcli.outcomes import (
     cleared_error,
     error_line,
     exit_code,
-    head_tail,
-    one_line,
     one_line_answer,
     outcome,
     pasted_errors,
@@ -74,6 +72,7 @@ from compactcli.tools import (
     touched_files,
 )
 from compactcli.transcript import Block, Message
+from compactcli.trim import head_tail, one_line
 from compactcli.user_text import skill_file, squeeze, typed_block, typed_text
 
 

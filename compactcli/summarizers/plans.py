@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.outcomes import clip, one_line
 from compactcli.tools import base_name
+from compactcli.trim import clip, one_line
 
 PLAN_STEPS = 12
 PLAN_STEP_CHARS = 200

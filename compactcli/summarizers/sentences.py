@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.outcomes import carries_error, head_tail, one_line
+from compactcli.outcomes import carries_error
+from compactcli.trim import head_tail, one_line
 
 SENTENCE_CHARS = 400  # a constraint or a pending question
 DECISION_CHARS = 300

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.outcomes import head_tail, one_line
 from compactcli.tools import base_name, shell_command
+from compactcli.trim import head_tail, one_line
 
 COMMAND_CHARS = 200
 
