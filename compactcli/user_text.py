@@ -70,6 +70,9 @@ _PI_SKILL = compile_lazily(
     r'^<skill name="([^"]+)" location="([^"]+)">\n(.*?)\n</skill>(?:\n\n(.+))?$', re.DOTALL
 )
 """pi's `/skill:NAME args`: the skill's body in a `<skill>` block, then what the person typed."""
+_GOAL_OBJECTIVE = compile_lazily(r"<objective>\s*(.*?)\s*</objective>", re.DOTALL)
+"""The objective the person set in Codex's `<goal_context>`, the rest of which is Codex's own
+instructions on pursuing a goal (its budget, its completion audit)."""
 _COMMAND_NAME = compile_lazily(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = compile_lazily(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _BASH_INPUT = compile_lazily(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
@@ -121,8 +124,9 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     command caveats, local command output, skill bodies, interrupt markers, task notifications, a
     pasted image's placeholder with nothing typed after it, Codex's tags around an attached image,
     and the line compaction left where an image or an output was), Codex context (`AGENTS.md`
-    instructions, `<environment_context>`, skill bodies), pi's skill blocks (the text typed after
-    one is the message), and compaction summaries. The shell command is one the person ran
+    instructions, `<environment_context>`, skill bodies, a `<goal_context>` but for its
+    `<objective>`, which is the message), pi's skill blocks (the text typed after one is the
+    message), and compaction summaries. The shell command is one the person ran
     (Claude Code `<bash-input>`).
     """
     stripped = _INLINE_META.sub("", text).strip()
@@ -139,6 +143,9 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     pi = _PI_SKILL.match(stripped) if stripped.startswith("<skill name=") else None
     if pi:
         return (squeeze(pi.group(4)) or None) if pi.group(4) else None, None
+    if stripped.startswith("<goal_context>"):  # Codex's goal: the objective is what was typed
+        objective = _GOAL_OBJECTIVE.search(stripped)
+        return (squeeze(objective.group(1)) or None) if objective else None, None
     if stripped.startswith(_META_PREFIXES) or _IMAGES_ONLY.fullmatch(stripped):
         return None, None
     return (squeeze(stripped) or None), None

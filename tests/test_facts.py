@@ -51,6 +51,7 @@ from compactcli.summarizers.sentences import (
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.tools import local_path, shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
+from compactcli.user_text import typed_text
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.transcript_strategies import FORMAT_NAMES, Plan, plans, render
@@ -3039,3 +3040,22 @@ def test_a_traceback_s_exception_is_its_error_not_what_was_printed_after_it() ->
     assert error_line(output) == "ModuleNotFoundError: No module named 'pytest'"
     printed = output.replace("Exit code 1\n", "crypto ok\n") + "\nsqlite3 ok"
     assert content_error(printed, shell=True) == "ModuleNotFoundError: No module named 'pytest'"
+
+
+def test_codex_s_goal_context_is_its_objective_not_its_instructions() -> None:
+    """Codex wraps a goal the person set in its own instructions on pursuing it; what was typed
+    is the objective. Its rules ("Never use status blocked ...") are Codex's, not the user's."""
+    goal = (
+        "<goal_context>\nContinue working toward the active thread goal.\n\n<objective>\n"
+        "Build a frontend in /frontend.\n\nUse shadcn with tailwind css\n</objective>\n\n"
+        'Blocked audit:\n- Never use status "blocked" merely because the work is hard.\n'
+        "</goal_context>"
+    )
+    assert typed_text(goal) == (
+        "Build a frontend in /frontend.\n\nUse shadcn with tailwind css",
+        None,
+    )
+    assert typed_text("<goal_context>\nContinue.\n</goal_context>") == (None, None)
+    facts = extract_facts(conversation(("user", goal), ("assistant", [text("On it.")])))
+    assert facts.goal.startswith("Build a frontend in /frontend.")
+    assert not any("blocked" in c for c in facts.constraints)
