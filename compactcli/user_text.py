@@ -73,6 +73,13 @@ _PI_SKILL = compile_lazily(
 _GOAL_OBJECTIVE = compile_lazily(r"<objective>\s*(.*?)\s*</objective>", re.DOTALL)
 """The objective the person set in Codex's `<goal_context>`, the rest of which is Codex's own
 instructions on pursuing a goal (its budget, its completion audit)."""
+_COMMAND_INPUT = compile_lazily(
+    r"## User Input\s*```(?:text)?\n(.*?)\n?```\s*You \*\*MUST\*\* consider the user input",
+    re.DOTALL,
+)
+"""A Spec Kit command's prompt (`/speckit.specify ...`) as an agent without slash commands of its
+own expands it (Codex's prompts): what the person typed, fenced under `## User Input`, then the
+command's template. A command given no input keeps its template as the message."""
 _COMMAND_NAME = compile_lazily(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = compile_lazily(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _BASH_INPUT = compile_lazily(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
@@ -125,8 +132,9 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     pasted image's placeholder with nothing typed after it, Codex's tags around an attached image,
     and the line compaction left where an image or an output was), Codex context (`AGENTS.md`
     instructions, `<environment_context>`, skill bodies, a `<goal_context>` but for its
-    `<objective>`, which is the message), pi's skill blocks (the text typed after one is the
-    message), and compaction summaries. The shell command is one the person ran
+    `<objective>`, which is the message), a Spec Kit command's template around the input typed
+    to it, pi's skill blocks (the text typed after one is the message), and compaction
+    summaries. The shell command is one the person ran
     (Claude Code `<bash-input>`).
     """
     stripped = _INLINE_META.sub("", text).strip()
@@ -146,6 +154,9 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     if stripped.startswith("<goal_context>"):  # Codex's goal: the objective is what was typed
         objective = _GOAL_OBJECTIVE.search(stripped)
         return (squeeze(objective.group(1)) or None) if objective else None, None
+    command = _COMMAND_INPUT.match(stripped) if stripped.startswith("## User Input") else None
+    if command and command.group(1).strip():  # a command's template around what was typed
+        return squeeze(command.group(1)), None
     if stripped.startswith(_META_PREFIXES) or _IMAGES_ONLY.fullmatch(stripped):
         return None, None
     return (squeeze(stripped) or None), None

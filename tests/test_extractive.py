@@ -880,3 +880,20 @@ def test_a_long_pending_ask_keeps_the_headings_of_its_middle() -> None:
     asked = next(line for line in summary.splitlines() if line.startswith("- Ask: "))
     assert "## Prompt 6 - Training quizzes, spaced repetition queue" in asked
     assert asked.startswith("- Ask: ## Prompt 5") and asked.endswith("Thanks!")
+
+
+def test_a_goal_that_starts_as_a_heading_reads_back_as_the_goal() -> None:
+    """A goal typed as markdown (`## User Input ...`, on one line in the summary) is escaped as
+    markdown escapes a heading, so the summary reads back as ours, its goal whole, and the next
+    round does not take it for a section of an unknown format."""
+    goal = "## Task\nBuild the mail notifier. Never poll more than once a minute."
+    messages = conversation(("user", goal), ("assistant", [text("Done: the notifier is built.")]))
+    first = summarize(messages, 2000)
+    assert "\n\\## Task Build the mail notifier." in first.text
+    parsed = parse_summary(first.text)
+    assert parsed is not None
+    facts, earlier = parsed
+    assert (
+        earlier is None
+        and facts.goal == "## Task Build the mail notifier. Never poll more than once a minute."
+    )

@@ -51,7 +51,7 @@ from compactcli.summarizers.sentences import (
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.tools import local_path, shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
-from compactcli.user_text import typed_text
+from compactcli.user_text import squeeze, typed_text
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.transcript_strategies import FORMAT_NAMES, Plan, plans, render
@@ -3059,3 +3059,40 @@ def test_codex_s_goal_context_is_its_objective_not_its_instructions() -> None:
     facts = extract_facts(conversation(("user", goal), ("assistant", [text("On it.")])))
     assert facts.goal.startswith("Build a frontend in /frontend.")
     assert not any("blocked" in c for c in facts.constraints)
+
+
+def test_a_patch_run_through_the_shell_fails_and_is_resolved_at_its_file() -> None:
+    """Older Codex runs `apply_patch` as a shell command: its failure is placed at the file it
+    patched, not at the patch's text, and a later patch or write of that file resolves it."""
+    patch = "*** Begin Patch\n*** Add File: specs/research.md\n+# Research\n*** End Patch\n"
+    failed = (
+        "apply_patch verification failed: invalid hunk at line 4, '' is not a valid hunk header"
+    )
+    messages = conversation(
+        ("user", "Write the research notes."),
+        ("assistant", [call("c1", "Bash", command=f"apply_patch {patch}")]),
+        ("user", [result("c1", f"Exit code: 1\n{failed}", is_error=True)]),
+        ("assistant", [call("c2", "Bash", command="cat > specs/research.md <<'EOF'\n# R\nEOF")]),
+        ("user", [result("c2", "")]),
+        ("assistant", [text("Written.")]),
+    )
+    facts = extract_facts(messages)
+    assert [(e.text, e.where, e.resolved) for e in facts.errors] == [
+        (failed, "specs/research.md", True)
+    ]
+    unresolved = extract_facts(messages[:3])
+    assert [(e.where, e.resolved) for e in unresolved.errors] == [("specs/research.md", False)]
+
+
+def test_a_spec_kit_command_s_message_is_the_input_typed_to_it() -> None:
+    """An agent that expands a Spec Kit command into the prompt sends its template with the
+    input fenced under `## User Input`: the input is what was typed. With no input, the
+    message stays as it came."""
+    template = (
+        "## User Input\n\n```text\n{}\n```\n\nYou **MUST** consider the user input before "
+        "proceeding (if not empty).\n\n## Outline\n\n1. Never skip a step.\n"
+    )
+    typed = "Build a tray app that shows a 600x150 alert for new mail."
+    assert typed_text(template.format(typed)) == (typed, None)
+    empty = template.format("")
+    assert typed_text(empty) == (squeeze(empty), None)

@@ -64,6 +64,7 @@ from compactcli.summarizers.summary_text import (
     UNRESOLVED,
     UPDATE_LINE,
     USER_MESSAGES,
+    escape_heading,
     grouped_rules,
     parse_summary,
     rule_source,
@@ -373,7 +374,8 @@ def _render(items: Sequence[_Item], update: bool) -> str:
             }
         if not texts:
             continue
-        lines.extend(grouped_rules([(g, t) for t, g in texts]))
+        body = grouped_rules([(g, t) for t, g in texts])
+        lines.extend(body if section == EARLIER else map(escape_heading, body))
         missing = len(members) - len(shown)
         if missing:
             lines.append(OMITTED.format(count=missing))

@@ -378,9 +378,12 @@ class _State:
     def resolve(self, call: _Call, where: str) -> None:
         """Mark earlier errors resolved by `call`, which succeeded: same command (or one of the
         commands it ran joined by `&&`, each of which succeeded), or same path with a tool of
-        the same kind (a successful edit resolves a failed edit or read)."""
+        the same kind (a successful edit resolves a failed edit or read, and so does a command
+        that patched or wrote that file)."""
         key = command_key(call.command) if call.command else ""
         self.errors.resolve(key, where, call.kind, tool=call.name)
+        for path in call.modified if call.command else ():  # a patch or a write through the
+            self.errors.resolve("", path, "edit")  # shell resolves its file's errors, as an edit
         chain = and_chain(call.command) if "&&" in call.command else []
         for part in chain if len(chain) > 1 else ():  # each the very command that failed
             self.errors.resolve(command_key(part), where, call.kind, exact=True)
@@ -658,6 +661,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     lines = SOFT_ERROR_LINES.get(call.kind, SOFT_LINES)
     result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read), soft_lines=lines)
     where = call.command or (call.modified or call.read or ("",))[0]
+    if shell and call.modified:  # a patch or a file written through the shell: at its file
+        where = call.modified[0]
     if not where and call.kind in PLACED_BY_ARGUMENT:  # `resolve_citation` of a URL
         where = main_argument(call.name, call.arguments)
         where = "" if where.startswith(("{", "[")) else where  # no one argument says it

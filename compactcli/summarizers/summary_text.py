@@ -22,7 +22,14 @@ from compactcli.summarizers.sentences import constraint_sentences
 from compactcli.summarizers.spans import span_text
 from compactcli.tools import RULE_FILES
 
-__all__ = ["SECTIONS", "SUMMARY_HEADINGS", "grouped_rules", "parse_summary", "rule_source"]
+__all__ = [
+    "SECTIONS",
+    "SUMMARY_HEADINGS",
+    "escape_heading",
+    "grouped_rules",
+    "parse_summary",
+    "rule_source",
+]
 
 UPDATE_LINE = (
     "This summary updates an earlier summary of this conversation: "
@@ -134,6 +141,13 @@ _COMMAND = compile_lazily(
 _ERROR = compile_lazily(r"^- (Unresolved|Resolved): (.*?)(?: \(([^:()]*): (.*)\))?$")
 
 
+def escape_heading(line: str) -> str:
+    """A line of a section that would read as a heading (a goal that starts `## User Input`),
+    its `#` escaped as markdown escapes it, so the summary reads back with its own sections
+    (`parse_summary` takes the escape off)."""
+    return "\\" + line if line.startswith("#") else line
+
+
 def parse_summary(text: str) -> tuple[Facts, str | None] | None:
     """Facts (and any earlier-summary text) read back from a summary in our own format.
 
@@ -175,7 +189,8 @@ def parse_summary(text: str) -> tuple[Facts, str | None] | None:
             and not _OMITTED.match(line)
             and (line.strip() or current in (EARLIER, CURRENT))
         ):
-            sections[current].append(line)
+            escaped = current != EARLIER and line.startswith("\\#")
+            sections[current].append(line[1:] if escaped else line)
     bullets = {name: [line.removeprefix("- ") for line in body] for name, body in sections.items()}
     goal = " ".join(sections.get(GOAL, []))
     if goal == SEE_REQUEST and request:
