@@ -33,7 +33,14 @@ from compactcli.stages.cuts import is_prompt
 from compactcli.summarizers import fact_folds
 from compactcli.summarizers import facts as facts_module
 from compactcli.summarizers.extractive import render_facts as extractive_facts
-from compactcli.summarizers.facts import IDENTIFIERS, Command, ErrorFact, Facts, extract_facts
+from compactcli.summarizers.facts import (
+    IDENTIFIERS,
+    STATEMENT_CHARS,
+    Command,
+    ErrorFact,
+    Facts,
+    extract_facts,
+)
 from compactcli.summarizers.identifiers import identifiers, said_once
 from compactcli.summarizers.prompt import render_facts as prompt_facts
 from compactcli.summarizers.sentences import (
@@ -3096,3 +3103,25 @@ def test_a_spec_kit_command_s_message_is_the_input_typed_to_it() -> None:
     assert typed_text(template.format(typed)) == (typed, None)
     empty = template.format("")
     assert typed_text(empty) == (squeeze(empty), None)
+
+
+def test_a_mid_turn_statement_in_korean_is_long_by_what_it_says() -> None:
+    """A Korean statement of 90 characters says what an English one of about twice that says:
+    it is kept among the reports as the English one is, where a short one is not."""
+    korean = (
+        "브리지 예제 이름 `qtmrt2osc`로 하겠습니다 (→ `example-qtmrt2osc/`). 핵심 클래스는 순수 "
+        "QTM 수신, 브리지는 별도 예제로 조합. 먼저 핵심 addon을 작성합니다."
+    )
+    assert len(korean) < STATEMENT_CHARS
+    facts = extract_facts(
+        conversation(
+            ("user", "addon을 만들어 주세요."),
+            ("assistant", [text(korean), call("c1", "Read", file_path="src/a.cpp")]),
+            ("user", [result("c1", "int a;")]),
+            ("assistant", [text("짧은 문장."), call("c2", "Read", file_path="src/b.cpp")]),
+            ("user", [result("c2", "int b;")]),
+            ("assistant", [text("완료.")]),
+        )
+    )
+    assert any("핵심 클래스는 순수" in report for report in facts.reports)
+    assert not any("짧은 문장" in report for report in facts.reports)

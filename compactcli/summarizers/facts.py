@@ -610,6 +610,16 @@ agent's answer to it ("Several URLs failed. Let me fetch working alternatives an
 failed ones via Tavily."): kept whole however short."""
 
 
+_WIDE = compile_lazily(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+"""A Chinese, Japanese or Korean character: it says about what two Latin letters say."""
+
+
+def _width(text: str) -> int:
+    """`text`'s length, a wide character (`_WIDE`) counted twice: "핵심 클래스는 순수 QTM 수신,
+    브리지는 별도 예제로 조합" says as much as a sentence twice its length in English."""
+    return len(text) + (len(_WIDE.findall(text)) if not text.isascii() else 0)
+
+
 def _add_statement(state: _State, text: str) -> None:
     """A mid-turn assistant text: its decision sentences among the decisions, and the rest
     among the reports, in order, when it is long or answers an error met since the last one
@@ -619,7 +629,7 @@ def _add_statement(state: _State, text: str) -> None:
     decided = decision_sentences(text)
     for sentence in decided:
         state.decisions.add(sentence)
-    if len(line) >= STATEMENT_CHARS or (reaction and len(line.split()) >= REACTION_WORDS):
+    if _width(line) >= STATEMENT_CHARS or (reaction and len(line.split()) >= REACTION_WORDS):
         for sentence in decided:  # said once, among the decisions
             line = line.replace(one_line(sentence), "…")
         rest = " ".join(line.replace("…", " ").split())
