@@ -3006,13 +3006,17 @@ def test_a_sub_agent_that_died_said_so_first() -> None:
 def test_a_file_written_through_the_shell_is_modified_and_its_decisions_are_decisions() -> None:
     """A heredoc into `cat` writes a file as an edit tool does: it is modified (written), and
     the `Decision:` lines of what it wrote (a plan's research.md) are the agent's decisions, as
-    are those an edit tool or a patch adds. A line that only mentions a decision is not one."""
+    are those an edit tool or a patch adds, and a question it records as settled (`Q: ... →
+    A: ...`). A line that only mentions a decision is not one."""
     research = (
         "cat <<'EOF' > specs/research.md\n# Research\n## Queues\n"
         "- Decision: Keep a single durable `codex` queue with QoS prefetch=1.\n"
         "- Rationale: one node.\nThe decision log lives elsewhere.\nEOF"
     )
-    adr = "# ADR 7\n**Decision:** Store sessions in Redis, not in Postgres.\n"
+    adr = (
+        "# ADR 7\n**Decision:** Store sessions in Redis, not in Postgres.\n"
+        "## Clarifications\n- Q: How are several new mails shown? → A: One at a time, queued.\n"
+    )
     facts = extract_facts(
         conversation(
             ("user", "Plan the queue work."),
@@ -3032,6 +3036,7 @@ def test_a_file_written_through_the_shell_is_modified_and_its_decisions_are_deci
     assert facts.decisions == (
         "Decision: Keep a single durable `codex` queue with QoS prefetch=1.",
         "Decision: Store sessions in Redis, not in Postgres.",
+        "Q: How are several new mails shown? → A: One at a time, queued.",
     )
 
 

@@ -410,11 +410,17 @@ _WRITTEN_DECISION = compile_lazily(
     r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?Decision(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(\S.{9,})$",
     re.MULTILINE,
 )
+_WRITTEN_ANSWER = compile_lazily(
+    r"^[ \t]*(?:[-*+][ \t]+)?Q:[ \t]*(\S.{4,}?)[ \t]*(?:→|->)[ \t]*A:[ \t]*(\S.{1,})$", re.MULTILINE
+)
+"""A question settled and recorded in a file (a spec's `- Q: How are several new mails shown?
+→ A: One at a time, queued.`): a decision."""
 
 
 def written_decisions(name: str | None, arguments: Any, written: Sequence[str] = ()) -> list[str]:
     """The decisions a file the call wrote records, as `Decision: ...` lines (a plan's
-    `research.md`, an architecture decision record), in the text an edit tool wrote or the
+    `research.md`, an architecture decision record) or questions it settled (`Q: ... → A:
+    ...`, a spec's clarifications), in the text an edit tool wrote or the
     `written` texts of a shell command (`tools.shell_writes`): the agent's choices, set down."""
     base = base_name(name)
     texts = list(written)
@@ -424,6 +430,10 @@ def written_decisions(name: str | None, arguments: Any, written: Sequence[str] =
     for text in texts:
         for match in _WRITTEN_DECISION.finditer(text):
             line = "Decision: " + clip(match.group(1).strip(), DECISION_CHARS)
+            if line not in found:
+                found.append(line)
+        for match in _WRITTEN_ANSWER.finditer(text):
+            line = clip(f"Q: {match.group(1)} → A: {match.group(2).strip()}", DECISION_CHARS)
             if line not in found:
                 found.append(line)
     return found
