@@ -30,10 +30,11 @@ from compactcli.outcomes import (
     reads_log,
     refused_call,
 )
-from compactcli.placeholders import CLEARED_PREFIXES, CLEARED_RESULT
+from compactcli.placeholders import CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds, plans
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
+from compactcli.summarizers.goals import goal_of, sets_up
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
 from compactcli.summarizers.sentences import (
     FENCE,
@@ -415,7 +416,8 @@ def extract_facts(
       text, a pi extension's messages and compaction summaries are left out, a slash command
       keeps its name and arguments); a queued prompt and the reason a user gave when rejecting
       a tool call count; a shell command the user ran (pi `!`, Claude Code `<bash-input>`) is a
-      command, not a message. The goal is the first user message that states a task (`_goal_of`).
+      command, not a message. The goal is the first user message that states a task
+      (`goals.goal_of`).
     - Constraints: user sentences that set a rule or a preference, and a user sentence that
       gives a setting another value than an earlier one did, with or without a cue word
       (`_State.add_sentence`). Decisions: assistant text sentences that state a choice. The
@@ -718,65 +720,10 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     _add_error(state, error)
 
 
-_PLACEHOLDER_GOALS = (*CLEARED_PREFIXES, "[Request interrupted")
-SETTING_COMMANDS = frozenset(
-    {
-        *("add-dir", "agents", "approvals", "bug", "clear", "compact", "config", "context"),
-        *("cost", "doctor", "effort", "exit", "export", "fast", "help", "hooks", "hotkeys"),
-        *("ide", "login", "logout", "mcp", "memory", "model", "new", "output-style"),
-        *("permissions", "plugin", "privacy-settings", "quit", "release-notes", "rename"),
-        *("resume", "rewind", "sandbox", "session", "settings", "status", "statusline"),
-        *("terminal-setup", "theme", "thinking", "upgrade", "usage", "vim"),
-    }
-)
-"""The agents' slash commands that set up the session (its model, its settings, its view):
-with whatever arguments, they state no task."""
-
-
-_ASSENT = frozenset(
-    {
-        *("ahead", "alright", "cont", "continue", "contnue", "cool", "do", "go", "good"),
-        *("great", "it", "k", "lgtm", "nice", "ok", "okay", "on", "perfect", "please"),
-        *("pls", "proceed", "sounds", "sure", "thank", "thanks", "ty", "y", "yeah", "yep"),
-        *("yes", "yez", "you", "yup"),
-    }
-)
-"""Words that only say yes or go on (`yes`, `ok go ahead`, `continue`): no task on their own."""
-_WORD = compile_lazily(r"[a-z]+")
-
-
-def _goal_of(messages: Sequence[str]) -> str:
-    """The first user message that states a task: not a bare slash command (`/clear`), not one
-    that sets up the session (`/model opus`, `SETTING_COMMANDS`), not only a yes or a go-on
-    (`yes`, `continue`: `_ASSENT`), not a placeholder; the first message when none does."""
-    for message in messages:
-        text = message.strip()
-        if text.startswith(_PLACEHOLDER_GOALS):
-            continue
-        if len(text) <= 40 and set(_WORD.findall(text.lower())) <= _ASSENT:
-            continue
-        if _slash_only(text):
-            continue
-        return message
-    return messages[0] if messages else ""
-
-
-def _slash_only(text: str) -> bool:
-    """Whether a user message is a bare slash command (`/clear`, or a command of the user's that
-    names no task: `/review`) or one that sets up the session (`_sets_up`)."""
-    return text.startswith("/") and (len(text.split()) == 1 or _sets_up(text))
-
-
-def _sets_up(text: str) -> bool:
-    """Whether a user message is a slash command that sets up the session (`/model opus`,
-    `SETTING_COMMANDS`): whatever its arguments, it asks for no work."""
-    return text.startswith("/") and text.split()[0][1:].lower() in SETTING_COMMANDS
-
-
 def _finish(state: _State, previous: Facts | None) -> Facts:
     state.close_turn()
     user_messages = tuple(state.user_messages)
-    goal = _goal_of(user_messages)
+    goal = goal_of(user_messages)
     pending = _Unique()
     if previous is not None:
         goal = previous.goal or goal
@@ -785,7 +732,7 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
             pending.extend(previous.pending)
     for text in state.since_answer:  # `/model opus` before a request asks for nothing; the
         # latest message stays (`/release-notes 2.3.0` may be a skill of the user's)
-        if not _sets_up(text.strip()) or text is state.since_answer[-1]:
+        if not sets_up(text.strip()) or text is state.since_answer[-1]:
             pending.add(condense(squeeze(text), MESSAGE_CHARS))
     todos: tuple[str, ...]
     if state.todo_seen:
