@@ -3130,3 +3130,29 @@ def test_a_mid_turn_statement_in_korean_is_long_by_what_it_says() -> None:
     )
     assert any("핵심 클래스는 순수" in report for report in facts.reports)
     assert not any("짧은 문장" in report for report in facts.reports)
+
+
+def test_a_file_the_user_attached_is_part_of_their_message() -> None:
+    """An app that saves what the user pasted to a file says so in the message (`User attached
+    files:`); the agent's read of that file is the user's brief: its rules are the user's and
+    its text joins the message. Another file the agent reads is not the user's."""
+    attached = "/w/uploads/91b65c16_pasted-content.txt"
+    message = (
+        f"make it\n\nUser attached files:\n- {attached} (text/plain)\n\n"
+        "All files are also saved to disk at the paths listed above."
+    )
+    brief = "Build a smart city dashboard called METRO-FLOW.\nNever use Docker for the backend.\n"
+    facts = extract_facts(
+        conversation(
+            ("user", message),
+            (
+                "assistant",
+                [call("c1", "Read", file_path=attached), call("c2", "Read", file_path="a.md")],
+            ),
+            ("user", [result("c1", brief), result("c2", "Never edit the vendored files.\n")]),
+            ("assistant", [text("Building it.")]),
+        )
+    )
+    assert "Build a smart city dashboard called METRO-FLOW." in facts.user_messages[0]
+    assert "Never use Docker for the backend." in facts.constraints
+    assert not any("vendored" in c for c in facts.constraints)

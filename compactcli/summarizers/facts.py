@@ -12,6 +12,7 @@ begin with the same messages read those messages once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from copy import deepcopy
 from dataclasses import asdict, dataclass, field, replace
@@ -286,6 +287,7 @@ class _State:
     reports: _Unique = field(default_factory=_Unique)
     turn_text: str = ""  # the assistant's latest text in the current turn
     erred: bool = False  # a call met an error since the assistant last spoke mid-turn
+    attached: set[str] = field(default_factory=set)  # files the user attached (`_ATTACHED`)
     last_reply: str = ""
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
 
@@ -299,6 +301,18 @@ class _State:
         self.user_messages.append(condense(text, MESSAGE_CHARS))
         self.turn += 1
         self.since_answer.append(text)
+        self.add_identifiers(text)
+        for sentence in sentences(before_pasted_session(text), lists=True):
+            self.add_sentence(sentence, as_constraint(sentence))
+        for line in pasted_errors(text):
+            self.errors.keep(ErrorFact(text=line, resolved=False, tool=PASTED))
+
+    def add_attached(self, text: str) -> None:
+        """The text of a file the user attached to their latest message, read by the agent: part
+        of that message (a pasted brief), its rules the user's rules."""
+        if not self.user_messages:
+            return
+        self.user_messages[-1] = condense(f"{self.user_messages[-1]}\n\n{text}", MESSAGE_CHARS)
         self.add_identifiers(text)
         for sentence in sentences(before_pasted_session(text), lists=True):
             self.add_sentence(sentence, as_constraint(sentence))
@@ -524,12 +538,25 @@ def _read_user(message: Message, state: _State) -> None:
                 state.add_command(head_tail(one_line(shell), COMMAND_CHARS), "unknown")
             if typed:
                 state.add_user(typed)
+                state.attached.update(_attached(typed))
         elif (
             block.kind == "other" and block.type == "attachment" and block.name == "queued_command"
         ):
             typed = _queued_prompt(block)
             if typed:
                 state.add_user(typed)
+
+
+_ATTACHED = compile_lazily(r"^User attached files:[ \t]*\n((?:- .+(?:\n|$))+)", re.MULTILINE)
+_ATTACHED_PATH = compile_lazily(r"^- (.+?)(?: \([\w.+-]+/[\w.+-]+\))?$", re.MULTILINE)
+
+
+def _attached(text: str) -> list[str]:
+    """The files a user message says the user attached (`User attached files:`, then `- PATH
+    (text/plain)` a line: an app that saves what was pasted or dropped to disk for the agent to
+    read)."""
+    found = _ATTACHED.search(text) if "User attached files:" in text else None
+    return [m.group(1).strip() for m in _ATTACHED_PATH.finditer(found.group(1))] if found else []
 
 
 def _user_shell(text: str, state: _State) -> None:
@@ -663,6 +690,9 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         return
     for line in carriers.user_answers(call.name, call.arguments, block.text):
         state.add_answer(line)
+    read = touched_files(call.name, call.arguments).read if state.attached else ()
+    if call.kind == "read" and not block.is_error and state.attached.intersection(read):
+        state.add_attached(block.text)
     for path in call.read:
         found = carriers.instruction_rules(path, block.text) if not block.is_error else None
         if found is not None:
