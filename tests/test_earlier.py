@@ -214,3 +214,22 @@ def test_code_is_never_shown_without_the_line_it_belongs_to() -> None:
             assert request in fitted
     whole = fit_earlier(CODE_UNDER_A_FILE, 10_000, count)
     assert "COPY backend/src ./src" in whole and "COPY paths updated" in whole
+
+
+def test_the_request_is_widened_before_the_agent_s_own_analysis_comes_in() -> None:
+    """Claude Code's older summaries open with the model's analysis. At a tight budget the
+    request is shown whole before any line of that analysis, which only retells it."""
+    request = (
+        "The user wants a D3 data story of the top 10 Bollywood films by year: a grid with rows "
+        "= years and columns = ranks 1-10 only, circle area = worldwide gross, tooltips on "
+        "hover, a click opens the film's Wikipedia page, and a square aspect ratio."
+    )
+    analysis = "\n".join(
+        f"{n}. **Step {n}**: I looked at the data again and rebuilt the chart in another way."
+        for n in range(1, 9)
+    )
+    text = f"Analysis:\n{analysis}\n\nSummary:\n1. Primary Request and Intent:\n   {request}\n"
+    fitted = fit_earlier(text, 100, count)
+    assert count(fitted) <= 100
+    assert request in fitted
+    assert "Step 1" not in fitted

@@ -311,15 +311,16 @@ def earlier_room(
 
 
 def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
-    """`text` fitted to `budget` tokens, its sections in their order and under their headings: every
-    line at its short shape first, in priority order (`priority`: the user's requests and rules,
-    pending work and errors first, then decisions and the current state, files, other context,
-    and code last; within a section, in order), then widened in the same order while room is
-    left. When not every line fits, lines of `LOW_PRIORITY` are left out, and so is a line whose
-    words are mostly those of a line already taken (`SAME_WORDS`: a request the summary quotes
-    twice), and code whose line that says what it is was left out (`_introduced`). A section
-    that lost lines says how many. The result is never larger than the original, and holds
-    every line of it when that fits.
+    """`text` fitted to `budget` tokens, its sections in their order and under their headings: the
+    core's lines (`CORE_PRIORITY`: the user's requests and rules, pending work and errors, then
+    decisions and the current state) at their short shape first, in priority order (`priority`;
+    within a section, in order), then widened in the same order while room is left; then the
+    same for the rest (files, other context such as an agent's own analysis, and code last).
+    When not every line fits, lines of `LOW_PRIORITY` are left out, and so is a line whose words
+    are mostly those of a line already taken (`SAME_WORDS`: a request the summary quotes twice),
+    and code whose line that says what it is was left out (`_introduced`). A section that lost
+    lines says how many. The result is never larger than the original, and holds every line of
+    it when that fits.
     """
     sections = parse_earlier(text)
     if not sections:
@@ -337,29 +338,32 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     opened: set[int] = set()
     said: list[frozenset[str]] = []
     named: set[str] = set()
-    for rank, i, j in order:
-        words = _words(sections[i].lines[j].text)
-        names = _names(sections[i].lines[j].text)
-        if rank == LOW_PRIORITY or _repeats(words, names, said, named):
-            continue
-        if rank == CODE_PRIORITY and not _introduced(sections[i].lines, chosen[i], j):
-            continue
-        price = count(_short(sections[i].lines[j].text)) + 1
-        if i not in opened:  # the section's heading and its "more lines" line come with it
-            price += count(sections[i].heading) + 8
-        if used + price <= budget:
-            chosen[i][j] = 1
-            used += price
-            opened.add(i)
-            said.append(words)
-            named.update(names)
-    for _, i, j in order:
-        text_ = sections[i].lines[j].text
-        if chosen[i][j] == 1 and len(text_) > SHORT_CHARS:
-            extra = count(text_) - count(_short(text_))
-            if used + extra <= budget:
-                chosen[i][j] = 0
-                used += extra
+    core = [entry for entry in order if entry[0] <= CORE_PRIORITY]
+    rest = [entry for entry in order if entry[0] > CORE_PRIORITY]
+    for tier in (core, rest):  # the core short, then whole, before the rest comes in
+        for rank, i, j in tier:
+            words = _words(sections[i].lines[j].text)
+            names = _names(sections[i].lines[j].text)
+            if rank == LOW_PRIORITY or _repeats(words, names, said, named):
+                continue
+            if rank == CODE_PRIORITY and not _introduced(sections[i].lines, chosen[i], j):
+                continue
+            price = count(_short(sections[i].lines[j].text)) + 1
+            if i not in opened:  # the section's heading and its "more lines" line come with it
+                price += count(sections[i].heading) + 8
+            if used + price <= budget:
+                chosen[i][j] = 1
+                used += price
+                opened.add(i)
+                said.append(words)
+                named.update(names)
+        for _, i, j in tier:
+            text_ = sections[i].lines[j].text
+            if chosen[i][j] == 1 and len(text_) > SHORT_CHARS:
+                extra = count(text_) - count(_short(text_))
+                if used + extra <= budget:
+                    chosen[i][j] = 0
+                    used += extra
     rendered = _render(sections, chosen)
     while count(rendered) > budget:  # the estimate was short: drop the last lines taken
         taken = [(p, i, j) for p, i, j in order if chosen[i][j] >= 0]
