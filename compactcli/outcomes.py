@@ -312,7 +312,9 @@ def error_line(text: str) -> str:
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return _with_other_errors(
-                    _cut(_unwrapped(line, failing[at + 1 : at + 3])), line, failing[at + 1 :]
+                    _cut(_unwrapped(line, failing[at + 1 : at + 3])),
+                    line,
+                    [*failing[:at], *failing[at + 1 :]],
                 )
     last = (failing or short)[-1]  # errors come last; output that says nothing is no error
     if (
@@ -356,19 +358,33 @@ def _kind(line: str) -> str | None:
     return _QUOTED.sub("", re.sub(r"\[\w+\]", "[]", diagnostic.group(0))) if diagnostic else None
 
 
-def _with_other_errors(first: str, line: str, rest: Sequence[str]) -> str:
-    """`first`, the error picked from `line`, followed by the next error lines of the same kind
-    (`_kind`: an error line's start, or a compiler's diagnostic) and other shapes (`_shape`)
-    while they fit in `ERROR_CHARS` together: a compiler that stops on three different errors
-    said three things, and the first alone may not be the one the agent went on to fix
-    (`error[E0277]: ... is not satisfied; error[E0277]: `(dyn Venue + 'static)` cannot be
-    shared between threads safely`). A line that only counts the errors (`could not compile
-    ... due to 7 previous errors`) is not one."""
+_REMOTE_REFUSED = compile_lazily(
+    r"^remote: .*\b(?:denied|rejected|not found|forbidden|error|invalid|unauthori[sz]ed)\b",
+    re.IGNORECASE,
+)
+"""What a git server said when it refused (`remote: Permission to a/b.git denied to c.`), above
+git's own `fatal: unable to access ...: 403`."""
+
+
+def _with_other_errors(first: str, line: str, others: Sequence[str]) -> str:
+    """`first`, the error picked from `line`, followed by the `others` (the output's other lines,
+    in order) that are error lines of the same kind (`_kind`: an error line's start, or a
+    compiler's diagnostic) and other shapes (`_shape`) while they fit in `ERROR_CHARS`
+    together: a compiler that stops on three different errors said three things, and the first
+    alone may not be the one the agent went on to fix (`error[E0277]: ... is not satisfied;
+    error[E0277]: `(dyn Venue + 'static)` cannot be shared between threads safely`). What a
+    shell says failed (`bash: line 1: gh: command not found`) is of every kind, and so is a git
+    server's refusal above git's `fatal:` line (`_REMOTE_REFUSED`). A line that only counts the
+    errors (`could not compile ... due to 7 previous errors`) is not one."""
     found = [first]
     shapes = {_shape(first)}
     kind = _kind(line)
-    for other in rest:
-        if kind is None or _kind(other) != kind or _ERROR_COUNT.search(other):
+    for other in others:
+        said = bool(_SHELL_SAYS.search(other)) and not _SHELL_SAYS.search(line)
+        remote = line.startswith("fatal:") and _REMOTE_REFUSED.match(other) is not None
+        if kind is None or _ERROR_COUNT.search(other):
+            continue
+        if _kind(other) != kind and not said and not remote:
             continue
         shape = _shape(other)
         if shape in shapes:
@@ -582,7 +598,8 @@ def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
                 )
                 if found is not None:
                     return _cut(f"{line} {found}")
-            return _with_other_errors(_cut(_unwrapped(line, following)), line, said[at + 1 :])
+            first = _cut(_unwrapped(line, following))
+            return _with_other_errors(first, line, [*said[:at], *said[at + 1 :]])
     return access_failed(text) if shell else ""
 
 

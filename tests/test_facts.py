@@ -3156,3 +3156,26 @@ def test_a_file_the_user_attached_is_part_of_their_message() -> None:
     assert "Build a smart city dashboard called METRO-FLOW." in facts.user_messages[0]
     assert "Never use Docker for the backend." in facts.constraints
     assert not any("vendored" in c for c in facts.constraints)
+
+
+def test_a_shell_s_complaint_and_a_git_server_s_refusal_are_said_with_the_error() -> None:
+    """A chain of checks failed on `gh: command not found` and then on git's `fatal:`: both are
+    said. A push the server refused says why (`remote: Permission ... denied`) above git's own
+    `fatal: unable to access`, in output that exited 0 through a pipe."""
+    chain = (
+        "Exit code 128\ngit version 2.47.1\n---\n/usr/bin/bash: line 1: gh: command not found\n"
+        "---\nfatal: not a git repository (or any of the parent directories): .git"
+    )
+    assert error_line(chain) == (
+        "fatal: not a git repository (or any of the parent directories): .git; "
+        "/usr/bin/bash: line 1: gh: command not found"
+    )
+    push = (
+        "remote: Permission to a/b.git denied to c.\n"
+        "fatal: unable to access 'https://github.com/a/b.git/': The requested URL returned "
+        "error: 403"
+    )
+    assert content_error(push, shell=True) == (
+        "fatal: unable to access 'https://github.com/a/b.git/': The requested URL returned "
+        "error: 403; remote: Permission to a/b.git denied to c."
+    )
