@@ -20,7 +20,7 @@ from compactcli.summarizers.carriers import (
     skill_rules,
     user_answers,
 )
-from compactcli.summarizers.plans import accepted_plan, plan_steps, proposed_plans
+from compactcli.summarizers.plans import PLAN_STEPS, accepted_plan, plan_steps, proposed_plans
 
 ASK = {
     "questions": [
@@ -302,20 +302,21 @@ def test_a_report_takes_off_bold_markers_but_not_a_globs_stars() -> None:
 def test_a_report_of_a_proposed_plan_leaves_the_plans_steps_to_the_plan() -> None:
     """The steps a Codex `<proposed_plan>` gives the plan (`proposed_plans`, the first
     `PLAN_STEPS`) are not said again in the report of its turn; the rest of it is."""
-    steps = [f"- Step {n}: wire part {n} of the engine" for n in range(1, 16)]
+    last = PLAN_STEPS + 3  # three steps beyond what the plan shows
+    steps = [f"- Step {n}: wire part {n} of the engine" for n in range(1, last + 1)]
     text = (
         "Here is the plan.\n<proposed_plan>\n# Engine plan\n\n**Summary**\n"
         "Build it in Rust, deterministic.\n\n" + "\n".join(steps) + "\n</proposed_plan>"
     )
     shown = proposed_plans(text)
     assert shown[:2] == ["Engine plan", "Summary: Build it in Rust, deterministic."]
-    assert len(shown) == 12
+    assert len(shown) == PLAN_STEPS
     found = report(text)
     assert found is not None
-    # its prose, and the steps beyond the plan's twelve; no tag, no step the plan shows
+    # its prose, and the steps beyond those the plan shows; no tag, no step the plan shows
     assert found.split("; ") == [
         "Here is the plan.",
-        *(f"Step {n}: wire part {n} of the engine" for n in range(11, 16)),
+        *(f"Step {n}: wire part {n} of the engine" for n in range(PLAN_STEPS - 1, last + 1)),
     ]
 
 

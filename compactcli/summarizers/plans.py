@@ -16,7 +16,7 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.tools import base_name
 from compactcli.trim import clip, one_line
 
-PLAN_STEPS = 12
+PLAN_STEPS = 24
 PLAN_STEP_CHARS = 200
 
 
