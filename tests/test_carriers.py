@@ -491,3 +491,14 @@ def test_a_skill_gives_its_first_rule_lines_whatever_they_say() -> None:
     assert skill is not None and memory is not None
     assert not any("Never skip" in rule for rule in skill[1])
     assert sum("Never skip" in rule for rule in memory[1]) == 4
+
+
+def test_a_plan_of_twenty_steps_is_given_whole() -> None:
+    """A plan in five parts, a heading and three steps each: its last part is shown too."""
+    parts = [
+        f"## {n}. Part {n}\n" + "\n".join(f"- Step {n}.{k}: change {k}" for k in range(1, 4))
+        for n in range(1, 6)
+    ]
+    steps = plan_steps("\n\n".join(parts))
+    assert len(steps) == 20
+    assert steps[-1] == "Step 5.3: change 3"
