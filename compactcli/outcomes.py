@@ -351,11 +351,8 @@ def _kind(line: str) -> str | None:
     """What marks `line` as a compiler's error, without its code (`error[E0277]:` and
     `error[E0308]:` are one kind, `error:` another; `error TS2345` and `error TS2304` one), or
     an exception's class when the line starts with it; None for any other line."""
-    head = _ERROR_HEAD.search(line)
-    if head is not None:
-        return _QUOTED.sub("", re.sub(r"\[\w+\]", "[]", head.group(0)))
-    diagnostic = _DIAGNOSTIC_KIND.search(line)
-    return _QUOTED.sub("", re.sub(r"\[\w+\]", "[]", diagnostic.group(0))) if diagnostic else None
+    found = _ERROR_HEAD.search(line) or _DIAGNOSTIC_KIND.search(line)
+    return _QUOTED.sub("", re.sub(r"\[\w+\]", "[]", found.group(0))) if found else None
 
 
 _REMOTE_REFUSED = compile_lazily(

@@ -301,11 +301,7 @@ class _State:
         self.user_messages.append(condense(text, MESSAGE_CHARS))
         self.turn += 1
         self.since_answer.append(text)
-        self.add_identifiers(text)
-        for sentence in sentences(before_pasted_session(text), lists=True):
-            self.add_sentence(sentence, as_constraint(sentence))
-        for line in pasted_errors(text):
-            self.errors.keep(ErrorFact(text=line, resolved=False, tool=PASTED))
+        self._read_user_text(text)
 
     def add_attached(self, text: str) -> None:
         """The text of a file the user attached to their latest message, read by the agent: part
@@ -313,6 +309,11 @@ class _State:
         if not self.user_messages:
             return
         self.user_messages[-1] = condense(f"{self.user_messages[-1]}\n\n{text}", MESSAGE_CHARS)
+        self._read_user_text(text)
+
+    def _read_user_text(self, text: str) -> None:
+        """What text the user wrote gives: its names, its rules and settings, the errors pasted
+        into it."""
         self.add_identifiers(text)
         for sentence in sentences(before_pasted_session(text), lists=True):
             self.add_sentence(sentence, as_constraint(sentence))
