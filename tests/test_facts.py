@@ -1595,7 +1595,9 @@ def test_extracting_the_largest_corpus_file_is_fast() -> None:
     messages = get_dialect(transcript.format).messages(transcript)
     started = time.perf_counter()
     extract_facts(messages)
-    assert time.perf_counter() - started < 0.5  # about 0.03 s
+    # a guard against time that grows with the square of the session (seconds here), not a
+    # speed target: it takes about 0.03 s, and a busy machine can make that ten times more
+    assert time.perf_counter() - started < 3
 
 
 def _codex_facts(*items: dict[str, Any]) -> Facts:
