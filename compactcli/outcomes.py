@@ -26,6 +26,7 @@ import orjson
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED_RESULT
+from compactcli.shell_text import shell_output, unmarked
 from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
 from compactcli.trim import head_tail, one_line
@@ -114,13 +115,14 @@ _SHELL_SAYS = compile_lazily(r"^(?:[\w.~/-]*/)?(?:ba|z|da|k)?sh(?::\s*(?:line\s*
 """The shell's own word on what failed (`/bin/bash: line 0: read: ...: not a valid identifier`):
 before a line of output that only says an error word (`Result: undefined/api`)."""
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
-# `Error:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL line, a Rust panic.
+# `Error:` / `Exception:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL
+# line, a Rust panic.
 # A build's own word for its error (Next.js `Type error: ...`, `Syntax error: ...`) heads one too,
 # and so does what a tool says failed (`apply_patch verification failed: Failed to find ...`,
 # `execution error: ...`, a sub-agent's `API Error: terminated`).
 _ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
-    r"^(?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:|^\[?(?:ERROR|FATAL|PANIC)\b|"
+    r"^(?:Error|error|Exception|Fatal|fatal|panic)(?:\[\w+\])?:|^\[?(?:ERROR|FATAL|PANIC)\b|"
     r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
     r"^(?!(?:[Nn]o|[Zz]ero|0)\b)[\w.-]+(?: [\w.-]+){0,2} (?:failed|[Ee]rror): \S|"
     r"^thread '[^']*' panicked"
@@ -140,8 +142,6 @@ _FAIL_HEAD = compile_lazily(
 # A line that reports success (a passing test), whatever words its test or file name holds.
 _PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
 _TAG = compile_lazily(r"</?tool_use_error>")
-_ANSI = compile_lazily(r"\x1b\[[0-?]*[ -/]*[@-~]")
-"""A terminal's escape sequence: a colour, a cursor move."""
 
 
 # What the prune stage writes after the digest of a result that failed: the error line, so a
@@ -196,51 +196,6 @@ def exit_code(text: str) -> int | None:
     return None
 
 
-_CONTENT_ITEMS = '[{"type":"text","text":'
-
-
-def _content_text(text: str) -> str:
-    """`text` with the MCP content items an agent printed as JSON after its header (Codex's
-    `Wall time: 0.04 seconds\nOutput:\n[{"type":"text","text":"### Result\\n..."}]`, or
-    alone) given as their texts, one after another; `text` as it is when they do not parse."""
-    at = text.find(_CONTENT_ITEMS)
-    if at > 0 and text[at - 1] != "\n":
-        return text
-    try:
-        items = orjson.loads(text[at:])
-    except orjson.JSONDecodeError:
-        return text
-    if not isinstance(items, list):
-        return text
-    texts = [
-        item["text"]
-        for item in items
-        if isinstance(item, dict) and isinstance(item.get("text"), str)
-    ]
-    return text[:at] + "\n".join(texts)
-
-
-def shell_output(text: str) -> str:
-    """What a shell printed, out of the JSON some agents wrap it in (Codex's
-    `{"output": "...", "metadata": {"exit_code": 1, ...}}`, or an MCP tool's content items:
-    `_content_text`), its terminal colours taken out
-    (PowerShell colours its error records) and so are NUL characters (a Windows program that
-    prints UTF-16, such as WSL's `bash.exe`, read as UTF-8: one after every character); other
-    text as it is."""
-    if text.startswith('{"output"'):
-        try:
-            wrapped = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            wrapped = None
-        output = wrapped.get("output") if isinstance(wrapped, dict) else None
-        text = output if isinstance(output, str) else text
-    if _CONTENT_ITEMS in text:
-        text = _content_text(text)
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    return _ANSI.sub("", text) if "\x1b" in text else text
-
-
 def one_line_answer(text: str) -> str:
     """What a shell printed, when that is one short line (a path, a version, a count, a hash:
     the answer the command was run for), out of the agents' wrappers (exit code, wall time,
@@ -270,7 +225,7 @@ def error_line(text: str) -> str:
     """The most distinctive error line of a failed result (exception, `error:` line, the
     message of a PowerShell error record, ...), else
     its last line when that reads as a message, else its exit code line."""
-    text = _TAG.sub("", shell_output(text))
+    text = unmarked(_TAG.sub("", shell_output(text)))
     lines = [_bare(line) for line in text.splitlines()]  # PowerShell 7's
     kept = [line for line in lines if line and not _NOISE_LINE.match(line)]  # `     | message`
     exits = [line for line in lines if _EXIT_CODE.search(line)]
@@ -569,7 +524,7 @@ def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
     a compiler's or linter's diagnostic at a file position; in a shell's output anywhere, in
     another tool's output only in its first `lines`. A shell's output that is only
     programs' complaints that they could not open a path (`access_failed`) is an error too."""
-    text = _TAG.sub("", shell_output(text))
+    text = unmarked(_TAG.sub("", shell_output(text)))
     if shell and _TRACEBACK in text:
         return error_line(text)
     answered = json_error(text)

@@ -3181,3 +3181,35 @@ def test_a_shell_s_complaint_and_a_git_server_s_refusal_are_said_with_the_error(
         "fatal: unable to access 'https://github.com/a/b.git/': The requested URL returned "
         "error: 403; remote: Permission to a/b.git denied to c."
     )
+
+
+def test_a_process_s_mark_before_its_lines_does_not_hide_its_error() -> None:
+    """PyTorch's distributed runs print `[rank0]: ` before each line of a process, Ray and vLLM
+    `(APIServer pid=7309) `: the exception line is found as without them, and is said without
+    the mark. Before, a warning printed after the traceback was taken for the error, and an
+    exception line after the mark was not read as one."""
+    traceback = (
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/root/trl/grpo.py", line 12, in <module>\n'
+        "[rank0]:     main()\n"
+        "[rank0]: ValueError: To serve at least one request with the models's max seq len "
+        "(40960), (5.62 GiB KV cache is needed)\n"
+        "[rank0]:[W527 09:53:25.947412174 ProcessGroupNCCL.cpp:1575] Warning: WARNING: "
+        "destroy_process_group() was not called before program exit\n"
+    )
+    expected = (
+        "ValueError: To serve at least one request with the models's max seq len (40960), "
+        "(5.62 GiB KV cache is needed)"
+    )
+    assert error_line(traceback) == expected
+    assert content_error(traceback, shell=True) == expected
+    server = (
+        "(APIServer pid=7309)     return await future\n"
+        "(APIServer pid=7309)            ^^^^^^^^^^^^\n"
+        "(APIServer pid=7309) Exception: Call to collective_rpc method failed: "
+        "start_weight_update must be called before update_weights.\n"
+    )
+    assert content_error(server, shell=True) == (
+        "Exception: Call to collective_rpc method failed: start_weight_update must be called "
+        "before update_weights."
+    )

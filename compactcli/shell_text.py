@@ -1,0 +1,81 @@
+"""What a tool printed, out of the wrappers an agent or a launcher put around it.
+
+`shell_output(text)` gives the text a shell or a tool printed: out of Codex's JSON envelope
+(`{"output": "...", "metadata": {...}}`) or an MCP tool's content items printed as JSON, without
+terminal colours or the NUL characters of UTF-16 output read as UTF-8. `unmarked(text)` takes
+out the mark a launcher puts before each line of a process (`[rank0]: `, `(APIServer pid=7309) `),
+so an exception line reads as the program printed it. Both give other text as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from compactcli.lazy_pattern import compile_lazily
+
+__all__ = ["shell_output", "unmarked"]
+
+_ANSI = compile_lazily(r"\x1b\[[0-?]*[ -/]*[@-~]")
+"""A terminal's escape sequence: a colour, a cursor move."""
+
+
+_CONTENT_ITEMS = '[{"type":"text","text":'
+
+
+def _content_text(text: str) -> str:
+    """`text` with the MCP content items an agent printed as JSON after its header (Codex's
+    `Wall time: 0.04 seconds\nOutput:\n[{"type":"text","text":"### Result\\n..."}]`, or
+    alone) given as their texts, one after another; `text` as it is when they do not parse."""
+    at = text.find(_CONTENT_ITEMS)
+    if at > 0 and text[at - 1] != "\n":
+        return text
+    try:
+        items = orjson.loads(text[at:])
+    except orjson.JSONDecodeError:
+        return text
+    if not isinstance(items, list):
+        return text
+    texts = [
+        item["text"]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("text"), str)
+    ]
+    return text[:at] + "\n".join(texts)
+
+
+def shell_output(text: str) -> str:
+    """What a shell printed, out of the JSON some agents wrap it in (Codex's
+    `{"output": "...", "metadata": {"exit_code": 1, ...}}`, or an MCP tool's content items:
+    `_content_text`), its terminal colours taken out
+    (PowerShell colours its error records) and so are NUL characters (a Windows program that
+    prints UTF-16, such as WSL's `bash.exe`, read as UTF-8: one after every character); other
+    text as it is."""
+    if text.startswith('{"output"'):
+        try:
+            wrapped = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            wrapped = None
+        output = wrapped.get("output") if isinstance(wrapped, dict) else None
+        text = output if isinstance(output, str) else text
+    if _CONTENT_ITEMS in text:
+        text = _content_text(text)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+_PROCESS_PREFIX = compile_lazily(
+    r"^(?:\[rank\d+\]:|\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)) ?", re.MULTILINE
+)
+"""The mark a launcher puts before each line a process of it printed: PyTorch's distributed
+runs (`[rank0]: `), Ray and vLLM (`(APIServer pid=7309) `, `(pid=12, ip=10.0.0.2) `)."""
+
+
+def unmarked(text: str) -> str:
+    """Output without its processes' marks (`_PROCESS_PREFIX`): a traceback or an exception line
+    as the program printed it."""
+    if "pid=" not in text and "[rank" not in text:
+        return text
+    return _PROCESS_PREFIX.sub("", text)
