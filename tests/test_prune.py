@@ -831,3 +831,75 @@ def test_a_rejected_call_is_never_cleared(tmp_path: Path) -> None:
     after = _shell_twice(tmp_path, output)
     assert after.records[2].raw["content"] == output
     assert after.stats[-1].duplicates_cleared == 0
+
+
+def test_placeholders_that_leave_the_context_no_smaller_are_not_written(tmp_path: Path) -> None:
+    """A short result whose placeholder, with the error line it keeps, is barely smaller than
+    it, in a record whose form around it costs more after: the context would grow, so prune
+    writes nothing (found by the property test below)."""
+    session = "5e55a0e0-0000-4000-8000-000000000001"
+
+    def record(n: int, kind: str, message: dict[str, object], **extra: object) -> bytes:
+        parent = f"0000000{n - 1}-0000-4000-8000-00000000000{n - 1}" if n > 1 else None
+        return orjson.dumps(
+            {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": "/work/project",
+                "sessionId": session,
+                "version": "2.1.112",
+                "type": kind,
+                "message": message,
+                "uuid": f"0000000{n}-0000-4000-8000-00000000000{n}",
+                "timestamp": f"2026-05-01T10:00:0{n}.000Z",
+                **extra,
+            }
+        )
+
+    output = "\n".join(f"   {i}  pnpm ECONNREFUSED failing config push" for i in range(5))
+    path = tmp_path / "claude-code.jsonl"
+    path.write_bytes(
+        b"\n".join(
+            [
+                record(1, "user", {"role": "user", "content": "fix"}),
+                record(
+                    2,
+                    "assistant",
+                    {
+                        "id": "msg_2",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-opus-4-5",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": "toolu_9",
+                                "name": "Edit",
+                                "input": {"file_path": "ls -la"},
+                            }
+                        ],
+                        "stop_reason": "tool_use",
+                    },
+                ),
+                record(
+                    3,
+                    "user",
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": "toolu_9", "content": output}
+                        ],
+                    },
+                    toolUseResult={"stdout": output, "stderr": "", "interrupted": False},
+                ),
+            ]
+        )
+        + b"\n"
+    )
+    _, after = _prune(path, keep_recent=0, min_chars=0)
+    stats = after.stats[-1]
+    assert stats.tokens_after <= stats.tokens_before
+    if not stats.changed:
+        assert to_bytes(after) == path.read_bytes()
+        assert stats.results_cleared == 0

@@ -269,6 +269,12 @@ def prune(
 
     changed = bool(edits.results or edits.duplicates or edits.images)
     tokens_before = context_tokens(transcript, counter)
+    if changed:
+        pruned = transcript.evolve(records=tuple(edits.records))
+        tokens_after = context_tokens(pruned, counter)
+        # placeholders each smaller than their result can still leave the context no smaller
+        # (a record's form around them): then nothing is written
+        changed = tokens_after < tokens_before
     if not changed:
         return transcript.evolve(
             stats=(
@@ -276,7 +282,7 @@ def prune(
                 _stats(
                     transcript,
                     transcript,
-                    edits,
+                    _Edits(list(transcript.records), dialect, None),
                     counter,
                     tokens_before,
                     tokens_before,
@@ -288,9 +294,7 @@ def prune(
                 ),
             )
         )
-    pruned = transcript.evolve(records=tuple(edits.records))
     after_context = dialect.context(pruned)
-    tokens_after = context_tokens(pruned, counter)
     info: PruneBoundary = {
         **boundary.details(
             stage="prune",
