@@ -231,6 +231,20 @@ _HOME = compile_lazily(r"^(?:/Users/[^/]+|/home/[^/]+|/root|[A-Za-z]:\\Users\\[^
 """A home directory at the start of a working directory: macOS, Linux, root's, Windows."""
 
 
+def given_read(given: set[str], read: Sequence[str], cwd: str | None) -> bool:
+    """Whether `read` holds a file of `given` (paths as a user named them), taken out of `given`
+    when so: the same path once both are made relative to `cwd` (`local_path`), or one that ends
+    with the path named (`/root/trl/benchmarks/HANDOFF.md` for `benchmarks/HANDOFF.md`)."""
+    paths = [local_path(path, cwd).replace("\\", "/") for path in read]
+    found = set()
+    for name in given:
+        named = local_path(name.removeprefix("./"), cwd).replace("\\", "/")
+        if any(path == named or path.endswith("/" + named) for path in paths):
+            found.add(name)
+    given.difference_update(found)
+    return bool(found)
+
+
 def local_path(path: str, cwd: str | None) -> str:
     """`path` relative to `cwd` when it lies under it, as the agent working there names it
     (`/repo/src/a.py` in `/repo`: `src/a.py`; `c:\\dev\\app\\main.py` in `c:\\dev\\app`:

@@ -5,8 +5,10 @@ skill bodies, compaction summaries, a pi extension's messages. `typed_text(text)
 text block into the message the person typed and the shell command they ran (`typed_block(block)`
 the same of a block: none for an extension's text or pi's `!` command), `skill_file(text)` names
 the `SKILL.md` of a skill body, `squeeze(text)` tidies whitespace and `undrawn(text)` leaves out
-the lines of a pasted banner or box (no letter or digit in them). Both the summary's facts and
-the cut read user text through here, so they agree on what a prompt is. Pure functions.
+the lines of a pasted banner or box (no letter or digit in them), and `given_files(text)` names
+the documents a message gives the agent to read (attached, or named). Both the
+summary's facts and the cut read user text through here, so they agree on what a prompt is. Pure
+functions.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.transcript import Block, Message
 
 __all__ = [
+    "given_files",
     "has_typed_text",
     "pi_skill",
     "skill_file",
@@ -202,3 +205,28 @@ def typed_block(block: Block) -> tuple[str | None, str | None]:
 def has_typed_text(message: Message) -> bool:
     """Whether the message holds text the person typed (`typed_block`)."""
     return any(typed_block(block)[0] for block in message.blocks)
+
+
+_ATTACHED = compile_lazily(r"^User attached files:[ \t]*\n((?:- .+(?:\n|$))+)", re.MULTILINE)
+_ATTACHED_PATH = compile_lazily(r"^- (.+?)(?: \([\w.+-]+/[\w.+-]+\))?$", re.MULTILINE)
+_MENTIONED = compile_lazily(
+    r"(?:^|(?<=[\s(\[\"'`]))@?((?:~/|\.{0,2}/)?(?:[\w.~-]+/)*[\w.-]+\."
+    r"(?:md|mdx|markdown|txt|rst|adoc|org))(?![\w/-])",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A document a message names (`refer to @benchmarks/HANDOFF.md`, `follow
+/home/me/METHODOLOGY.md`), as a person points an agent at a file: prose, whose rules are the
+person's once the agent reads it; source files are not read as the person's words."""
+
+
+def given_files(text: str) -> tuple[list[str], list[str]]:
+    """The documents a typed message gives the agent to read, as the message names them: the
+    files it says the user attached (`User attached files:`, then `- PATH (text/plain)` a line:
+    an app that saves what was pasted or dropped to disk for the agent to read), which are the
+    message's own text; and the documents it names, with or without an `@` (`_MENTIONED`),
+    which it refers to."""
+    found = _ATTACHED.search(text) if "User attached files:" in text else None
+    listed = _ATTACHED_PATH.finditer(found.group(1)) if found else ()
+    attached = [m.group(1).strip() for m in listed]
+    mentioned = [m.group(1) for m in _MENTIONED.finditer(text)] if "." in text else []
+    return attached, mentioned

@@ -15,12 +15,11 @@ from compactcli.summarizers.carriers import (
     code_span,
     created_names,
     edit_notes,
-    instruction_rules,
     report,
-    skill_rules,
     user_answers,
 )
 from compactcli.summarizers.plans import PLAN_STEPS, accepted_plan, plan_steps, proposed_plans
+from compactcli.summarizers.rules import instruction_rules, skill_rules
 
 ASK = {
     "questions": [

@@ -3213,3 +3213,49 @@ def test_a_process_s_mark_before_its_lines_does_not_hide_its_error() -> None:
         "Exception: Call to collective_rpc method failed: start_weight_update must be called "
         "before update_weights."
     )
+
+
+def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
+    """`refer to @benchmarks/HANDOFF.md`, `follow /home/r/METHODOLOGY.md`: once the agent reads
+    a document the user named (by the Read tool or `cat`, by the path named or one that ends
+    with it), its lines that direct (`Do NOT ...`, `Never ...`, a heading that says so) are the
+    user's rules, by the file's name. Lines that say `only` or `must` in passing are not, nor is
+    a document the user did not name, and the message stays as typed."""
+    handoff = (
+        "# Benchmark Handoff\n\n## Status\nThe model only has **398 parameters** with clean "
+        "names.\n\n**Do NOT use `CUDA_VISIBLE_DEVICES` to isolate vLLM.** It must see all GPUs.\n"
+        "\n### Never `kill -9` a CUDA process in this container\n\nUse graceful termination.\n"
+    )
+    numbered = "".join(
+        f"{n:6}→{line}\n"
+        for n, line in enumerate(["## Core", "#### Never Rewrite, Only Add", "```js", "// Don't"])
+    )
+    prompt = "refer to @benchmarks/HANDOFF.md, then follow /home/r/METHODOLOGY.md and run it"
+    facts = extract_facts(
+        conversation(
+            ("user", prompt),
+            (
+                "assistant",
+                [
+                    call("c1", "Read", file_path="/root/trl/benchmarks/HANDOFF.md"),
+                    call("c2", "Bash", command="cat /home/r/METHODOLOGY.md"),
+                    call("c3", "Read", file_path="/root/trl/NOTES.md"),
+                ],
+            ),
+            (
+                "user",
+                [
+                    result("c1", handoff),
+                    result("c2", numbered),
+                    result("c3", "Never edit the vendored files.\n"),
+                ],
+            ),
+            ("assistant", [text("Running it.")]),
+        )
+    )
+    assert facts.user_messages == (prompt,)
+    assert facts.constraints == (
+        "HANDOFF.md: Do NOT use `CUDA_VISIBLE_DEVICES` to isolate vLLM. It must see all GPUs.",
+        "HANDOFF.md: Never `kill -9` a CUDA process in this container",
+        "METHODOLOGY.md: Never Rewrite, Only Add",
+    )

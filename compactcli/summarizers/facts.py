@@ -12,7 +12,6 @@ begin with the same messages read those messages once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from copy import deepcopy
 from dataclasses import asdict, dataclass, field, replace
@@ -37,6 +36,7 @@ from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
 from compactcli.summarizers.goals import goal_of, sets_up
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
+from compactcli.summarizers.rules import instruction_rules, skill_rules
 from compactcli.summarizers.sentences import (
     FENCE,
     SENTENCE_CHARS,
@@ -63,6 +63,7 @@ from compactcli.tools import (
     SOFT_ERROR_LINES,
     and_chain,
     call_kind,
+    given_read,
     local_path,
     main_argument,
     polled_command,
@@ -75,7 +76,7 @@ from compactcli.tools import (
 )
 from compactcli.transcript import Block, Message
 from compactcli.trim import head_tail, one_line
-from compactcli.user_text import skill_file, squeeze, typed_block, typed_text
+from compactcli.user_text import given_files, skill_file, squeeze, typed_block, typed_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +288,8 @@ class _State:
     reports: _Unique = field(default_factory=_Unique)
     turn_text: str = ""  # the assistant's latest text in the current turn
     erred: bool = False  # a call met an error since the assistant last spoke mid-turn
-    attached: set[str] = field(default_factory=set)  # files the user attached (`_ATTACHED`)
+    attached: set[str] = field(default_factory=set)  # files the user attached (`given_files`)
+    mentioned: set[str] = field(default_factory=set)  # documents the user pointed to, to read
     last_reply: str = ""
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
 
@@ -531,7 +533,7 @@ def _read_user(message: Message, state: _State) -> None:
             skill = skill_file(block.text)
             if skill:
                 state.read.add(skill)
-                rules = carriers.skill_rules(block.text)
+                rules = skill_rules(block.text)
                 if rules is not None:
                     for rule in rules[1]:
                         state.add_constraint(f"Skill {rules[0]}: {rule}")
@@ -539,25 +541,15 @@ def _read_user(message: Message, state: _State) -> None:
                 state.add_command(head_tail(one_line(shell), COMMAND_CHARS), "unknown")
             if typed:
                 state.add_user(typed)
-                state.attached.update(_attached(typed))
+                attached, mentioned = given_files(typed)
+                state.attached.update(attached)
+                state.mentioned.update(mentioned)
         elif (
             block.kind == "other" and block.type == "attachment" and block.name == "queued_command"
         ):
             typed = _queued_prompt(block)
             if typed:
                 state.add_user(typed)
-
-
-_ATTACHED = compile_lazily(r"^User attached files:[ \t]*\n((?:- .+(?:\n|$))+)", re.MULTILINE)
-_ATTACHED_PATH = compile_lazily(r"^- (.+?)(?: \([\w.+-]+/[\w.+-]+\))?$", re.MULTILINE)
-
-
-def _attached(text: str) -> list[str]:
-    """The files a user message says the user attached (`User attached files:`, then `- PATH
-    (text/plain)` a line: an app that saves what was pasted or dropped to disk for the agent to
-    read)."""
-    found = _ATTACHED.search(text) if "User attached files:" in text else None
-    return [m.group(1).strip() for m in _ATTACHED_PATH.finditer(found.group(1))] if found else []
 
 
 def _user_shell(text: str, state: _State) -> None:
@@ -691,14 +683,19 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         return
     for line in carriers.user_answers(call.name, call.arguments, block.text):
         state.add_answer(line)
-    read = touched_files(call.name, call.arguments).read if state.attached else ()
-    if call.kind == "read" and not block.is_error and state.attached.intersection(read):
-        state.add_attached(block.text)
     for path in call.read:
-        found = carriers.instruction_rules(path, block.text) if not block.is_error else None
+        found = instruction_rules(path, block.text) if not block.is_error else None
         if found is not None:
             for rule in found[1]:
                 state.add_constraint(f"{found[0]}: {rule}")
+    if (state.attached or state.mentioned) and call.read and not block.is_error:
+        if given_read(state.attached, call.read, state.cwd):  # each once: read again, the same
+            state.add_attached(block.text)
+        if given_read(state.mentioned, call.read, state.cwd):  # its rules are the user's
+            pointed = instruction_rules(call.read[0], block.text, pointed=True)
+            name, rules = pointed or ("", [])
+            for rule in rules:
+                state.add_constraint(f"{name}: {rule}", state.turn)
     soft = call.kind in SOFT_ERROR_KINDS
     whole = shell_command(call.name, call.arguments) if shell else ""  # not cut to a line's room
     lines = SOFT_ERROR_LINES.get(call.kind, SOFT_LINES)
