@@ -18,6 +18,7 @@ Nothing here reads a summarizer.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED
 from compactcli.shell_text import shell_output, unmarked
 from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
-from compactcli.trim import head_tail, one_line
+from compactcli.trim import clip, head_tail, one_line
 
 ERROR_CHARS = 240
 """The longest error line kept (characters)."""
@@ -57,9 +58,31 @@ def message_first(line: str) -> str:
     return f"{head}: {message}" if head else message
 
 
-def _cut(line: str) -> str:
-    """An error line at most `ERROR_CHARS` long, its object's message first (`message_first`)."""
-    return head_tail(message_first(line), ERROR_CHARS)
+_ELABORATION = compile_lazily(
+    r"^(?:Types? of (?:property|parameters) |Type '|Property '|Argument of type '|"
+    r"The types (?:of|returned by) |Object literal may only)"
+)
+"""A line of TypeScript's elaboration of a type error, below its first line: which property,
+which types differ."""
+
+
+def _cut(line: str, following: Sequence[str] = ()) -> str:
+    """An error line at most `ERROR_CHARS` long, its object's message first (`message_first`).
+    A type error too long to say whole gives its head, then the short lines of TypeScript's
+    elaboration below it (`Types of property 'active' are incompatible. Type 'boolean |
+    undefined' is not assignable to type 'boolean'.`), which say what differs."""
+    said = message_first(line)
+    if len(said) > ERROR_CHARS and following:
+        details: list[str] = []
+        for detail in itertools.takewhile(_ELABORATION.match, following):
+            if len(detail) <= ERROR_CHARS // 2:  # the short lines say what differs
+                if sum(len(d) + 1 for d in details) + len(detail) > ERROR_CHARS * 2 // 3:
+                    break
+                details.append(detail)
+        tail = " ".join(details)
+        if tail:
+            return f"{clip(said, ERROR_CHARS - len(tail) - 1)} {tail}"
+    return head_tail(said, ERROR_CHARS)
 
 
 _REJECTED = "The user doesn't want to proceed with this tool use"
@@ -267,7 +290,7 @@ def error_line(text: str) -> str:
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return _with_other_errors(
-                    _cut(_unwrapped(line, failing[at + 1 : at + 3])),
+                    _cut(_unwrapped(line, failing[at + 1 : at + 3]), failing[at + 1 : at + 8]),
                     line,
                     [*failing[:at], *failing[at + 1 :]],
                 )
@@ -544,13 +567,18 @@ def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
         ):
             following = [rest for rest in said[at + 1 : at + 3] if rest]
             if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
-                below = [rest for rest in said[at + 1 : at + 4] if rest]
+                below = [rest for rest in said[at + 1 : at + 10] if rest]
                 found = next(
-                    (r for r in below if _ERROR_STRONG.search(r) or _ERROR_WEAK.search(r)), None
+                    (
+                        i
+                        for i, r in enumerate(below[:3])
+                        if _ERROR_STRONG.search(r) or _ERROR_WEAK.search(r)
+                    ),
+                    None,
                 )
                 if found is not None:
-                    return _cut(f"{line} {found}")
-            first = _cut(_unwrapped(line, following))
+                    return _cut(f"{line} {below[found]}", below[found + 1 :])
+            first = _cut(_unwrapped(line, following), [r for r in said[at + 1 : at + 8] if r])
             return _with_other_errors(first, line, [*said[:at], *said[at + 1 :]])
     return access_failed(text) if shell else ""
 

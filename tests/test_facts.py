@@ -3259,3 +3259,36 @@ def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
         "HANDOFF.md: Never `kill -9` a CUDA process in this container",
         "METHODOLOGY.md: Never Rewrite, Only Add",
     )
+
+
+def test_a_type_error_too_long_to_say_whole_says_what_differs() -> None:
+    """TypeScript's first line of a type error between two long object types says nothing a
+    reader can use once cut to the line's room; the short lines of its elaboration below it
+    (which property, which types) are said after its head."""
+    first = (
+        "Type error: Type '{ group_id: string; unit_id: string; start_date: string; end_date: "
+        "string; active: boolean | undefined; unit: { unit_id: string; title: string; subject: "
+        "string; description: string | null; year: number | null; } | null; }[]' is not "
+        "assignable to type 'NormalizedAssignmentRow[]'."
+    )
+    output = (
+        "Exit code: 1\nFailed to compile.\n\n./src/lib/server-actions/pupils.ts:175:9\n"
+        f"{first}\n  Type '{{ group_id: string; unit_id: string; start_date: string; end_date: "
+        "string; active: boolean | undefined; }' is not assignable to type "
+        "'NormalizedAssignmentRow'.\n    Types of property 'active' are incompatible.\n"
+        "      Type 'boolean | undefined' is not assignable to type 'boolean'.\n"
+        "        Type 'undefined' is not assignable to type 'boolean'.\n\n"
+        "Next.js build worker exited with code: 1 and signal: null\n"
+    )
+    said = error_line(output)
+    assert len(said) <= ERROR_CHARS
+    assert said.startswith("Type error: Type '{ group_id: string;")
+    assert said.endswith(
+        "… Types of property 'active' are incompatible. "
+        "Type 'boolean | undefined' is not assignable to type 'boolean'."
+    )
+    soft = content_error(output.replace("Exit code: 1\n", ""), shell=True)
+    assert soft.startswith("Failed to compile. Type error: Type '{")
+    assert soft.endswith("Type 'boolean | undefined' is not assignable to type 'boolean'.")
+    short = "Type error: Type 'string' is not assignable to type 'number'."
+    assert error_line(f"{short}\n  Type 'x' is not assignable.\n") == short
