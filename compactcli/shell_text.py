@@ -3,7 +3,7 @@
 `shell_output(text)` gives the text a shell or a tool printed: out of Codex's JSON envelope
 (`{"output": "...", "metadata": {...}}`) or an MCP tool's content items printed as JSON, without
 terminal colours or the NUL characters of UTF-16 output read as UTF-8. `unmarked(text)` takes
-out the mark a launcher puts before each line of a process (`[rank0]: `, `(APIServer pid=7309) `),
+out the mark a launcher puts before each line of a process (`[rank0]: `, `api-1  | `),
 so an exception line reads as the program printed it. Both give other text as it is.
 """
 
@@ -67,15 +67,16 @@ def shell_output(text: str) -> str:
 
 
 _PROCESS_PREFIX = compile_lazily(
-    r"^(?:\[rank\d+\]:|\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)) ?", re.MULTILINE
+    r"^(?:\[rank\d+\]:|\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)|[\w.-]+-\d+ +\|) ?", re.MULTILINE
 )
 """The mark a launcher puts before each line a process of it printed: PyTorch's distributed
-runs (`[rank0]: `), Ray and vLLM (`(APIServer pid=7309) `, `(pid=12, ip=10.0.0.2) `)."""
+runs (`[rank0]: `), Ray and vLLM (`(APIServer pid=7309) `, `(pid=12, ip=10.0.0.2) `), Docker
+Compose (`api-1  | `)."""
 
 
 def unmarked(text: str) -> str:
     """Output without its processes' marks (`_PROCESS_PREFIX`): a traceback or an exception line
     as the program printed it."""
-    if "pid=" not in text and "[rank" not in text:
+    if "pid=" not in text and "[rank" not in text and " | " not in text:
         return text
     return _PROCESS_PREFIX.sub("", text)

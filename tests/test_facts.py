@@ -3185,9 +3185,8 @@ def test_a_shell_s_complaint_and_a_git_server_s_refusal_are_said_with_the_error(
 
 def test_a_process_s_mark_before_its_lines_does_not_hide_its_error() -> None:
     """PyTorch's distributed runs print `[rank0]: ` before each line of a process, Ray and vLLM
-    `(APIServer pid=7309) `: the exception line is found as without them, and is said without
-    the mark. Before, a warning printed after the traceback was taken for the error, and an
-    exception line after the mark was not read as one."""
+    `(APIServer pid=7309) `, Docker Compose `ui-1  | `: the exception line is found as without
+    them (not a warning printed after the traceback), and is said without the mark."""
     traceback = (
         "[rank0]: Traceback (most recent call last):\n"
         '[rank0]:   File "/root/trl/grpo.py", line 12, in <module>\n'
@@ -3212,6 +3211,15 @@ def test_a_process_s_mark_before_its_lines_does_not_hide_its_error() -> None:
     assert content_error(server, shell=True) == (
         "Exception: Call to collective_rpc method failed: start_weight_update must be called "
         "before update_weights."
+    )
+    compose = (  # `docker compose up`: each line after its service's mark
+        "ui-1  | node:internal/modules/cjs/loader:1210\nui-1  |   throw err;\nui-1  |\n"
+        "ui-1  | Error: Cannot find module '/app/apps/ui/server.js'\n"
+        "ui-1  |     at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)\n"
+        "ui-1  | Node.js v20.19.6\n"
+    )
+    assert (
+        content_error(compose, shell=True) == "Error: Cannot find module '/app/apps/ui/server.js'"
     )
 
 
