@@ -897,3 +897,22 @@ def test_a_goal_that_starts_as_a_heading_reads_back_as_the_goal() -> None:
         earlier is None
         and facts.goal == "## Task Build the mail notifier. Never poll more than once a minute."
     )
+
+
+def test_a_report_at_its_shortest_says_what_was_done_not_what_is_offered() -> None:
+    """A tight budget shows each end-of-turn report at its shortest shape: its head, where the
+    agent says what it did, not a cut from both ends that keeps the offer it closes with."""
+    done = (
+        "Yes. The Keycloak error is because the UI uses the implicit flow, which is disabled. "
+        "I updated the UI auth to use the Authorization Code flow with PKCE instead."
+    )
+    offer = "If you want, I can also rebuild the UI container and check the login once more."
+    reports = tuple(f"{done} Turn {k}: {'details of the change; ' * 30}{offer}" for k in range(6))
+    facts = Facts(goal="Fix the login.", user_messages=("Fix the login.",), reports=reports)
+    count = COUNTER.text_tokens
+    roomy = render_facts(facts, 8000, count)[0]
+    assert roomy.count(done) == 6 and roomy.count(offer) == 6  # room enough: the whole report
+    tight = render_facts(facts, 600, count)[0]
+    shown = [line for line in tight.splitlines() if line.startswith("- Yes.")]
+    assert shown  # at their shortest, each said by its head
+    assert all(done in line and offer not in line for line in shown)

@@ -70,7 +70,7 @@ from compactcli.summarizers.summary_text import (
     rule_source,
 )
 from compactcli.summarizers.tool_calls import command_key
-from compactcli.trim import head_tail, one_line
+from compactcli.trim import clip, head_tail, one_line
 from compactcli.user_text import squeeze, undrawn
 
 __all__ = ["SUMMARY_HEADINGS", "ExtractiveSummarizer", "parse_summary", "render_facts"]
@@ -83,6 +83,8 @@ _SHORT_MESSAGE = 240
 _FULL_MESSAGE = 2000
 _MESSAGE_CAPS = (6000, 2000, 480)
 _REPORT_CAPS = (3000, 700, 240)
+"""An end-of-turn report's shapes: cut in its middle, and at its shortest its head alone (what
+was done comes first; a report's tail is mostly what the agent offers to do next)."""
 _FOCUS_SHARE = 0.65
 _SPARE_TOKENS = 24
 """Room the new facts leave that an earlier summary under a tight budget grows back into."""
@@ -317,7 +319,8 @@ def _items(
         if line.startswith(WHILE_WORKING):  # said mid-turn: after the reports and decisions
             add(PROGRESS, _shapes(line, (800, 240), "- "), rank=25_000 + (len(reports) - position))
         else:
-            add(PROGRESS, _shapes(line, _REPORT_CAPS, "- "), rank=8_000 + (len(reports) - position))
+            shapes = (*_shapes(line, _REPORT_CAPS[:-1], "- "), f"- {clip(line, _REPORT_CAPS[-1])}")
+            add(PROGRESS, tuple(dict.fromkeys(shapes)), rank=8_000 + (len(reports) - position))
     # an identifier named only by a constraint that was replaced is no longer current
     replaced = [facts.constraints[i] for i in changes]
     current = [c for i, c in enumerate(facts.constraints) if i not in changes]
