@@ -138,14 +138,14 @@ _SHELL_SAYS = compile_lazily(r"^(?:[\w.~/-]*/)?(?:ba|z|da|k)?sh(?::\s*(?:line\s*
 """The shell's own word on what failed (`/bin/bash: line 0: read: ...: not a valid identifier`):
 before a line of output that only says an error word (`Result: undefined/api`)."""
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
-# `Error:` / `Exception:` / `error[E0308]:` / `fatal:` / `panic:` line, a test runner's FAIL
-# line, a Rust panic.
+# `Error:` / `Exception:` / `error[E0308]:` / Node's `Error [ERR_MODULE_NOT_FOUND]:` / `fatal:` /
+# `panic:` line, a test runner's FAIL line, a Rust panic.
 # A build's own word for its error (Next.js `Type error: ...`, `Syntax error: ...`) heads one too,
 # and so does what a tool says failed (`apply_patch verification failed: Failed to find ...`,
 # `execution error: ...`, a sub-agent's `API Error: terminated`).
 _ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
-    r"^(?:Error|error|Exception|Fatal|fatal|panic)(?:\[\w+\])?:|^\[?(?:ERROR|FATAL|PANIC)\b|"
+    r"^(?:Error|error|Exception|Fatal|fatal|panic)(?: ?\[[\w.-]+\])?:|^\[?(?:ERROR|FATAL|PANIC)\b|"
     r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
     r"^(?!(?:[Nn]o|[Zz]ero|0)\b)[\w.-]+(?: [\w.-]+){0,2} (?:failed|[Ee]rror): \S|"
     r"^thread '[^']*' panicked"

@@ -3300,3 +3300,18 @@ def test_a_type_error_too_long_to_say_whole_says_what_differs() -> None:
     assert soft.endswith("Type 'boolean | undefined' is not assignable to type 'boolean'.")
     short = "Type error: Type 'string' is not assignable to type 'number'."
     assert error_line(f"{short}\n  Type 'x' is not assignable.\n") == short
+
+
+def test_node_s_error_with_its_code_is_an_error_in_output_that_exited_0() -> None:
+    """Node prints `Error [ERR_MODULE_NOT_FOUND]: ...` (a space before the code): in output
+    that exited 0 (a server's log read with `tail`), it is the error the output carries."""
+    output = (
+        "node:internal/modules/esm/resolve:873\n"
+        "  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n"
+        "        ^\n\n"
+        "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'express' imported from /app/server.js\n"
+        "    at packageResolve (node:internal/modules/esm/resolve:873:9)\n\nNode.js v20.11.1\n"
+    )
+    assert content_error(output, shell=True) == (
+        "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'express' imported from /app/server.js"
+    )
