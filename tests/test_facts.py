@@ -3226,8 +3226,8 @@ def test_a_process_s_mark_before_its_lines_does_not_hide_its_error() -> None:
 def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
     """`refer to @benchmarks/HANDOFF.md`, `follow /home/r/METHODOLOGY.md`: once the agent reads
     a document the user named (by the Read tool or `cat`, by the path named or one that ends
-    with it), its lines that direct (`Do NOT ...`, `Never ...`, a heading that says so) are the
-    user's rules, by the file's name. Lines that say `only` or `must` in passing are not, nor is
+    with it), its lines that direct (`Do NOT ...`, `Never ...`, a heading that says so, a line
+    labelled a rule) are the user's rules, by the file's name. Lines that say `only` or `must` in passing are not, nor is
     a document the user did not name, and the message stays as typed."""
     handoff = (
         "# Benchmark Handoff\n\n## Status\nThe model only has **398 parameters** with clean "
@@ -3236,7 +3236,15 @@ def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
     )
     numbered = "".join(
         f"{n:6}→{line}\n"
-        for n, line in enumerate(["## Core", "#### Never Rewrite, Only Add", "```js", "// Don't"])
+        for n, line in enumerate(
+            [
+                "## Core",
+                "**The Golden Rule:** Every phase must be a complete, working product.",
+                "#### Never Rewrite, Only Add",
+                "```js",
+                "// Don't",
+            ]
+        )
     )
     prompt = "refer to @benchmarks/HANDOFF.md, then follow /home/r/METHODOLOGY.md and run it"
     facts = extract_facts(
@@ -3265,6 +3273,7 @@ def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
     assert facts.constraints == (
         "HANDOFF.md: Do NOT use `CUDA_VISIBLE_DEVICES` to isolate vLLM. It must see all GPUs.",
         "HANDOFF.md: Never `kill -9` a CUDA process in this container",
+        "METHODOLOGY.md: The Golden Rule: Every phase must be a complete, working product.",
         "METHODOLOGY.md: Never Rewrite, Only Add",
     )
 

@@ -65,11 +65,16 @@ def instruction_rules(
     return parts[-1], list(map(_readable, _rules(text, directing_first=True)))
 
 
+_RULE_LABEL = compile_lazily(r"^(?:[\w'-]+ ){0,3}rules?\b[^:\n]{0,20}:\s", re.IGNORECASE)
+"""A line's label that names it a rule (`The Golden Rule: ...`, `Rule 3: ...`)."""
+
+
 def _directs(rule: str) -> bool:
-    """Whether a rule line directs (`_DIRECTING`: `Never ...`, `Do not ...`), after its list
-    mark or number."""
+    """Whether a rule line directs (`_DIRECTING`: `Never ...`, `Do not ...`; or labelled a rule:
+    `_RULE_LABEL`), after its list mark or number."""
     item = LIST_ITEM.match(rule)
-    return _DIRECTING.match(item.group(1) if item else rule) is not None
+    line = item.group(1) if item else rule
+    return _DIRECTING.match(line) is not None or _RULE_LABEL.match(line) is not None
 
 
 def skill_rules(text: str) -> tuple[str, list[str]] | None:
