@@ -501,3 +501,17 @@ def test_a_plan_of_twenty_steps_is_given_whole() -> None:
     steps = plan_steps("\n\n".join(parts))
     assert len(steps) == 20
     assert steps[-1] == "Step 5.3: change 3"
+
+
+def test_a_patch_given_whole_defines_the_names_it_adds_not_those_around_them() -> None:
+    """Codex's `apply_patch` takes the patch as its whole input: the names it defines are those
+    of its added lines, not of the context lines around them nor of the lines it removes."""
+    patch = (
+        "*** Begin Patch\n*** Update File: apps/api/src/http/routes/profile.ts\n@@\n"
+        " function normalizeAvatarUrl(input: unknown) {\n   return input;\n }\n \n"
+        "-function oldNickname(name: string) {\n"
+        "+function normalizeDefaultNickname(primary: string | undefined, fallback: string) {\n"
+        "+  return primary ?? fallback;\n+}\n*** End Patch"
+    )
+    assert created_names("apply_patch", patch) == ["normalizeDefaultNickname"]
+    assert created_names("apply_patch", {"input": patch}) == ["normalizeDefaultNickname"]

@@ -363,8 +363,11 @@ _NOT_NAMES = frozenset({"self", "this", "default", "async", "const", "let", "var
 
 
 def _written_text(arguments: Any) -> str:
+    """The text an edit call writes: its new text, or the added lines of its patch (the `+`
+    lines; a patch given as the whole input, as Codex's `apply_patch`, too)."""
     if not isinstance(arguments, Mapping):
-        return arguments if isinstance(arguments, str) else ""
+        text = arguments if isinstance(arguments, str) else ""
+        return _added_lines(text) if "*** Begin Patch" in text else text
     parts: list[str] = []
     for key in ("content", "new_string", "newText", "new_str", "file_text"):
         value = arguments.get(key)
@@ -375,8 +378,12 @@ def _written_text(arguments: Any) -> str:
         parts.extend(_written_text(edit) for edit in edits)
     patch = _patch_text(arguments)
     if patch:
-        parts.append("\n".join(line[1:] for line in patch.splitlines() if line.startswith("+")))
+        parts.append(_added_lines(patch))
     return "\n".join(parts)
+
+
+def _added_lines(patch: str) -> str:
+    return "\n".join(line[1:] for line in patch.splitlines() if line.startswith("+"))
 
 
 def created_names(name: str | None, arguments: Any) -> list[str]:
