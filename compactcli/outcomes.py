@@ -27,7 +27,7 @@ import orjson
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED_RESULT
-from compactcli.shell_text import shell_output, unmarked
+from compactcli.shell_text import shell_output, unmarked, unnumbered
 from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
 from compactcli.trim import clip, head_tail, one_line
@@ -620,8 +620,6 @@ _LOG_FILE = compile_lazily(
     r"(?:\.(?:log|err)|(?:^|[/\\])nohup\.out)(?:\.\d+)?$|(?:^|[/\\])tasks[/\\][^/\\]+\.output$",
     re.IGNORECASE,
 )
-_NUMBERED = compile_lazily(r"^ *\d+(?:→|\t)", re.MULTILINE)
-"""A line number a read tool puts before each line of a file (Claude Code's `  12→`)."""
 
 
 def reads_log(paths: Sequence[str]) -> bool:
@@ -634,7 +632,7 @@ def reads_log(paths: Sequence[str]) -> bool:
 def log_error(text: str) -> str:
     """The error line of a log's text (`error_line`; its lines numbered by a read tool or
     not), or "" when no line of it reads as an error."""
-    text = _NUMBERED.sub("", _TAG.sub("", shell_output(text)))
+    text = unnumbered(_TAG.sub("", shell_output(text)))
     lines = [line.strip() for line in text.splitlines()]
     if not any(
         (carries_error(line) or _SOFT_ERROR.search(line)) and not _PASS_LINE.search(line)

@@ -4,7 +4,8 @@
 (`{"output": "...", "metadata": {...}}`) or an MCP tool's content items printed as JSON, without
 terminal colours or the NUL characters of UTF-16 output read as UTF-8. `unmarked(text)` takes
 out the mark a launcher puts before each line of a process (`[rank0]: `, `api-1  | `),
-so an exception line reads as the program printed it. Both give other text as it is.
+so an exception line reads as the program printed it; `unnumbered(text)` the number a read tool
+puts before each line of a file. Each gives other text as it is.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import orjson
 
 from compactcli.lazy_pattern import compile_lazily
 
-__all__ = ["shell_output", "unmarked"]
+__all__ = ["shell_output", "unmarked", "unnumbered"]
 
 _ANSI = compile_lazily(r"\x1b\[[0-?]*[ -/]*[@-~]")
 """A terminal's escape sequence: a colour, a cursor move."""
@@ -80,3 +81,13 @@ def unmarked(text: str) -> str:
     if "pid=" not in text and "[rank" not in text and " | " not in text:
         return text
     return _PROCESS_PREFIX.sub("", text)
+
+
+_NUMBERED = compile_lazily(r"^ *\d+(?:→|\t)", re.MULTILINE)
+"""The number a read tool puts before each line of a file (Claude Code's `  12→`, `cat -n`'s
+tab)."""
+
+
+def unnumbered(text: str) -> str:
+    """A file's text as a read tool gave it, without the numbers before its lines."""
+    return _NUMBERED.sub("", text)

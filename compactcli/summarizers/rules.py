@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.shell_text import unnumbered
 from compactcli.tools import RULE_FILES
 from compactcli.trim import clip
 from compactcli.user_text import pi_skill
@@ -267,10 +268,6 @@ def _most_specific(names: Sequence[str]) -> list[str]:
     ]
 
 
-_LINE_NUMBER = compile_lazily(r"^ *\d+(?:→|\t)")
-"""The number a read tool puts before each line of a file (`    13→`, `cat -n`'s tab)."""
-
-
 def _rules(text: str, *, directing_first: bool = False) -> list[str]:
     """The binding lines of an instruction text: every list item under a heading of rules
     (Important, Notes, Rules, Requirements...), and elsewhere the lines and table rows with a
@@ -283,8 +280,7 @@ def _rules(text: str, *, directing_first: bool = False) -> list[str]:
     fenced = False
     in_rules = False
     table = False  # the line before was a table row
-    for numbered in text.splitlines():
-        raw = _LINE_NUMBER.sub("", numbered, count=1)
+    for raw in unnumbered(text).splitlines():
         line = raw.strip()
         was_table, table = table, line.startswith("|")
         row = table
