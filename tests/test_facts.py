@@ -1069,6 +1069,22 @@ def test_constraints_come_from_sentences_and_skip_code() -> None:
     )
 
 
+def test_a_rule_goes_on_past_an_abbreviation() -> None:
+    facts = extract_facts(
+        conversation(
+            (
+                "user",
+                "4. Use multiple hues (e.g. a diverging color palette) in the color scale. "
+                "Never mock the DB, i.e. the tests hit Postgres vs. SQLite both. Thanks.",
+            )
+        )
+    )
+    assert facts.constraints == (
+        "Use multiple hues (e.g. a diverging color palette) in the color scale.",
+        "Never mock the DB, i.e. the tests hit Postgres vs. SQLite both.",
+    )
+
+
 def test_should_as_a_judgement_sets_no_rule() -> None:
     facts = extract_facts(
         conversation(

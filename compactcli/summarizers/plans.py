@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
+from compactcli.summarizers.sentences import NOT_AN_ABBREVIATION
 from compactcli.tools import base_name
 from compactcli.trim import clip, one_line
 
@@ -33,7 +34,7 @@ _NOT_PROSE = compile_lazily(r"^\s*(?:\||[-=*_]{3,}\s*$|<)")
 _BOLD_LINE = compile_lazily(r"^\s*\*\*([^*\n]{2,80}?):?\*\*:?\s*$")
 """A line that is only bold words (`**Summary**`): a heading."""
 _BOLD = compile_lazily(r"\*\*([^*\n]+)\*\*")
-_SENTENCE_END = compile_lazily(r"(?<=[.!?])\s+(?=[A-Z`*(\"])")
+_SENTENCE_END = compile_lazily(rf"(?<=[.!?]){NOT_AN_ABBREVIATION}\s+(?=[A-Z`*(\"])")
 
 
 def _first_sentence(line: str) -> str:

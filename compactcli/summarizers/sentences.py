@@ -22,7 +22,13 @@ SENTENCE_CHARS = 400  # a constraint or a pending question
 DECISION_CHARS = 300
 
 FENCE = compile_lazily(r"```.*?(```|$)", re.DOTALL)
-_SENTENCE_END = compile_lazily(r"(?<=[.!?])\s+(?=\S)")
+NOT_AN_ABBREVIATION = "".join(
+    rf"(?<!\b{re.escape(word)})"
+    for word in ("e.g.", "E.g.", "i.e.", "I.e.", "vs.", "cf.", "approx.", "incl.", "esp.")
+)
+"""A lookbehind that holds after a full stop that ends a sentence, not an abbreviation the
+sentence goes on after (`Use many hues (e.g. a diverging palette) in the scale`)."""
+_SENTENCE_END = compile_lazily(rf"(?<=[.!?]){NOT_AN_ABBREVIATION}\s+(?=\S)")
 _BULLET = compile_lazily(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
 
 
