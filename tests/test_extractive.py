@@ -916,3 +916,23 @@ def test_a_report_at_its_shortest_says_what_was_done_not_what_is_offered() -> No
     shown = [line for line in tight.splitlines() if line.startswith("- Yes.")]
     assert shown  # at their shortest, each said by its head
     assert all(done in line and offer not in line for line in shown)
+
+
+def test_a_command_that_sets_up_the_session_is_not_listed_as_a_message() -> None:
+    messages = conversation(
+        ("user", "Make the chart square."),
+        ("assistant", [text("Done.")]),
+        ("user", "/compact"),
+        ("assistant", [text("Compacted.")]),
+        ("user", "/model opus"),
+        ("user", "Now add a legend above it."),
+        ("assistant", [text("Added.")]),
+        ("user", "/clear"),
+    )
+    listed = summarize(messages, 2000).text.split("## User messages (oldest first)\n")[1]
+    listed = listed.split("\n\n")[0]
+    assert listed.splitlines() == [
+        "1. (the goal above)",
+        "2. Now add a legend above it.",
+        "3. (pending: see the asks below)",
+    ]

@@ -27,6 +27,7 @@ from compactcli.summarizers.facts import (
     Facts,
     extract_facts,
 )
+from compactcli.summarizers.goals import sets_up
 from compactcli.summarizers.identifiers import is_defined_name, named, said_once
 from compactcli.summarizers.sentences import (
     STOP_WORDS,
@@ -242,10 +243,17 @@ def _items(
         if quoted_message is not None and facts.goal == quoted_message:
             shapes = (SEE_REQUEST,)  # quoted whole after the summary
         add(GOAL, shapes, kept=True)
-    total = len(facts.user_messages)
+    # a command that sets up the session (`/compact`, `/model opus`) asks for nothing: not
+    # listed, unless it is the latest message (it may be a skill of the user's)
+    messages = [
+        message
+        for position, message in enumerate(facts.user_messages, start=1)
+        if position == len(facts.user_messages) or not sets_up(message.strip())
+    ]
+    total = len(messages)
     seen_goal = False
     pending = {squeeze(ask) for ask in facts.pending}
-    for number, message in enumerate(facts.user_messages, start=1):
+    for number, message in enumerate(messages, start=1):
         text = one_line(message)
         shapes = _noted_shapes(text, notes(text), (_FULL_MESSAGE, _SHORT_MESSAGE), f"{number}. ")
         if not notes(text):
