@@ -6,7 +6,9 @@ text block into the message the person typed and the shell command they ran (`ty
 the same of a block: none for an extension's text or pi's `!` command), `skill_file(text)` names
 the `SKILL.md` of a skill body, `squeeze(text)` tidies whitespace and `undrawn(text)` leaves out
 the lines of a pasted banner or box (no letter or digit in them), and `given_files(text)` names
-the documents a message gives the agent to read (attached, or named). Both the
+the documents a message gives the agent to read (attached, or named); `bare_command(text)` tells a
+Spec Kit command's template sent with no input typed, and `bare_command_line(text)` says it in a
+line. Both the
 summary's facts and the cut read user text through here, so they agree on what a prompt is. Pure
 functions.
 """
@@ -20,6 +22,9 @@ from compactcli.placeholders import CLEARED_PREFIXES
 from compactcli.transcript import Block, Message
 
 __all__ = [
+    "BARE_COMMAND",
+    "bare_command",
+    "bare_command_line",
     "given_files",
     "has_typed_text",
     "pi_skill",
@@ -83,6 +88,41 @@ _COMMAND_INPUT = compile_lazily(
 """A Spec Kit command's prompt (`/speckit.specify ...`) as an agent without slash commands of its
 own expands it (Codex's prompts): what the person typed, fenced under `## User Input`, then the
 command's template. A command given no input keeps its template as the message."""
+BARE_COMMAND = "(a Spec Kit command, run without input: "
+"""How `bare_command_line` begins."""
+_BARE_COMMAND_CHARS = 160
+_OUTLINE_LEAD = compile_lazily(r"^(?:\d+[.)]\s+)?(?:\*\*[^*\n]{1,40}\*\*:?\s*)?")
+
+
+def bare_command(text: str) -> bool:
+    """Whether a user message is a Spec Kit command's template with no input typed to it (its
+    `## User Input` fence empty): the command's instructions, not the person's words."""
+    stripped = text.strip()
+    if not stripped.startswith("## User Input"):
+        return False
+    command = _COMMAND_INPUT.match(stripped)
+    return command is not None and not command.group(1).strip()
+
+
+def bare_command_line(text: str) -> str:
+    """A bare command (`bare_command`) in one line: `BARE_COMMAND`, then the first sentence
+    of its instructions (`You are updating the project constitution at ...`, `Run
+    setup-plan.sh --json ...`), clipped."""
+    command = _COMMAND_INPUT.match(text.strip())
+    rest = text.strip()[command.end() :] if command else text
+    first = ""
+    for line in rest.splitlines()[1:]:  # past the rest of the line "You MUST consider ..."
+        line = line.strip()
+        if line and not line.startswith(("#", "---", "```")):
+            first = _OUTLINE_LEAD.sub("", line, count=1).replace("**", "")
+            end = first.find(". ", 20)  # its first sentence
+            first = first[: end + 1] if end > 0 else first
+            break
+    if len(first) > _BARE_COMMAND_CHARS:
+        first = first[: _BARE_COMMAND_CHARS - 1].rstrip() + "…"
+    return f"{BARE_COMMAND}{first})"
+
+
 _COMMAND_NAME = compile_lazily(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = compile_lazily(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
 _BASH_INPUT = compile_lazily(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)

@@ -3128,6 +3128,48 @@ def test_a_spec_kit_command_s_message_is_the_input_typed_to_it() -> None:
     assert typed_text(empty) == (squeeze(empty), None)
 
 
+SPEC_TEMPLATE = (
+    "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before "
+    "proceeding (if not empty).\n\n## Outline\n\n1. **Setup**: Run `setup-{0}.sh` from repo "
+    "root. Then parse its JSON.\n2. Never skip the {0} checklist.\n"
+)
+
+
+@pytest.mark.parametrize("split", [None, 2, 4, 6])
+def test_a_spec_kit_command_moved_on_from_is_said_in_a_line(split: int | None) -> None:
+    """A Spec Kit command run without input sends its template as the message: once a later
+    message states a task, the command is said in a line and its template's rules go; the
+    command still under way (answered with a letter since) keeps them. The same when the facts
+    are read in two parts."""
+    messages = conversation(
+        ("user", SPEC_TEMPLATE.format("plan")),
+        ("assistant", [text("Planned.")]),
+        ("user", "Always answer in Russian."),
+        ("assistant", [text("OK.")]),
+        ("user", SPEC_TEMPLATE.format("tasks")),
+        ("assistant", [text("Which layout? A or B")]),
+        ("user", "B"),
+    )
+    facts = extract_facts(messages)
+    if split is not None:
+        facts = extract_facts(messages[split:], extract_facts(messages[:split]))
+    line = "(a Spec Kit command, run without input: Run `setup-plan.sh` from repo root.)"
+    assert facts.user_messages[0] == line
+    assert facts.user_messages[2] == squeeze(SPEC_TEMPLATE.format("tasks"))
+    assert facts.goal == "Always answer in Russian."
+    assert "Never skip the plan checklist." not in facts.constraints
+    assert "Never skip the tasks checklist." in facts.constraints
+    assert "Always answer in Russian." in facts.constraints
+    later = extract_facts(conversation(("user", "Now translate the spec.")), previous=facts)
+    assert later.user_messages[2].startswith(
+        "(a Spec Kit command, run without input: Run `setup-tasks"
+    )
+    assert not any("checklist" in constraint for constraint in later.constraints)
+    assert later.pending == ("B", "Now translate the spec.")
+    unanswered = conversation(("user", SPEC_TEMPLATE.format("plan")), ("user", "Fix the build."))
+    assert extract_facts(unanswered).pending == ("Fix the build.",)
+
+
 def test_a_mid_turn_statement_in_korean_is_long_by_what_it_says() -> None:
     """A Korean statement of 90 characters says what an English one of about twice that says:
     it is kept among the reports as the English one is, where a short one is not."""

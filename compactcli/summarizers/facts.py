@@ -34,7 +34,7 @@ from compactcli.placeholders import CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds, plans
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
-from compactcli.summarizers.goals import goal_of, sets_up
+from compactcli.summarizers.goals import goal_of, moved_on, sets_up, settle_commands, states_task
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
 from compactcli.summarizers.rules import instruction_rules, skill_rules
 from compactcli.summarizers.sentences import (
@@ -754,14 +754,17 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
     goal = goal_of(user_messages)
     pending = _Unique()
     if previous is not None:
-        goal = previous.goal or goal
         user_messages = (*previous.user_messages, *user_messages)
+        # the earlier goal stays, unless it states no task (a command's template) and one since does
+        goal = previous.goal if states_task(previous.goal) else goal_of(user_messages)
         if not state.completed_turn:
             pending.extend(previous.pending)
-    for text in state.since_answer:  # `/model opus` before a request asks for nothing; the
+    done = moved_on(since := state.since_answer)
+    for at, text in enumerate(since):  # `/model opus` before a request asks for nothing; the
         # latest message stays (`/release-notes 2.3.0` may be a skill of the user's)
-        if not sets_up(text.strip()) or text is state.since_answer[-1]:
+        if (not sets_up(text.strip()) or at == len(since) - 1) and at not in done:
             pending.add(condense(squeeze(text), MESSAGE_CHARS))
+    user_messages, constraints = settle_commands(user_messages, state.constraints, state.turns)
     todos: tuple[str, ...]
     if state.todo_seen:
         todos = open_todos(state.todos)
@@ -770,7 +773,7 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
     return Facts(
         goal=goal,
         user_messages=user_messages,
-        constraints=tuple(state.constraints),
+        constraints=tuple(constraints),
         files_read=tuple(state.read),
         files_modified=tuple(state.modified),
         commands=tuple(state.commands.values()),
@@ -785,5 +788,5 @@ def _finish(state: _State, previous: Facts | None) -> Facts:
         reports=tuple(state.reports)[-REPORTS:],
         last_reply=condense(carriers.unlinked(state.last_reply), REPLY_CHARS)
         or (previous.last_reply if previous is not None else ""),
-        constraint_turns=tuple(state.turns[c] for c in state.constraints),
+        constraint_turns=tuple(state.turns[c] for c in constraints),
     )
