@@ -3382,3 +3382,19 @@ def test_node_s_error_with_its_code_is_an_error_in_output_that_exited_0() -> Non
     assert content_error(output, shell=True) == (
         "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'express' imported from /app/server.js"
     )
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "replaces"),
+    [
+        ("Decision: 4,000 character prompt limit.", "Decision: Limit audio to 60 seconds.", False),
+        ("Q: Prompt limit? → A: 4,000 characters", "Q: Audio limit? → A: 60 seconds", False),
+        ("Decision: Use Redis 7 for the cache.", "Decision: Use Redis 6 for the cache.", True),
+    ],
+)
+def test_the_label_of_a_written_decision_is_not_a_shared_word(
+    new: str, old: str, replaces: bool
+) -> None:
+    """Every decision a file records says `Decision:` (or `Q: ... → A:`): two about different
+    things share that label, and one does not replace the other for it."""
+    assert supersedes(new, old) is replaces

@@ -459,6 +459,9 @@ def _words(text: str) -> set[str]:
 
 
 _SOURCE = compile_lazily(r"^(?:Skill [\w.@/-]+|[\w.-]+\.md|\.cursorrules): ")
+_LABEL = compile_lazily(r"^(?:Decision|Q):\s*")
+"""The label of a decision written down (`carriers.written_decisions`): every such line has it,
+so it says nothing of what two lines share."""
 
 
 def supersedes(new: str, old: str) -> bool:
@@ -469,6 +472,7 @@ def supersedes(new: str, old: str) -> bool:
     set, and a file read later does not overrule the user."""
     if _SOURCE.match(new):
         return False
+    new, old = _LABEL.sub("", new), _LABEL.sub("", old)
     if changes_setting(setting_values(new), setting_values(old)):
         return True
     old_values, new_values = _values(old), _values(new)
