@@ -590,9 +590,9 @@ def test_errors_of_the_same_text_from_different_calls_are_said_once_when_squeeze
         ("user", [result("c1", yarn, is_error=True), result("c2", yarn, is_error=True)]),
         ("assistant", [text("Both fail the same way.")]),
     )
-    roomy = summarize(messages, 2000).text
+    roomy = summarize(messages, 2000).text  # one line, with both commands
     assert roomy.split("## Errors\n")[1].split("\n\n")[0] == (
-        f"- Unresolved: {yarn} (Bash: npm run build)\n- Unresolved: {yarn} (Bash: npm ci)"
+        f"- Unresolved: {yarn} (Bash: npm run build; npm ci)"
     )
     tight = summarize(messages, 50)  # both shortened to the text alone: one line
     assert tight.text == (

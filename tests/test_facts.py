@@ -1344,12 +1344,13 @@ def test_a_bare_exit_code_that_later_commands_failed_with_too_is_said_once() -> 
 
 def _resolved_after(steps: list[tuple[str, str, bool]]) -> dict[str, bool]:
     """Whether each error is resolved once the shell `steps` (command, output, failed) ran, by
-    the command it came from."""
+    the command it came from (one of the commands an unresolved line is said once for)."""
     turns: list[tuple[str, Any]] = [("user", "Make the build pass.")]
     for n, (command, output, failed) in enumerate(steps):
         turns.append(("assistant", [call(f"c{n}", "Bash", command=command)]))
         turns.append(("user", [result(f"c{n}", output, is_error=failed)]))
-    return {e.where: e.resolved for e in extract_facts(conversation(*turns)).errors}
+    errors = extract_facts(conversation(*turns)).errors
+    return {where: e.resolved for e in errors for where in e.where.split("; ")}
 
 
 def test_a_chain_that_passed_resolves_the_errors_of_each_of_its_commands() -> None:
@@ -2776,6 +2777,24 @@ def test_an_error_printed_at_several_places_is_said_once_with_them() -> None:
     facts = Facts(errors=errors)
     summary = extractive_facts(facts, 2000, len)[0]
     assert summary.count("Fetch failed") == 1 and urls[4] in summary
+
+
+def test_the_same_error_line_read_from_several_logs_is_said_once() -> None:
+    """A command run in the background is read back from its log: the same `npm error` in four
+    logs is one error, said at its latest with the commands that printed it; a short line
+    (an exit code) is said at each as before."""
+    line = "npm error Cannot read properties of null (reading 'edgesOut')"
+    logs = [f"cat /tmp/tasks/b{n}.output" for n in range(4)]
+    errors = _tool_errors(
+        *(("Bash", {"command": log}, f"npm warn deprecated\n{line}\n") for log in logs),
+        ("Bash", {"command": "ls missing"}, "Exit code 2"),
+        ("Bash", {"command": "ls gone"}, "Exit code 2"),
+    )
+    said = [(e.text, e.where) for e in errors if e.text == line]
+    assert said == [(line, "; ".join(logs[1:]) + " and 1 more")]
+    facts = Facts(errors=errors)
+    summary = extractive_facts(facts, 2000, len)[0]
+    assert summary.count("edgesOut") == 1
 
 
 def test_an_error_that_names_its_place_does_not_name_it_again() -> None:

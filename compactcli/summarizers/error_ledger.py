@@ -54,6 +54,11 @@ _DISTINCT_CHARS = 20
 """An error line this long (not an exit code alone) is one failure wherever it is printed: when a
 command that printed it passes, another command's same line is resolved with it."""
 
+
+def _distinct(text: str) -> bool:
+    return len(text) >= _DISTINCT_CHARS and not only_exit_code(text)
+
+
 _SETUP = frozenset({"source", ".", "export", "set", "cd", "pushd", "mkdir", "chmod", "touch"})
 _SETUP_WORDS = (("npm", "pkg", "set"), ("npm", "config", "set"), ("git", "config"))
 """Commands of a chain that only set up the shell or the project for the next (`source
@@ -156,7 +161,9 @@ class ErrorLedger:
         exit code (`Command exited with code 28`) and the same line as a later unresolved error
         of another command is said once for all (the commands are listed as failed); one that a
         tool placed by its argument printed at several places (`Fetch failed` for each of six
-        URLs) is said once, at its latest, with its places (`PLACES` at most, the newest)."""
+        URLs), or a line of at least `_DISTINCT_CHARS` one tool printed at several (the same
+        `npm error ...` in each of four logs read), is said once, at its latest, with its
+        places (`PLACES` at most, the newest)."""
         later: set[str] = set()
         places: dict[tuple[str, str], list[str]] = {}
         kept: list[ErrorFact] = []
@@ -167,7 +174,7 @@ class ErrorLedger:
                 if error.text not in later:
                     later.add(error.text)
                     kept.append(error)
-            elif tool_kind(error.tool) not in PLACED_BY_ARGUMENT:
+            elif tool_kind(error.tool) not in PLACED_BY_ARGUMENT and not _distinct(error.text):
                 kept.append(error)
             else:
                 same = places.setdefault((error.text, error.tool), [])
