@@ -428,7 +428,9 @@ def _unwrapped(line: str, following: Sequence[str]) -> str:
 
 
 _SOFT_ERROR = compile_lazily(  # "Failed to", ENOENT in quotes: source code that says them
-    r"^(?:npm ERR!|npm error\b|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b)|"
+    # (a line that opens `failed to connect ...` is a Go or C program's error, as Docker's)
+    r"^(?:npm ERR!|npm error\b|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b|"
+    r"failed to [a-z])|"
     r"(?<![\"'`])(?:\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b)"
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,

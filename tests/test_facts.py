@@ -2181,6 +2181,13 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
             "export const a = 1;\ncat: b.ts: No such file or directory\n",
             "",
         ),  # one of two files read
+        (  # a Go program's error, lowercase, among a check's other answers
+            "=== docker ===\nfailed to connect to the docker API at unix:///d.sock: connect: "
+            "no such file or directory\n=== arch ===\narm64\n",
+            "failed to connect to the docker API at unix:///d.sock: connect: no such file or "
+            "directory",
+        ),
+        ("The job failed to start twice, then ran.\n", ""),  # said in passing, not an error
     ],
 )
 def test_an_output_that_exited_0_carries_the_shells_and_linters_diagnostics(
