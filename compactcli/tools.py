@@ -484,6 +484,19 @@ _REDIRECT = compile_lazily(r"^\d?>>?&?\S*$")
 """A redirection word (`2>/dev/null`, `2>&1`): the program's arguments are the others."""
 
 
+_ARGUMENT = compile_lazily(r"(?<!\S)(?!-)(?:\"[^\"]*\"|'[^']*'|\S)+")
+"""A word of a command that is not an option, quoted parts whole (`"/My Project"`)."""
+
+
+def _joined(segment: str) -> bool:
+    """Whether a `cd` is given more than its one folder: lines of a script joined into one
+    (`cd app rm -rf dist npm i`)."""
+    words = _ARGUMENT.findall(segment)
+    while words and "=" in words[0]:  # `VAR=value` prefixes
+        words = words[1:]
+    return len(words) > 2
+
+
 def _command_words(segment: str) -> list[str]:
     """A simple command's words without its `VAR=value` prefixes."""
     words = segment.split()
@@ -553,7 +566,8 @@ def _prints(words: Sequence[str]) -> bool:
 
 def read_only_command(command: str) -> bool:
     """Whether every program of a shell command line only reads (lists, prints, searches: its output
-    is a read, its success says nothing): `cd` prefixes, pipes and `2>&1` allowed, no output
+    is a read, its success says nothing): `cd` prefixes (to one folder: a `cd` with more words is
+    a script's lines joined into one), pipes and `2>&1` allowed, no output
     redirection, no `sed -i`, `tee` or `find -delete`; `sed` only with `-n`, `git` only with a
     reading subcommand (`config` only to get), `curl` only fetching (no `-o`, `-X`, `-d` ...);
     PowerShell's reading cmdlets in any case (`Get-Content`, `gci`, ...), also inside its
@@ -569,6 +583,8 @@ def read_only_command(command: str) -> bool:
         if not words:
             continue
         program = words[0].rsplit("/", 1)[-1]
+        if program == "cd" and _joined(segment):
+            return False
         if program == "cd" or (statements is not None and _prints(words)):
             continue
         if program == "sed":

@@ -3424,3 +3424,24 @@ def test_the_label_of_a_written_decision_is_not_a_shared_word(
     """Every decision a file records says `Decision:` (or `Q: ... → A:`): two about different
     things share that label, and one does not replace the other for it."""
     assert supersedes(new, old) is replaces
+
+
+def test_a_script_started_in_the_background_is_a_command() -> None:
+    """A script of several lines, started in the background, answers only where its output
+    goes: it is a command run, not a `cd` that only looked."""
+    script = "cd /app\nrm -rf node_modules package-lock.json\nnpx -y npm@12.0.2 install"
+    started = (
+        "Command running in background with ID: b8kv4s6y0. Output is being written to: "
+        "/tmp/tasks/b8kv4s6y0.output. You will be notified when it completes."
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", "Install it."),
+            ("assistant", [call("a", "Bash", command=script, run_in_background=True)]),
+            ("user", [result("a", started)]),
+            ("assistant", [text("Started.")]),
+        )
+    )
+    assert [c.command for c in facts.commands] == [
+        "cd /app rm -rf node_modules package-lock.json npx -y npm@12.0.2 install"
+    ]

@@ -292,3 +292,18 @@ def test_shell_writes_are_the_files_a_command_writes_from_text_it_holds(
     assert shell_writes("Bash", {"command": command}) == expected
     modified = tuple(dict.fromkeys(path for path, _ in expected))
     assert touched_files("Bash", {"command": command}).modified == modified
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("cd /app && ls -la", True),
+        ('cd "/Users/me/My Project" && cat a.txt', True),
+        ("HOME=/tmp cd -P /app && git status", True),
+        # a script's lines, joined into one line as a summary shows them: not a `cd`
+        ("cd /app rm -rf node_modules set -o pipefail npx -y npm@12.0.2 install", False),
+        (shell_command("Bash", {"command": "cd /app\nrm -rf dist\nnpm run build"}), False),
+    ],
+)
+def test_a_cd_is_to_one_folder(command: str, read_only: bool) -> None:
+    assert read_only_command(command) is read_only
