@@ -277,6 +277,11 @@ def test_previous_facts_carry_on() -> None:
             "PR #40 merged.",
             ["#40"],
         ),
+        (  # the frames of a pasted trace name one script; a host's port stays
+            "at f (https://dev.local:8443/assets/web.min.js:972:101) at g "
+            "(https://dev.local:8443/assets/web.min.js:1631:29) on http://app.example.com:8080",
+            ["https://dev.local:8443/assets/web.min.js", "http://app.example.com:8080"],
+        ),
     ],
 )
 def test_identifiers(text: str, expected: list[str]) -> None:

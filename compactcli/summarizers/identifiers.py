@@ -48,6 +48,9 @@ _REFERENCE_CONTEXT = compile_lazily(
 without them, `#1` is a list's item or a rank ("start with #1", "the #1 priority")."""
 _COLOUR_CONTEXT = compile_lazily(r"(?:colou?r|background|fill|stroke|border|:)\s*$", re.IGNORECASE)
 _URL = compile_lazily(r"\bhttps?://[^\s<>()\[\]{}`'\"|\\]+")
+_FRAME = compile_lazily(r"((?<![:/])/[^/:]*\.[A-Za-z][A-Za-z0-9]{0,4})(?::\d+){1,2}$")
+"""The line and column a stack frame gives after a script's URL (`app.min.js:972:101`): each
+frame of a pasted trace names the same script."""
 _PORT = compile_lazily(
     r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b|\bports?\s+(\d{2,5})\b",
     re.IGNORECASE,
@@ -156,7 +159,7 @@ def identifiers(text: str) -> list[str]:
     urls: list[tuple[int, int]] = []  # where the URLs are: a port inside one is not another name
     if "://" in text:
         for match in _URL.finditer(text):
-            url = match.group(0).rstrip(".,;:!?*_")
+            url = _FRAME.sub(r"\1", match.group(0).rstrip(".,;:!?*_"))
             if len(url) > 12:
                 found.append((match.start(), url))
                 urls.append(match.span())
