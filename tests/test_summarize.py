@@ -195,6 +195,25 @@ def test_claude_code_boundary_summary_and_preserved_tail() -> None:
     assert after_context[1:] == tail
 
 
+def test_a_claude_code_session_that_ended_on_a_rate_limit_is_summarized() -> None:
+    """The session ends on the prompt, an attachment Claude Code wrote after it, and an API
+    error it does not send (`You've hit your limit`): the context ends on the attachment. The
+    preserved segment runs to the API error, the chain's leaf, so the loader keeps both; the
+    kept records are unchanged, and the context after ends as the one before did."""
+    before, after = compact(TRANSCRIPTS / "claude-code-rate-limited.jsonl", keep_recent_tokens=300)
+    assert after.stats[-1].details.get("reason") is None
+    error = before.records[24].raw
+    assert error["isApiErrorMessage"] is True
+    boundary = after.records[-2].raw
+    assert boundary["compactMetadata"]["preservedSegment"]["tailUuid"] == error["uuid"]
+    assert boundary["logicalParentUuid"] == error["uuid"]
+    assert to_bytes(before) == b"".join(lines(after)[: len(before.records)])
+    assert validate(after).errors == ()
+    ends = [m.index for m in context(before)[-2:]]
+    assert [before.records[i].raw["type"] for i in ends] == ["user", "attachment"]
+    assert [m.index for m in context(after)[-2:]] == ends
+
+
 def test_claude_code_parallel_results_written_the_older_way_are_relinked_in_order() -> None:
     """Two tool_use records first, each result off its own call: not one run of the chain."""
     before, after = compact(

@@ -230,6 +230,12 @@ def _chain_of(transcript: Transcript, state: _State) -> _Chain:
     return state.chain
 
 
+def chain_leaf(transcript: Transcript) -> int | None:
+    """The index of the record the context chain ends on (the loader's leaf), None for none."""
+    records = _chain_of(transcript, _state_of(transcript)).records
+    return records[-1] if records else None
+
+
 def chain_parents(transcript: Transcript) -> Mapping[str, str | None]:
     """Each chain uuid's parent as Claude Code's loader sees it: progress records bridged over,
     a later record with the same uuid replacing an earlier one (the uuid map the chain is built

@@ -17,11 +17,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from compactcli.formats.claude_code.records import ENVELOPE_KEYS
-from compactcli.formats.claude_code.state import chain_parents
+from compactcli.formats.claude_code.state import chain_leaf, chain_parents
 from compactcli.injection import Injection, seed
 from compactcli.transcript import Message, Record, Transcript
 
 _NAMESPACE = uuidlib.UUID("0b6f6f2a-52c4-4d0e-9a3c-61d1c6a4e7b5")
+_MESSAGES = frozenset({"user", "assistant"})
 SUMMARY_SUFFIX = "Recent messages are preserved verbatim."
 SUMMARY_WRAPPER = ("", f"\n\n{SUMMARY_SUFFIX}")
 """What Claude Code puts around a summary it wrote (prefix, suffix)."""
@@ -60,7 +61,10 @@ class ClaudeCodeWriter:
     that predates preserved segments still resumes from the kept leaf (with the full history)
     rather than from the summary alone. Their uuids derive from the input; `sessionId`, `cwd`,
     `version`, `gitBranch` and the rest of the envelope are copied from the leaf, which must be a
-    user or assistant record (Claude Code resumes from one).
+    user or assistant record (Claude Code resumes from one). A session that ended on an API
+    error after an attachment (`You've hit your limit`, which Claude Code does not send) has its
+    context end on the attachment: the segment's tail is then the API error below it (`_leaf`),
+    which the loader would otherwise drop with the attachment.
     """
 
     quotes_head = True
@@ -73,11 +77,10 @@ class ClaudeCodeWriter:
     def acceptor(
         self, transcript: Transcript, context: Sequence[Message]
     ) -> Callable[[int], bool] | None:
-        """Any start, when the last message is a user or assistant record with a uuid."""
+        """Any start, when the context ends on the leaf of its chain (`_leaf`)."""
         if not context:
             return None
-        leaf = transcript.records[context[-1].index].raw
-        usable = leaf.get("type") in ("user", "assistant") and isinstance(leaf.get("uuid"), str)
+        usable = _leaf(transcript, context[-1].index) is not None
         return lambda _position: usable
 
     def write(self, transcript: Transcript, injection: Injection) -> tuple[Record, ...]:
@@ -87,7 +90,7 @@ class ClaudeCodeWriter:
             records[index] = records[index].with_raw({**records[index].raw, "parentUuid": parent})
         relinked = transcript.evolve(records=tuple(records)) if relinks else transcript
         head_raw = records[order[0].index].raw
-        leaf_raw = records[order[-1].index].raw
+        leaf_raw = records[_leaf(transcript, order[-1].index) or order[-1].index].raw
         head_uuid = str(head_raw["uuid"])
         leaf_uuid = str(leaf_raw["uuid"])
         walk = _walk(relinked, leaf_uuid, head_uuid)
@@ -138,6 +141,24 @@ class ClaudeCodeWriter:
             **envelope,
         }
         return (*records, Record(raw=boundary), Record(raw=summary))
+
+
+def _leaf(transcript: Transcript, last: int) -> int | None:
+    """The record a kept tail that ends on record `last` ends the chain on: `last`, a user or
+    assistant record with a uuid; or, when `last` is an attachment Claude Code wrote after the
+    last prompt (`deferred_tools_delta`), the chain's leaf below it, an API error Claude Code
+    does not send (`You've hit your limit`), so that the preserved segment keeps both. None
+    when there is no such record: Claude Code resumes from a user or assistant record."""
+    raw = transcript.records[last].raw
+    if not isinstance(raw.get("uuid"), str):
+        return None
+    if raw.get("type") in _MESSAGES:
+        return last
+    leaf = chain_leaf(transcript) if raw.get("type") == "attachment" else None
+    if leaf is None or transcript.records[leaf].raw.get("type") not in _MESSAGES:
+        return None
+    below = _walk(transcript, str(transcript.records[leaf].raw.get("uuid")), raw["uuid"])
+    return leaf if below[:1] == [raw["uuid"]] else None
 
 
 def _uuid(text: str) -> str:
