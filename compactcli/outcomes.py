@@ -290,7 +290,7 @@ def error_line(text: str) -> str:
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return _with_other_errors(
-                    _cut(_unwrapped(line, failing[at + 1 : at + 3]), failing[at + 1 : at + 8]),
+                    _cut(_unwrapped(line, failing[at + 1 : at + 6]), failing[at + 1 : at + 8]),
                     line,
                     [*failing[:at], *failing[at + 1 :]],
                 )
@@ -419,7 +419,7 @@ def _unwrapped(line: str, following: Sequence[str]) -> str:
     E404`, npm 10's `npm error code ERESOLVE`, `There's one or more errors in your config
     file:`, a heading in capitals) joined with the line after it, which holds the message (and
     the one after that when the first is a label: `Description:`)."""
-    following = [rest for rest in following if not _NPM_DETAIL.match(rest)] or following
+    following = [rest for rest in following if not _NPM_DETAIL.match(rest)] or following[:2]
     if (_WRAPPER.match(line) or line.endswith(":") or _BANNER.match(line)) and following:
         if _LABEL.match(following[0]) and len(following) > 1:
             return f"{line} {following[0]} {following[1]}"
@@ -567,7 +567,7 @@ def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
             or _SOFT_ERROR.search(line)
             or _DIAGNOSTIC.search(line)
         ):
-            following = [rest for rest in said[at + 1 : at + 3] if rest]
+            following = [rest for rest in said[at + 1 : at + 6] if rest]
             if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
                 below = [rest for rest in said[at + 1 : at + 10] if rest]
                 found = next(

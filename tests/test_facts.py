@@ -2173,6 +2173,13 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
             "npm error\nnpm error While resolving: contracts@1.0.0\n",
             "npm error code ERESOLVE npm error ERESOLVE unable to resolve dependency tree",
         ),
+        (  # past the lines that only detail the code, to the message
+            "npm error code ENOTFOUND\nnpm error syscall getaddrinfo\nnpm error errno ENOTFOUND\n"
+            "npm error network request to https://registry.npmjs.org/x failed, reason: "
+            "getaddrinfo ENOTFOUND registry.npmjs.org\n",
+            "npm error code ENOTFOUND npm error network request to https://registry.npmjs.org/x "
+            "failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org",
+        ),
         ("open x: ENOENT: no such file\n", "open x: ENOENT: no such file"),
         (  # all a search piped on to `head` printed: the path it was given is not there
             "ugrep: warning: apps/vet/call/.tsx: No such file or directory\n",
