@@ -476,6 +476,10 @@ _COMPLAINT = compile_lazily(
 """A program's complaint about its input (`cat: a.ts: No such file or directory`)."""
 
 
+_TEST_LINES = 12
+"""How far below a failed test's mark (`× name`, `FAIL file > name`) its exception is looked
+for (`SqliteError: CHECK constraint failed ...`)."""
+
 JSON_ERROR_CHARS = 64_000
 """The longest output read as a JSON response for the error it carries (`json_error`)."""
 
@@ -567,6 +571,18 @@ def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
             or _SOFT_ERROR.search(line)
             or _DIAGNOSTIC.search(line)
         ):
+            if _FAIL_HEAD.search(line) and not _ERROR_HEAD.search(line):
+                # a test runner's mark on a test's name: its message is the exception below
+                raised = next(
+                    (
+                        n
+                        for n in range(at + 1, min(len(said), at + _TEST_LINES))
+                        if _ERROR_HEAD.search(said[n])
+                    ),
+                    None,
+                )
+                if raised is not None:
+                    at, line = raised, said[raised]
             following = [rest for rest in said[at + 1 : at + 6] if rest]
             if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
                 below = [rest for rest in said[at + 1 : at + 10] if rest]

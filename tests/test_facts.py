@@ -2173,6 +2173,13 @@ def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
             "npm error\nnpm error While resolving: contracts@1.0.0\n",
             "npm error code ERESOLVE npm error ERESOLVE unable to resolve dependency tree",
         ),
+        (  # a failed test's mark names the test; its message is the exception below
+            " ❯ src/seed.test.ts (10 tests | 1 failed) 58ms\n     × rejects a bad row 3ms\n\n"
+            " FAIL  src/seed.test.ts > rejects a bad row\n"
+            "SqliteError: CHECK constraint failed: severity IN ('high', 'low')\n"
+            " ❯ src/seed.test.ts:166:85\n",
+            "SqliteError: CHECK constraint failed: severity IN ('high', 'low')",
+        ),
         (  # past the lines that only detail the code, to the message
             "npm error code ENOTFOUND\nnpm error syscall getaddrinfo\nnpm error errno ENOTFOUND\n"
             "npm error network request to https://registry.npmjs.org/x failed, reason: "
