@@ -56,6 +56,7 @@ command that printed it passes, another command's same line is resolved with it.
 
 
 def _distinct(text: str) -> bool:
+    """Whether an error line is one failure wherever it is printed (`_DISTINCT_CHARS`)."""
     return len(text) >= _DISTINCT_CHARS and not only_exit_code(text)
 
 
@@ -263,7 +264,7 @@ class ErrorLedger:
         failed = self._failed[key] = _loose(command_key(error.where))
         self._by_program.setdefault(failed.split(" ", 1)[0], {})[key] = None
         self._by_where.setdefault(error.where, {})[key] = None
-        if failed and len(error.text) >= _DISTINCT_CHARS and not only_exit_code(error.text):
+        if failed and _distinct(error.text):
             self._by_line.setdefault(key[0], {})[key] = None
         chain = and_chain(failed) if "&&" in failed else []
         parts = {_loose(command_key(p)) for p in chain if not _sets_up(p)}
