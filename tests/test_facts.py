@@ -3464,3 +3464,39 @@ def test_a_script_started_in_the_background_is_a_command() -> None:
     assert [c.command for c in facts.commands] == [
         "cd /app rm -rf node_modules package-lock.json npx -y npm@12.0.2 install"
     ]
+
+
+def test_a_plan_the_agent_wrote_to_a_file_is_the_plan_once_the_user_approves_it_by_name() -> None:
+    """Asked for a plan in a file, the agent writes it (a patch adding `plan.001.md`, or a
+    write tool); the user approves it by naming the file. Naming it to have it changed does
+    not approve it."""
+    patch = (
+        "*** Begin Patch\n*** Add File: plans/groups/plan.001.md\n+# Plan: join feedback\n"
+        "+## Steps\n+- Wrap the join form in a client component with `useActionState`.\n"
+        "+- Show a spinner on the Join button while it runs.\n*** End Patch"
+    )
+
+    def facts_after(answer: str, tool: str = "apply_patch", **arguments: Any) -> Facts:
+        return extract_facts(
+            conversation(
+                ("user", "create a plan in plans/groups/plan.001.md"),
+                ("assistant", [call("p", tool, **(arguments or {"input": patch}))]),
+                ("user", [result("p", "Success. Updated the following files: A plan.001.md")]),
+                ("assistant", [text("Plan written.")]),
+                ("user", answer),
+            )
+        )
+
+    steps = [
+        "Plan: join feedback",
+        "Steps",
+        "Wrap the join form in a client component with `useActionState`.",
+        "Show a spinner on the Join button while it runs.",
+    ]
+    assert list(facts_after("ok plan.001.md looks good. Execute.").plan) == steps
+    assert facts_after("plan.001.md is wrong: use a modal instead").plan == ()
+    assert facts_after("ok, execute").plan == ()  # no file named: not this rule's
+    written = facts_after(
+        "PLAN.md is fine, go", "Write", file_path="PLAN.md", content="- Add the index\n- Backfill"
+    )
+    assert list(written.plan) == ["Add the index", "Backfill"]

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.summarizers.plans import proposed_plans
+from compactcli.summarizers.plans import plan_steps, proposed_plans
 from compactcli.summarizers.rules import LIST_ITEM
 from compactcli.summarizers.sentences import DECISION_CHARS
 from compactcli.summarizers.spans import code_span
@@ -409,6 +409,44 @@ def created_names(name: str | None, arguments: Any) -> list[str]:
         ):
             found.append(word)
     return found[:20]
+
+
+_PLAN_FILE = compile_lazily(r"(?:^|[-_.])plan(?:[-_.][^/\\]*)?\.(?:md|txt)$", re.IGNORECASE)
+"""A file named as a plan (`plan.md`, `plan.001.md`, `implementation-plan.md`), by its base name."""
+
+
+def written_plans(
+    name: str | None, arguments: Any, written: Sequence[tuple[str, str]] = ()
+) -> list[tuple[str, list[str]]]:
+    """The plans a call wrote whole to files named as plans (`_PLAN_FILE`): each file's base
+    name, lowercase, and its steps (`plans.plan_steps`), from a write tool's content, a patch's
+    added file, or the `written` (path, text) of a shell command (`tools.shell_writes`). A plan
+    changed in pieces (an edit, a patch that updates it) is not read again."""
+    whole = list(written)
+    if isinstance(arguments, Mapping) and base_name(name) in _WRITE_TOOLS:
+        target, content = _path(arguments), arguments.get("content") or arguments.get("file_text")
+        if target and isinstance(content, str):
+            whole.append((target, content))
+    patch = _patch_text(arguments)
+    if patch and "*** Add File:" in patch:
+        added: str | None = None  # the file the patch adds, while its lines are read
+        lines: list[str] = []
+        for line in [*patch.splitlines(), "*** End Patch"]:
+            if line.startswith("*** "):
+                if added is not None:
+                    whole.append((added, "\n".join(lines)))
+                found = _PATCH_FILE.match(line)
+                added = found.group(2).strip() if found and found.group(1) == "Add" else None
+                lines = []
+            elif added is not None and line.startswith("+"):
+                lines.append(line[1:])
+    found_plans: list[tuple[str, list[str]]] = []
+    for path, text in whole:
+        base = path.replace("\\", "/").rsplit("/", 1)[-1]
+        steps = plan_steps(text) if _PLAN_FILE.search(base) else []
+        if steps:
+            found_plans.append((base.lower(), steps))
+    return found_plans
 
 
 _WRITTEN_DECISION = compile_lazily(

@@ -289,6 +289,7 @@ class _State:
     turn_text: str = ""  # the assistant's latest text in the current turn
     erred: bool = False  # a call met an error since the assistant last spoke mid-turn
     attached: set[str] = field(default_factory=set)  # files the user attached (`given_files`)
+    plan_files: dict[str, list[str]] = field(default_factory=dict)  # plans written, by file
     mentioned: set[str] = field(default_factory=set)  # documents the user pointed to, to read
     last_reply: str = ""
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
@@ -299,6 +300,7 @@ class _State:
     def add_user(self, text: str) -> None:
         if self.user_messages and one_line(self.user_messages[-1]) == one_line(text):
             return
+        self.plan = plans.approved_by_name(self.plan_files, text) or self.plan
         self.close_turn()
         self.user_messages.append(condense(text, MESSAGE_CHARS))
         self.turn += 1
@@ -593,6 +595,7 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                 texts = [text for _, text in written]
                 for decision in carriers.written_decisions(name, block.arguments, texts):
                     state.decisions.add(decision)
+                state.plan_files.update(carriers.written_plans(name, block.arguments, written))
             call = _Call(
                 name=name,
                 arguments=block.arguments,

@@ -104,3 +104,18 @@ def proposed_plans(text: str) -> list[str]:
         return []
     blocks = _PROPOSED.findall(text)
     return plan_steps(blocks[-1]) if blocks else []
+
+
+_NOT_APPROVED = compile_lazily(
+    r"\b(?:no|not|don'?t|wrong|instead|redo|rewrite|change|fix|missing)\b", re.IGNORECASE
+)
+"""Words of a message that names a plan to have it changed, not carried out."""
+
+
+def approved_by_name(files: Mapping[str, list[str]], message: str) -> list[str]:
+    """The steps of the plan a user message approves by naming the file the agent wrote it to
+    (`plan.001.md looks good. Execute.`; `files`: each file's base name, lowercase, and its
+    steps); none when the message names none, or asks for a change (`_NOT_APPROVED`)."""
+    low = message.lower()
+    named = [steps for file, steps in files.items() if file in low]
+    return named[-1] if named and not _NOT_APPROVED.search(message) else []
