@@ -118,9 +118,9 @@ def bare_command_line(text: str) -> str:
             end = first.find(". ", 20)  # its first sentence
             first = first[: end + 1] if end > 0 else first
             break
-    if len(first) > _BARE_COMMAND_CHARS:
-        first = first[: _BARE_COMMAND_CHARS - 1].rstrip() + "…"
-    return f"{BARE_COMMAND}{first})"
+    from compactcli.trim import clip  # here: trim loads the secret rules, few callers need it
+
+    return f"{BARE_COMMAND}{clip(first, _BARE_COMMAND_CHARS)})"
 
 
 _COMMAND_NAME = compile_lazily(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
