@@ -290,7 +290,10 @@ def error_line(text: str) -> str:
         for at, line in enumerate(failing):
             if pattern.search(line):
                 return _with_other_errors(
-                    _cut(_unwrapped(line, failing[at + 1 : at + 6]), failing[at + 1 : at + 8]),
+                    _cut(
+                        _unwrapped(line, failing[at + 1 : at + _MESSAGE_LINES]),
+                        failing[at + 1 : at + 8],
+                    ),
                     line,
                     [*failing[:at], *failing[at + 1 :]],
                 )
@@ -409,6 +412,9 @@ _LABEL = compile_lazily(r"^[A-Z][a-z]+(?: [a-z]+){0,2}:$")
 """A label of a line that follows it (`Description:`)."""
 
 
+_MESSAGE_LINES = 6
+"""How far below a line that only announces an error (`_unwrapped`) its message is looked for,
+past npm's lines that detail its code."""
 _NPM_DETAIL = compile_lazily(r"^npm (?:ERR!|error) (?:code|errno|syscall|path|dest|signal)\b")
 """npm's lines about an error that are not its message (`npm error errno EACCES`), between its
 `code` line and the message (`npm error FetchError: request to ... failed`)."""
@@ -573,17 +579,11 @@ def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
         ):
             if _FAIL_HEAD.search(line) and not _ERROR_HEAD.search(line):
                 # a test runner's mark on a test's name: its message is the exception below
-                raised = next(
-                    (
-                        n
-                        for n in range(at + 1, min(len(said), at + _TEST_LINES))
-                        if _ERROR_HEAD.search(said[n])
-                    ),
-                    None,
-                )
+                near = range(at + 1, min(len(said), at + _TEST_LINES))
+                raised = next((n for n in near if _ERROR_HEAD.search(said[n])), None)
                 if raised is not None:
                     at, line = raised, said[raised]
-            following = [rest for rest in said[at + 1 : at + 6] if rest]
+            following = [rest for rest in said[at + 1 : at + _MESSAGE_LINES] if rest]
             if _FAILED_HEADING.match(line):  # `Failed to compile.`: the error is below it
                 below = [rest for rest in said[at + 1 : at + 10] if rest]
                 found = next(
