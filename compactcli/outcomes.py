@@ -351,18 +351,20 @@ def _with_other_errors(first: str, line: str, others: Sequence[str]) -> str:
     together: a compiler that stops on three different errors said three things, and the first
     alone may not be the one the agent went on to fix (`error[E0277]: ... is not satisfied;
     error[E0277]: `(dyn Venue + 'static)` cannot be shared between threads safely`). What a
-    shell says failed (`bash: line 1: gh: command not found`) is of every kind, and so is a git
+    shell says failed (`bash: line 1: gh: command not found`, zsh's `(eval):1: no matches
+    found: apps/*/node_modules` in an agent's tool) is of every kind, and so is a git
     server's refusal above git's `fatal:` line (`_REMOTE_REFUSED`). A line that only counts the
     errors (`could not compile ... due to 7 previous errors`) is not one."""
     found = [first]
     shapes = {_shape(first)}
     kind = _kind(line)
     for other in others:
-        said = bool(_SHELL_SAYS.search(other)) and not _SHELL_SAYS.search(line)
+        said = bool(_SHELL_SAYS.search(other) or other.startswith("(eval):")) and not (
+            _SHELL_SAYS.search(line)
+        )
         remote = line.startswith("fatal:") and _REMOTE_REFUSED.match(other) is not None
-        if kind is None or _ERROR_COUNT.search(other):
-            continue
-        if _kind(other) != kind and not said and not remote:
+        unlike = _ERROR_COUNT.search(other) or ((kind is None or _kind(other) != kind) and not said)
+        if unlike and not remote:
             continue
         shape = _shape(other)
         if shape in shapes:

@@ -3275,6 +3275,15 @@ def test_a_shell_s_complaint_and_a_git_server_s_refusal_are_said_with_the_error(
         "fatal: not a git repository (or any of the parent directories): .git; "
         "/usr/bin/bash: line 1: gh: command not found"
     )
+    # zsh's complaint in an agent's tool, beside an error of no compiler's kind
+    cleanup = (
+        "(eval):1: no matches found: apps/*/node_modules\n"
+        "npm error Cannot read properties of null (reading 'edgesOut')\nEXIT=1"
+    )
+    assert error_line(cleanup) == (
+        "npm error Cannot read properties of null (reading 'edgesOut'); "
+        "(eval):1: no matches found: apps/*/node_modules"
+    )
     push = (
         "remote: Permission to a/b.git denied to c.\n"
         "fatal: unable to access 'https://github.com/a/b.git/': The requested URL returned "
