@@ -443,13 +443,15 @@ _SOFT_ERROR = compile_lazily(  # "Failed to", ENOENT in quotes: source code that
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,
 # `~/.oh-my-zsh/oh-my-zsh.sh:129: nice(5) failed: ...`, `bash: line 3: x: command not found`,
-# zsh's `(eval):1: no matches found: *.md` for a glob that matched nothing),
+# zsh's `(eval):1: no matches found: *.md` for a glob that matched nothing, `sudo: a password
+# is required`),
 # and a compiler's or linter's diagnostic at a file position (`src/a.ts:26:10
 # lint/correctness/noUnusedImports`, `a.c:3:8: warning: ...`).
 _DIAGNOSTIC = compile_lazily(
     r"^(?:[\w./~@-]*(?:sh|rc|\.zsh|\.bash)|\(eval\))(?::\s*(?:line )?\d+)?: .*?\b(?:"
     r"operation not permitted|permission denied|command not found|no such file or directory|"
-    r"no matches found|not found|failed)\b|"
+    r"no matches found|not found|failed|is a directory|not a directory)\b|"
+    r"^sudo: (?:a \w+ is required|\d+ incorrect)|"
     r"^[\w./@-]+\.\w+[:(]\d+(?:[:,]\d+)?\)?:?\s+(?:lint/\w|(?:fatal )?error\b|warning\b)",
     re.IGNORECASE,
 )

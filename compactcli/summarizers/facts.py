@@ -21,16 +21,12 @@ from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import (
     SOFT_LINES,
     aborted,
-    cleared_error,
-    error_line,
-    exit_code,
     one_line_answer,
     outcome,
     pasted_errors,
     reads_log,
     refused_call,
 )
-from compactcli.placeholders import CLEARED_RESULT
 from compactcli.summarizers import carriers, fact_folds, plans
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
@@ -58,6 +54,7 @@ from compactcli.summarizers.tool_calls import (
     raw_command,
     todo_items,
 )
+from compactcli.summarizers.user_shell import USER_SHELL, UserShell, pi_shell, printed
 from compactcli.tools import (
     SOFT_ERROR_KINDS,
     SOFT_ERROR_LINES,
@@ -292,6 +289,7 @@ class _State:
     plan_files: dict[str, list[str]] = field(default_factory=dict)  # plans written, by file
     mentioned: set[str] = field(default_factory=set)  # documents the user pointed to, to read
     last_reply: str = ""
+    shell: str = ""  # a command the user ran (Claude Code `<bash-input>`), until its output
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
 
     def local(self, path: str) -> str:
@@ -445,9 +443,9 @@ def extract_facts(
       read through the shell, `cat` / `sed -n` / `nl` / `head` / `tail` of a path; a skill's
       body (Claude Code's, or Codex's `<skill>`) counts as a read of its `SKILL.md`. A file
       counts as modified unless its call failed or was rejected (the failure is then an error
-      naming the file). With `cwd` (the session's working directory), a path under it is
-      given relative to it, as the agent working there names it (`compactcli.tools.local_path`;
-      the earlier facts' paths too), so one file has one name and the list is shorter.
+      naming the file). With `cwd` (the session's
+      working directory), a path under it is given relative to it, as the agent working there
+      names it (`tools.local_path`; the earlier facts' paths too): one file has one name.
     - Commands: shell tool calls (also those a Codex code-mode script runs) with the outcome
       their result gives (`compactcli.outcomes.outcome`: `ok`, `failed`, `rejected`), or
       `unknown` without a result. A Codex command still running when its result came (a
@@ -529,9 +527,13 @@ def _read_user(message: Message, state: _State) -> None:
     for block in message.blocks:
         if block.kind == "text":
             if block.type == "bashExecution":  # pi: a shell command the user ran with `!`
-                _user_shell(block.text, state)
+                _user_ran(state, pi_shell(block.text))
                 continue
+            ran = printed(block.text) if state.shell else None
+            if ran is not None:  # Claude Code: what the `<bash-input>` before it printed
+                _user_ran(state, replace(ran, command=state.shell), added=True)
             typed, shell = typed_block(block)
+            state.shell = shell or ""
             skill = skill_file(block.text)
             if skill:
                 state.read.add(skill)
@@ -554,18 +556,19 @@ def _read_user(message: Message, state: _State) -> None:
                 state.add_user(typed)
 
 
-def _user_shell(text: str, state: _State) -> None:
-    first, _, rest = text.partition("\n")
-    command = first.removeprefix("Ran `").removesuffix("`")
-    failed = "(command cancelled)" in rest[-200:] or (exit_code(rest) or 0) != 0
-    detail = ""
-    if failed:  # the error line prune kept when it cleared the output, else the output's own
-        lines = rest.splitlines()
-        kept = (cleared_error(line) for line in lines if line.startswith(CLEARED_RESULT))
-        detail = next((e for e in kept if e is not None), None) or error_line(rest)
-    state.add_command(
-        head_tail(one_line(command), COMMAND_CHARS), "failed" if failed else "ok", detail
-    )
+def _user_ran(state: _State, ran: UserShell, *, added: bool = False) -> None:
+    """A shell command the user ran (`added` already, awaiting what came of it): a failed one
+    is an error of `USER_SHELL` until the command runs again and succeeds."""
+    command = head_tail(one_line(ran.command), COMMAND_CHARS)
+    key, outcome = command_key(command), "failed" if ran.failed else "ok"
+    if added and key in state.commands:
+        state.commands[key] = replace(state.commands[key], outcome=outcome, detail=ran.detail)
+    else:
+        state.add_command(command, outcome, ran.detail)
+    if ran.failed:
+        state.errors.put(ErrorFact(ran.detail, resolved=False, tool=USER_SHELL, where=command))
+    else:
+        state.errors.resolve(key, command, "shell")
 
 
 def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) -> None:
