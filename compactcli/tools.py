@@ -302,9 +302,10 @@ def touched_files(name: str | None, arguments: Any) -> Touched:
         command = next((_text(arguments.get(k)) for k in _COMMAND_KEYS if arguments.get(k)), None)
         if command and "*** Begin Patch" in command:  # apply_patch run through the shell
             return Touched(modified=tuple(_paths(command)))
-        written = shell_writes(name, arguments)
-        if written:
-            return Touched(modified=tuple(dict.fromkeys(path for path, _ in written)))
+        written = [path for path, _ in shell_writes(name, arguments)]
+        deleted = shell_deletes(name, arguments)
+        if written or deleted:
+            return Touched(modified=tuple(dict.fromkeys([*written, *deleted])))
     return Touched()
 
 
@@ -678,6 +679,45 @@ def shell_writes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
     for match in _HERE_STRING.finditer(command):
         if not match.group("path").startswith(_SCRATCH):
             found.append((match.group("path"), match.group("text")))
+    return found
+
+
+_REMOVES = frozenset({"rm", "unlink", "del", "erase", "remove-item", "ri"})
+_REBUILT = frozenset(
+    {"node_modules", "dist", "build", "target", "out", "coverage", "__pycache__", ".next"}
+    | {".cache", ".turbo", ".pytest_cache", ".venv", "venv"}
+)
+"""Folders a build or an install makes again: deleting one is no change to the work."""
+
+
+def shell_deletes(name: str | None, arguments: Any) -> list[str]:
+    """Paths a shell command deletes (`rm`, `git rm` but for `--cached`, `unlink`, PowerShell's
+    `Remove-Item`), each as named: not a glob, a variable's or a scratch path (`_SCRATCH`), nor
+    a folder a build makes again (`_REBUILT`)."""
+    command = shell_command(name, arguments, lines=True)
+    if not any(
+        word in command.lower()
+        for word in ("rm ", "unlink ", "del ", "erase ", "ri ", "remove-item ")
+    ):
+        return []
+    found: list[str] = []
+    for segment in (part for line in command.splitlines() for part in _segments(line)):
+        words = [word.strip("'\"") for word in _command_words(segment)]
+        words = words[1:] if words[:1] == ["sudo"] else words
+        words = words[1:] if words[:2] == ["git", "rm"] else words
+        if not words or words[0].lower() not in _REMOVES or "--cached" in words:
+            continue
+        powershell = words[0].lower() in ("remove-item", "ri")  # `a,b`: two paths
+        for path in (p for word in words[1:] for p in (word.split(",") if powershell else [word])):
+            name_ = path.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+            if (
+                path.startswith(("-", *_SCRATCH))
+                or any(c in path for c in "*?$`{>")
+                or name_ in _REBUILT
+                or path in found
+            ):
+                continue
+            found.append(path)
     return found
 
 

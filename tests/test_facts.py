@@ -368,6 +368,21 @@ def test_past_the_cap_a_name_an_edit_defines_goes_before_a_url_the_user_gave() -
     assert more.identifiers[-3:] == ("Card0", "Card1", "Card2")
 
 
+def test_a_file_a_command_deletes_is_modified_and_noted_deleted() -> None:
+    facts = extract_facts(
+        conversation(
+            ("user", "Delete the Word doc and its markdown."),
+            ("assistant", [call("c1", "Bash", command="rm /home/v/plan.md /home/v/plan.docx")]),
+            ("user", [result("c1", "")]),
+            ("assistant", [text("Both deleted.")]),
+        )
+    )
+    assert facts.files_modified == ("/home/v/plan.md", "/home/v/plan.docx")
+    assert facts.changes == (("/home/v/plan.md", "deleted"), ("/home/v/plan.docx", "deleted"))
+    summary, _ = extractive_facts(facts, 2000, len)
+    assert "- /home/v/plan.docx — deleted" in summary
+
+
 def test_meta_text_is_not_a_user_message() -> None:
     messages = conversation(
         ("user", "<ide_opened_file>The user opened the file .env in the IDE.</ide_opened_file>"),

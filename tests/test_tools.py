@@ -14,6 +14,7 @@ from compactcli.tools import (
     poll_target,
     read_only_command,
     shell_command,
+    shell_deletes,
     shell_reads,
     shell_writes,
     tool_kind,
@@ -228,6 +229,27 @@ def test_powershell_reads_are_reads(command: str, read_only: bool, reads: list[s
     `Get-Content` names the file it reads, as `cat` does."""
     assert read_only_command(command) is read_only
     assert shell_reads("shell_command", {"command": command}) == reads
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("rm /home/v/notes.md /home/v/notes.docx", ["/home/v/notes.md", "/home/v/notes.docx"]),
+        ("cd app && rm -f src/old.ts && npm test", ["src/old.ts"]),
+        ("sudo rm -rf /etc/nginx/sites-enabled/app", ["/etc/nginx/sites-enabled/app"]),
+        ("git rm -r src/legacy", ["src/legacy"]),
+        ("git rm --cached .env", []),  # still on disk, only no longer tracked
+        ("Remove-Item -Path .\\docs\\draft.md -Force", [".\\docs\\draft.md"]),
+        ("Remove-Item -Recurse -Force src\\assets,src\\ui", ["src\\assets", "src\\ui"]),
+        ("rm -rf node_modules dist && npm ci", []),  # made again by the build
+        ("rm -f /tmp/payload.json", []),  # scratch
+        ('rm *.pyc; rm "$OUT"', []),  # a glob, a variable's
+        ("echo rm notes.md", []),  # said, not run
+    ],
+)
+def test_shell_deletes_are_the_files_a_command_removes(command: str, expected: list[str]) -> None:
+    assert shell_deletes("Bash", {"command": command}) == expected
+    assert touched_files("Bash", {"command": command}).modified == tuple(expected)
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,7 @@ from compactcli.tools import (
     polled_command,
     read_only_command,
     shell_command,
+    shell_deletes,
     shell_reads,
     shell_writes,
     still_running,
@@ -442,8 +443,8 @@ def extract_facts(
     - Files: from tool call arguments (`compactcli.tools.touched_files`) and, for agents that
       read through the shell, `cat` / `sed -n` / `nl` / `head` / `tail` of a path; a skill's
       body (Claude Code's, or Codex's `<skill>`) counts as a read of its `SKILL.md`. A file
-      counts as modified unless its call failed or was rejected (the failure is then an error
-      naming the file). With `cwd` (the session's
+      counts as modified (also one a command deletes, noted so) unless its call failed or was
+      rejected (the failure is then an error naming the file). With `cwd` (the session's
       working directory), a path under it is given relative to it, as the agent working there
       names it (`tools.local_path`; the earlier facts' paths too): one file has one name.
     - Commands: shell tool calls (also those a Codex code-mode script runs) with the outcome
@@ -592,8 +593,9 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                 read = (*read, *shell_reads(name, block.arguments))
             notes = carriers.edit_notes(name, block.arguments) if kind == "edit" else ()
             written = shell_writes(name, block.arguments) if kind == "shell" else []
-            if written:  # a file written whole through the shell (a heredoc, `Set-Content`)
+            if kind == "shell":  # files written whole (a heredoc, `Set-Content`), or deleted
                 notes = [(path, "written") for path in dict.fromkeys(p for p, _ in written)]
+                notes += [(path, "deleted") for path in shell_deletes(name, block.arguments)]
             if kind in ("edit", "shell"):
                 texts = [text for _, text in written]
                 for decision in carriers.written_decisions(name, block.arguments, texts):
