@@ -28,7 +28,7 @@ from compactcli.injection import (
     has_preamble,
 )
 from compactcli.stages.cuts import Cut, is_prompt
-from compactcli.stages.summarize import SummarizeOptions, summarize
+from compactcli.stages.summarize import SummarizeOptions, default_summary_tokens, summarize
 from compactcli.summarizers import SummaryRequest, SummaryResult, get_summarizer
 from compactcli.summarizers.facts import Facts
 from compactcli.tokens import Costs, Density, HeuristicCounter, get_counter
@@ -1354,3 +1354,13 @@ def test_the_agents_own_compaction_of_raw_turns_carries_no_facts(tmp_path: Path)
     assert after.stats[-1].changed
     assert fake.requests[0].previous_facts is None
     assert fake.requests[0].facts_replaced is False
+
+
+def test_the_default_summary_budget_is_a_tenth_of_what_it_replaces_up_to_12000() -> None:
+    """Long sessions get room for their facts: 12,000 tokens for 300,000 replaced (a budget of
+    8,000 left a third of the decisions a person needs out of the longest real sessions), and
+    never more than half of what a short middle holds."""
+    assert default_summary_tokens(300_000) == 12_000
+    assert default_summary_tokens(90_000) == 9_000
+    assert default_summary_tokens(2_000) == 400
+    assert default_summary_tokens(500) == 250

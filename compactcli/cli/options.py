@@ -384,7 +384,7 @@ SummaryTokens = Annotated[
     typer.Option(
         "--summary-tokens",
         min=1,
-        help="The summary's budget in tokens; default: a tenth of what it replaces, 400 to 8,000.",
+        help="The summary's budget in tokens; default: a tenth of what it replaces, 400 to 12,000.",
         show_default=False,
         metavar="TOKENS",
     ),

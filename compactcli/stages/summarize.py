@@ -47,7 +47,7 @@ from compactcli.transcript import Message, Record, Transcript
 from compactcli.validation import validate
 
 MIN_SUMMARY_TOKENS = 400
-MAX_SUMMARY_TOKENS = 8_000
+MAX_SUMMARY_TOKENS = 12_000
 
 
 class Where(TypedDict):
@@ -247,7 +247,7 @@ class SummarizeOptions:
 
 
 def default_summary_tokens(replaced: int) -> int:
-    """The summary budget when none is given: a tenth of what it replaces, 400 to 8,000 tokens,
+    """The summary budget when none is given: a tenth of what it replaces, 400 to 12,000 tokens,
     and never more than half of it. A summary that updates an earlier one gets at least the
     earlier one's size plus this budget for the turns after it, so memory never shrinks by a
     round of compaction the user did not size."""
