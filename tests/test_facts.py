@@ -55,7 +55,7 @@ from compactcli.summarizers.sentences import (
     setting_values,
     supersedes,
 )
-from compactcli.summarizers.tool_calls import command_key
+from compactcli.summarizers.tool_calls import command_key, head_commit
 from compactcli.tools import local_path, shell_reads
 from compactcli.transcript import Block, Message, Record, Transcript
 from compactcli.user_text import squeeze, typed_text
@@ -381,6 +381,44 @@ def test_a_file_a_command_deletes_is_modified_and_noted_deleted() -> None:
     assert facts.changes == (("/home/v/plan.md", "deleted"), ("/home/v/plan.docx", "deleted"))
     summary, _ = extractive_facts(facts, 2000, len)
     assert "- /home/v/plan.docx — deleted" in summary
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "answer"),
+    [
+        (
+            "git log --oneline -5",
+            "2a02206 Add REST API and the AI insight service\n954e01a Scaffold monorepo\n",
+            "2a02206 Add REST API and the AI insight service",
+        ),
+        (
+            "cd lib && git log --oneline --graph --decorate -3",
+            "* 29af2f2 (HEAD -> main, origin/main) Merge pull request #101\n* 8f428bf Font\n",
+            "29af2f2 Merge pull request #101",
+        ),
+        (
+            "git log -1",
+            f"commit {'9c1e0d2' + 'a' * 33}\nMerge: 1a2b3c4 5d6e7f8\nAuthor: A <a@b.c>\n"
+            "Date:   Mon Mar 2 10:00:00 2026\n\n    Release 2.3.0\n",
+            "9c1e0d2 Release 2.3.0",
+        ),
+        ("git status --short", "2a02206 notes.txt\n?? x\n", ""),  # not a log
+        ("git log --oneline -- a.txt", "warning: refname 'a' is ambiguous.\nhint: use --\n", ""),
+    ],
+)
+def test_the_newest_commit_a_git_log_printed_is_its_answer(
+    command: str, output: str, answer: str
+) -> None:
+    assert head_commit(command, output) == answer
+    facts = extract_facts(
+        conversation(
+            ("user", "Where does the branch stand?"),
+            ("assistant", [call("c1", "Bash", command=command)]),
+            ("user", [result("c1", output)]),
+            ("assistant", [text("Checked.")]),
+        )
+    )
+    assert [c.detail for c in facts.commands] == ([answer] if answer else [])
 
 
 def test_meta_text_is_not_a_user_message() -> None:
@@ -1892,6 +1930,14 @@ def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
         ("user", [result("g", "[main bf5434b] Add the final URL\n 1 file changed")]),
     )
     assert extract_facts(made).reports == ("Committed bf5434b: Add the final URL",)
+    # a quiet commit names no commit: the `git log` after it does
+    quiet = 'git add -A && git commit -q -m "Add the REST API" && git log --oneline | head -2'
+    made = conversation(
+        ("user", "commit it"),
+        ("assistant", [call("g", "Bash", command=quiet)]),
+        ("user", [result("g", "2a02206 Add the REST API\n954e01a Scaffold the monorepo\n")]),
+    )
+    assert extract_facts(made).reports == ("Committed 2a02206: Add the REST API",)
 
 
 def test_a_file_a_failed_call_could_not_read_is_no_file_read() -> None:

@@ -27,7 +27,7 @@ from compactcli.outcomes import (
     reads_log,
     refused_call,
 )
-from compactcli.summarizers import carriers, fact_folds, plans
+from compactcli.summarizers import carriers, fact_folds, plans, tool_calls
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
 from compactcli.summarizers.goals import goal_of, moved_on, sets_up, settle_commands, states_task
@@ -457,12 +457,11 @@ def extract_facts(
       command it came from (not a run the user stopped, nor a call the tool refused to run as
       written: `compactcli.outcomes.refused_call`); `resolved` once a later call on the same
       path or command succeeds (`_State.resolve`). A result the prune stage cleared is failed
-      when its placeholder kept an error line (`compactcli.outcomes.cleared_error`), with that
-      line.
-    - Identifiers: the names user and assistant text give
-      (`compactcli.summarizers.identifiers`) and those an edit defines
-      (`carriers.created_names`), each once, at its last mention; past `IDENTIFIERS`, a name
-      an edit defines goes before a URL or commit does (`identifiers.newest`).
+      when its placeholder kept an error line (`outcomes.cleared_error`), with that line.
+    - Identifiers: the names user and assistant text give (`identifiers.identifiers`), those an
+      edit defines (`carriers.created_names`) and a commit `git commit` printed, each once, at
+      its last mention; past `IDENTIFIERS`, a name an edit defines goes before a URL or commit
+      does (`identifiers.newest`). A `git log` is listed with the newest commit it printed.
     - Pending asks: the user messages after the last assistant text, and questions the user
       asked that got no assistant text before the next user message. Todos: the open items of
       the latest todo list (`compactcli.summarizers.tool_calls.open_todos`).
@@ -735,10 +734,11 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         state.resolve(call, where)
         message = commit_message(raw_command(call.arguments)) if "commit" in call.command else None
         if message:  # a milestone: with the agent's reports, not the command log
-            made = GIT_COMMIT_LINE.search(block.text, 0, 2000)
-            state.reports.add(f"Committed{f' {made.group(2)}' if made else ''}: {message}")
+            made = GIT_COMMIT_LINE.search(block.text, 0, 2000)  # else a `git log` after it
+            sha = made.group(2) if made else tool_calls.head_commit(call.command, block.text)[:7]
+            state.reports.add(f"Committed{f' {sha}' if sha else ''}: {message}")
         elif call.command:  # a command that only looked is worth a line for its answer alone
-            answer = one_line_answer(block.text)
+            answer = one_line_answer(block.text) or tool_calls.head_commit(call.command, block.text)
             if answer or not read_only_command(call.command):
                 state.add_command(call.command, "ok", answer)
         if call.command and "commit" in call.command:  # `git commit` names the commit it made

@@ -3,7 +3,8 @@
 For a shell call: its command on one line (`command_text`, at most `COMMAND_CHARS`, a `bash -lc`
 wrapper taken off) and as written (`raw_command`), what makes two runs of a command the same
 (`command_key`: no leading `cd`, no pipe to `head`/`tail`), and the first line of a `git
-commit -m` message (`commit_message`). For a todo call (Claude Code `TodoWrite`, Codex
+commit -m` message (`commit_message`), and the newest commit a `git log` printed
+(`head_commit`). For a todo call (Claude Code `TodoWrite`, Codex
 `update_plan`, `todowrite`-style tools, pi's `todo` tool, task create/update tools): the todo list
 it leaves (`todo_items`, which updates a list kept by id) and that list's open items
 (`open_todos`).
@@ -106,6 +107,27 @@ def commit_message(command: str) -> str | None:
     message = message[heredoc.end() :] if heredoc else message
     first = message.replace('\\"', '"').strip().splitlines()
     return head_tail(first[0], COMMAND_CHARS) if first and first[0].strip() else None
+
+
+_GIT_LOG = compile_lazily(r"(?:^|[;&|]\s*)git\s+(?:-C\s+\S+\s+)?log\b")
+_WHOLE_COMMIT = compile_lazily(r"^commit ([0-9a-f]{40})\b")
+_COMMIT_FIELD = compile_lazily(r"^(?:Author|Date|Merge|Commit|AuthorDate|CommitDate):")
+_ONE_LINE_COMMIT = compile_lazily(r"^\*?\s*([0-9a-f]{7,40})\s+(?:\([^)]*\)\s+)?(\S.*)$")
+
+
+def head_commit(command: str, output: str) -> str:
+    """The newest commit a `git log` command printed (one line each, `--oneline`, `--graph`; or
+    whole): its hash and subject, which say where the branch stands ("" for another command or
+    output)."""
+    if "log" not in command or not _GIT_LOG.search(command):
+        return ""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    whole = _WHOLE_COMMIT.match(lines[0]) if lines else None
+    if whole:  # `commit <hash>`, its author and date lines, then its message
+        subject = next((line for line in lines[1:6] if not _COMMIT_FIELD.match(line)), "")
+        return head_tail(f"{whole.group(1)[:7]} {subject}".strip(), COMMAND_CHARS)
+    found = _ONE_LINE_COMMIT.match(lines[0]) if lines else None
+    return head_tail(f"{found.group(1)} {found.group(2)}", COMMAND_CHARS) if found else ""
 
 
 def command_key(command: str) -> str:
