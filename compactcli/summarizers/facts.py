@@ -1,8 +1,8 @@
 """The facts a summary is built on, extracted from the records themselves.
 
-`Facts` is what survives any summary: the goal, every user message (trimmed), the user's
-constraints, files read and modified, commands and their outcomes, errors and whether a later
-step resolved them, decisions, identifiers, pending asks and open todo items.
+`Facts` (the record, `fact_record`) is what survives any summary: the goal, every user message
+(trimmed), the user's constraints, files read and modified, commands and their outcomes, errors
+and whether a later step resolved them, decisions, identifiers, pending asks and open todos.
 `extract_facts(messages, previous)` reads them from message views of any format, in order, and
 carries on the facts of an earlier compaction, so file lists are cumulative. The extractive
 summarizer renders them; the LLM summarizer is given them as ground truth and has what it dropped
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from copy import deepcopy
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compactcli.lazy_pattern import compile_lazily
@@ -30,6 +30,8 @@ from compactcli.outcomes import (
 from compactcli.summarizers import carriers, fact_folds, plans, tool_calls
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
+from compactcli.summarizers.fact_record import Command as Command
+from compactcli.summarizers.fact_record import Facts as Facts
 from compactcli.summarizers.goals import goal_of, moved_on, sets_up, settle_commands, states_task
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
 from compactcli.summarizers.rules import instruction_rules, skill_rules
@@ -40,10 +42,8 @@ from compactcli.summarizers.sentences import (
     before_pasted_session,
     condense,
     decision_sentences,
-    fold_superseded,
     sentences,
     setting_values,
-    superseded,
 )
 from compactcli.summarizers.tool_calls import (
     COMMAND_CHARS,
@@ -75,120 +75,6 @@ from compactcli.tools import (
 from compactcli.transcript import Block, Message
 from compactcli.trim import head_tail, one_line
 from compactcli.user_text import given_files, skill_file, squeeze, typed_block, typed_text
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    command: str
-    # "ok" | "failed" | "rejected" | "unknown" | PRINTED_ERROR (it did not fail, but its output
-    # carries an error: a Codex code-mode script that completed around a failed build)
-    outcome: str
-    detail: str = ""  # a short excerpt of what it printed: its error, or its one-line answer
-    runs: int = 1  # how many times it ran (the outcome is the last run's)
-
-
-@dataclass(frozen=True, slots=True)
-class Facts:
-    goal: str = ""
-    user_messages: tuple[str, ...] = ()
-    constraints: tuple[str, ...] = ()
-    files_read: tuple[str, ...] = ()
-    files_modified: tuple[str, ...] = ()
-    commands: tuple[Command, ...] = ()
-    errors: tuple[ErrorFact, ...] = ()
-    decisions: tuple[str, ...] = ()
-    pending: tuple[str, ...] = ()
-    todos: tuple[str, ...] = ()
-    identifiers: tuple[str, ...] = ()  # "commit 2e45f5f", "#12", "AB-1", "branch x"
-    answers: tuple[str, ...] = ()  # the user's words inside tool results (`carriers`)
-    changes: tuple[tuple[str, str], ...] = ()  # (path, what changed), in order
-    plan: tuple[str, ...] = ()  # the steps of the latest plan the user approved
-    reports: tuple[str, ...] = ()  # what each completed turn's last message reported
-    last_reply: str = ""  # the assistant's last text: the current state
-    # the user message each constraint came from (numbered from 1; 0: a file's or not known)
-    constraint_turns: tuple[int, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Facts:
-        return cls(
-            goal=str(data.get("goal", "")),
-            user_messages=tuple(data.get("user_messages", ())),
-            constraints=tuple(data.get("constraints", ())),
-            files_read=tuple(data.get("files_read", ())),
-            files_modified=tuple(data.get("files_modified", ())),
-            commands=tuple(Command(**c) for c in data.get("commands", ())),
-            errors=tuple(ErrorFact(**e) for e in data.get("errors", ())),
-            decisions=tuple(data.get("decisions", ())),
-            pending=tuple(data.get("pending", ())),
-            todos=tuple(data.get("todos", ())),
-            identifiers=tuple(data.get("identifiers", ())),
-            answers=tuple(data.get("answers", ())),
-            changes=tuple(
-                (str(c[0]), str(c[1]))
-                for c in data.get("changes", ())
-                if isinstance(c, list | tuple) and len(c) == 2
-            ),
-            plan=tuple(data.get("plan", ())),
-            reports=tuple(data.get("reports", ())),
-            last_reply=str(data.get("last_reply", "")),
-            constraint_turns=tuple(
-                int(turn) for turn in data.get("constraint_turns", ()) if isinstance(turn, int)
-            ),
-        )
-
-    def is_empty(self) -> bool:
-        return not any(getattr(self, name) for name in self.__slots__)
-
-    def files_only(self) -> bool:
-        """Whether these facts hold no more than file lists: what pi records with its own
-        compaction, not the facts of a summary of ours."""
-        files = ("files_read", "files_modified")
-        return not any(getattr(self, name) for name in self.__slots__ if name not in files)
-
-    def map_text(self, change: Any) -> Facts:
-        """A copy with `change(text)` applied to every string (e.g. redaction)."""
-        return Facts(
-            goal=change(self.goal),
-            user_messages=tuple(map(change, self.user_messages)),
-            constraints=tuple(map(change, self.constraints)),
-            files_read=tuple(map(change, self.files_read)),
-            files_modified=tuple(map(change, self.files_modified)),
-            commands=tuple(
-                replace(c, command=change(c.command), detail=change(c.detail))
-                for c in self.commands
-            ),
-            errors=tuple(
-                replace(e, text=change(e.text), where=change(e.where)) for e in self.errors
-            ),
-            decisions=tuple(map(change, self.decisions)),
-            pending=tuple(map(change, self.pending)),
-            todos=tuple(map(change, self.todos)),
-            identifiers=tuple(map(change, self.identifiers)),
-            answers=tuple(map(change, self.answers)),
-            changes=tuple((change(path), change(note)) for path, note in self.changes),
-            plan=tuple(map(change, self.plan)),
-            reports=tuple(map(change, self.reports)),
-            last_reply=change(self.last_reply),
-            constraint_turns=self.constraint_turns,
-        )
-
-    def replaced_constraints(self) -> dict[int, int]:
-        """For each constraint a later one replaces, that one (`sentences.superseded`), never
-        within one user message: a spec's lines are all in force at once."""
-        return superseded(self.constraints, self._turns())
-
-    def folded_constraints(self) -> list[tuple[str, list[str]]]:
-        """The constraints, each replaced one folded into its replacement (`fold_superseded`),
-        as `replaced_constraints` pairs them."""
-        return fold_superseded(self.constraints, self._turns())
-
-    def _turns(self) -> tuple[int, ...] | None:
-        turns = self.constraint_turns
-        return turns if len(turns) == len(self.constraints) else None
-
 
 # --------------------------------------------------------------------------------------------
 # Limits (characters): long enough to keep what matters, short enough to bound the facts.
