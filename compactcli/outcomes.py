@@ -6,14 +6,11 @@ an `Error:` or `error[...]:` line, a FAIL line, a panic; at most `ERROR_CHARS`);
 call that did not fail but printed an error is `ok` with that line (`content_error`). A shell
 result fails on a non-zero exit code (`exit_code`), an aborted run, a traceback, a shell that
 could not run the command, or a failed code-mode script; a search that found nothing, or a
-lookup of programs that did not find one, does not. `aborted` and `refused_call` tell a run
-that was stopped and a call the tool refused to run as written (a missing parameter) from a
-failure of the work.
-The prune stage writes the error line into the placeholder of a result it clears
-(`CLEARED_RESULT`, then `CLEARED_FAILURE` or `CLEARED_SOFT`), and `cleared_error` /
-`cleared_soft_error` read it back, so a cleared result keeps its outcome. `carries_error` and
-`pasted_errors` find error lines in any text; every such line is trimmed by `compactcli.trim`.
-Nothing here reads a summarizer.
+lookup of programs that did not find one, does not. `aborted` and `refused_call` tell a stopped
+run and a call the tool refused to run as written from a failure of the work. Prune writes the
+error line into the placeholder of a result it clears (`CLEARED_RESULT`, then `CLEARED_FAILURE`
+or `CLEARED_SOFT`), which `cleared_error` / `cleared_soft_error` read back. `carries_error` and
+`pasted_errors` find error lines in any text. Nothing here reads a summarizer.
 """
 
 from __future__ import annotations
@@ -609,11 +606,14 @@ def access_failed(text: str) -> str:
     """The last line of a shell's output that is only programs' complaints that they could not
     open a path (`_ACCESS_FAILED`); '' for any other output. A read-only command (a search, a
     look) that printed only that failed to look, whatever its exit status."""
-    lines = [one_line(line) for line in _TAG.sub("", shell_output(text)).splitlines()]
-    said = [line for line in lines if line and not _NOISE_LINE.match(line)]
-    if said and all(_ACCESS_FAILED.match(line) for line in said):
-        return _cut(said[-1])
-    return ""
+    if "directory" not in text and "Permission denied" not in text:  # no line can be one
+        return ""
+    last, said = "", (one_line(raw) for raw in _TAG.sub("", shell_output(text)).splitlines())
+    for line in (line for line in said if line and not _NOISE_LINE.match(line)):
+        if not _ACCESS_FAILED.match(line):
+            return ""
+        last = line
+    return _cut(last) if last else ""
 
 
 def _no_match(command: str, code: int | None, text: str) -> bool:
