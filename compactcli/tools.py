@@ -302,8 +302,9 @@ def touched_files(name: str | None, arguments: Any) -> Touched:
         command = next((_text(arguments.get(k)) for k in _COMMAND_KEYS if arguments.get(k)), None)
         if command and "*** Begin Patch" in command:  # apply_patch run through the shell
             return Touched(modified=tuple(_paths(command)))
-        written = [path for path, _ in shell_writes(name, arguments)]
-        deleted = shell_deletes(name, arguments)
+        text = shell_command(name, arguments, lines=True)
+        written = [path for path, _ in shell_writes(name, arguments, command=text)]
+        deleted = shell_deletes(name, arguments, command=text)
         if written or deleted:
             return Touched(modified=tuple(dict.fromkeys([*written, *deleted])))
     return Touched()
@@ -619,14 +620,15 @@ _READ_COMMAND = compile_lazily(
 _POWERSHELL_READ = compile_lazily(r"(?i:\b(?:get-content|gc|type))\s")
 
 
-def shell_reads(name: str | None, arguments: Any) -> list[str]:
+def shell_reads(name: str | None, arguments: Any, *, command: str | None = None) -> list[str]:
     """Paths a shell command reads with cat / sed -n / nl / head / tail, or PowerShell's
     `Get-Content` (`gc`, `type`): a quoted path whole, spaces and all; not a glob
     (`next.config.*`), nor a path the shell makes from a variable (`.chunk_$i.txt`). Brackets
     are a route's name, not a pattern, in a path PowerShell reads with `-LiteralPath` or
     another shell reads in single quotes (`app/[id]/page.tsx`); in a command of several lines,
     on every line."""
-    command = shell_command(name, arguments, lines=True)
+    if command is None:  # else given, as the caller read it (`shell_command`, `lines`)
+        command = shell_command(name, arguments, lines=True)
     found: list[str] = []
     for match in _READ_COMMAND.finditer(command):
         quoted = match.group(1)
@@ -662,13 +664,16 @@ _SCRATCH = ("/dev/", "/tmp/", "/var/tmp/", "$TMPDIR", "${TMPDIR", "$env:TEMP", "
 """Where a shell writes what is not the work: a device, a temporary file (a payload to try)."""
 
 
-def shell_writes(name: str | None, arguments: Any) -> list[tuple[str, str]]:
+def shell_writes(
+    name: str | None, arguments: Any, *, command: str | None = None
+) -> list[tuple[str, str]]:
     """(path, text) for each file a shell command writes whole from text it holds: a heredoc
     into `cat > path` or `tee path` (`cat <<'EOF' > specs/research.md`), a PowerShell
     here-string piped to `Set-Content`, `Out-File` or `Add-Content` (`@'...'@ | Set-Content
     .env`). Agents without an edit tool, or on Windows, write files this way. A temporary
     file (`/tmp/payload.json`) is scratch, not the work: none (`_SCRATCH`)."""
-    command = shell_command(name, arguments, lines=True)
+    if command is None:  # else given, as the caller read it (`shell_command`, `lines`)
+        command = shell_command(name, arguments, lines=True)
     if "<<" not in command and "@" not in command:
         return []
     found: list[tuple[str, str]] = []
@@ -690,11 +695,12 @@ _REBUILT = frozenset(
 """Folders a build or an install makes again: deleting one is no change to the work."""
 
 
-def shell_deletes(name: str | None, arguments: Any) -> list[str]:
+def shell_deletes(name: str | None, arguments: Any, *, command: str | None = None) -> list[str]:
     """Paths a shell command deletes (`rm`, `git rm` but for `--cached`, `unlink`, PowerShell's
     `Remove-Item`), each as named: not a glob, a variable's or a scratch path (`_SCRATCH`), nor
     a folder a build makes again (`_REBUILT`)."""
-    command = shell_command(name, arguments, lines=True)
+    if command is None:  # else given, as the caller read it (`shell_command`, `lines`)
+        command = shell_command(name, arguments, lines=True)
     if not any(
         word in command.lower()
         for word in ("rm ", "unlink ", "del ", "erase ", "ri ", "remove-item ")

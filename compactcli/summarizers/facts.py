@@ -473,14 +473,16 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             name = block.name or ""
             kind = call_kind(name, block.arguments)
             touched = touched_files(name, block.arguments)
-            read = touched.read
-            if kind == "shell":
-                read = (*read, *shell_reads(name, block.arguments))
+            read, written = touched.read, []
             notes = carriers.edit_notes(name, block.arguments) if kind == "edit" else ()
-            written = shell_writes(name, block.arguments) if kind == "shell" else []
-            if kind == "shell":  # files written whole (a heredoc, `Set-Content`), or deleted
+            if kind == "shell":  # files read, written whole (a heredoc, `Set-Content`), deleted
+                line = shell_command(name, block.arguments, lines=True)
+                read = (*read, *shell_reads(name, block.arguments, command=line))
+                written = shell_writes(name, block.arguments, command=line)
                 notes = [(path, "written") for path in dict.fromkeys(p for p, _ in written)]
-                notes += [(path, "deleted") for path in shell_deletes(name, block.arguments)]
+                notes += [
+                    (p, "deleted") for p in shell_deletes(name, block.arguments, command=line)
+                ]
             if kind in ("edit", "shell"):
                 texts = [text for _, text in written]
                 for decision in carriers.written_decisions(name, block.arguments, texts):
