@@ -421,6 +421,38 @@ def test_the_newest_commit_a_git_log_printed_is_its_answer(
     assert [c.detail for c in facts.commands] == ([answer] if answer else [])
 
 
+def test_what_a_commands_output_says_the_session_runs_on_is_an_identifier() -> None:
+    """A dev server's banner and address, the branch git is on, a pull request made: named in
+    the first lines of what a command printed, also one that timed out; not any URL."""
+    outputs = {
+        "npm run dev": "> web@0.1.0 dev\n> next dev\n\n   ▲ Next.js 15.5.3 (Turbopack)\n"
+        "   - Local:        http://localhost:3000\n   - Network:      http://192.168.1.5:3000\n",
+        "npx vite": "\n  VITE v5.4.10  ready in 312 ms\n\n  ➜  Local:   http://localhost:5173/\n",
+        "uv run uvicorn app:app": "INFO:     Uvicorn running on http://127.0.0.1:8000 (Press "
+        "CTRL+C to quit)\nCommand timed out after 2m 0s",
+        "git status": "On branch feat/async-grpo\nnothing to commit, working tree clean\n",
+        "gh pr create --fill": "Creating pull request for feat/x into main\n\n"
+        "https://github.com/o/r/pull/12\n",
+        "cat README.md": "See https://docs.example.com/setup for the setup.\n",
+    }
+    turns: list[tuple[str, Any]] = [("user", "Run it.")]
+    for number, (command, output) in enumerate(outputs.items()):
+        turns += [
+            ("assistant", [call(f"c{number}", "Bash", command=command)]),
+            ("user", [result(f"c{number}", output, is_error="timed out" in output)]),
+        ]
+    names = extract_facts(conversation(*turns)).identifiers
+    assert names == (
+        "Next.js 15.5.3",
+        "http://localhost:3000",
+        "VITE v5.4.10",
+        "http://localhost:5173/",
+        "http://127.0.0.1:8000",
+        "branch feat/async-grpo",
+        "https://github.com/o/r/pull/12",
+    )
+
+
 def test_meta_text_is_not_a_user_message() -> None:
     messages = conversation(
         ("user", "<ide_opened_file>The user opened the file .env in the IDE.</ide_opened_file>"),

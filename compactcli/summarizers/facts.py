@@ -33,7 +33,7 @@ from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part o
 from compactcli.summarizers.fact_record import Command as Command
 from compactcli.summarizers.fact_record import Facts as Facts
 from compactcli.summarizers.goals import goal_of, moved_on, sets_up, settle_commands, states_task
-from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, identifiers, newest
+from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, announced, identifiers, newest
 from compactcli.summarizers.rules import instruction_rules, skill_rules
 from compactcli.summarizers.sentences import (
     FENCE,
@@ -595,6 +595,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     whole = shell_command(call.name, call.arguments) if shell else ""  # not cut to a line's room
     lines = SOFT_ERROR_LINES.get(call.kind, SOFT_LINES)
     result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read), soft_lines=lines)
+    if shell:  # what it printed of what the session runs on: a server's address, the branch
+        state.add_identifiers(announced(block.text))
     where = call.command or (call.modified or call.read or ("",))[0]
     if shell and call.modified:  # a patch or a file written through the shell: at its file
         where = call.modified[0]

@@ -129,6 +129,28 @@ def named(identifier: str) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
+_ANNOUNCES = compile_lazily(
+    r"^\s*(?:▲ |VITE v\d|(?:➜|-)?\s*Local:\s+https?://|On branch |"
+    r"Switched to (?:a new )?branch |.*\b(?:running|listening|serving|available) (?:on|at) "
+    r"https?://|.*\bready - started server on |https://github\.com/[^/\s]+/[^/\s]+/pull/\d+)",
+    re.IGNORECASE,
+)
+"""A line of a command's output that names what the session runs on: a dev server's banner and
+its address (`▲ Next.js 15.5.3`, `VITE v5.4.10`, `➜  Local: http://localhost:5173/`, `Uvicorn
+running on http://127.0.0.1:8000`), the branch git is on or switched to, a pull request made."""
+ANNOUNCED_LINES = 40
+"""How many first lines of an output are looked at for `_ANNOUNCES` (a banner comes first)."""
+
+
+def announced(output: str) -> str:
+    """The lines among the first `ANNOUNCED_LINES` of a command's output that name what the
+    session runs on (`_ANNOUNCES`), for `identifiers` to read; "" when none does."""
+    if "http" not in output and "branch" not in output and "▲" not in output:
+        return ""
+    lines = output.splitlines()[:ANNOUNCED_LINES]
+    return "\n".join(line for line in lines if _ANNOUNCES.match(line))
+
+
 def identifiers(text: str) -> list[str]:
     """The identifiers `text` names, in order, as "commit 2e45f5f", "#123", "AB-12" or
     "branch feat/x" (see the module docstring). Each pattern runs only where a plain substring
