@@ -453,6 +453,27 @@ def test_what_a_commands_output_says_the_session_runs_on_is_an_identifier() -> N
     )
 
 
+def test_a_sentence_under_a_rules_heading_is_a_constraint_without_a_cue_word() -> None:
+    brief = (
+        "You are the acceptance inspector.\n\nHard Rules (Must be followed)\n"
+        "Item by item: check each acceptance item in the plan's order. After completing all "
+        "items, summarize the report and write it to ./.tmp/report.md.\n"
+        "Are core happy paths covered?\n10.2 Method:\n(At least one end-to-end test.)\n"
+        "Output Requirements for the report\n"
+        "- Record each issue with its evidence.\n\n# Project\n"
+        "The project keeps its orders in Postgres.\n"
+    )
+    constraints = extract_facts(conversation(("user", brief))).constraints
+    assert constraints == (
+        "Item by item: check each acceptance item in the plan's order.",
+        "After completing all items, summarize the report and write it to ./.tmp/report.md.",
+        "Record each issue with its evidence.",
+    )
+    # the same sentences with no rules heading above them set no rule
+    plain = brief.replace("Hard Rules (Must be followed)\n", "")
+    assert extract_facts(conversation(("user", plain))).constraints == ()
+
+
 def test_meta_text_is_not_a_user_message() -> None:
     messages = conversation(
         ("user", "<ide_opened_file>The user opened the file .env in the IDE.</ide_opened_file>"),

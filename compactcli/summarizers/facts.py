@@ -42,6 +42,8 @@ from compactcli.summarizers.sentences import (
     before_pasted_session,
     condense,
     decision_sentences,
+    rule_sentences,
+    rules_title,
     sentences,
     setting_values,
 )
@@ -204,8 +206,12 @@ class _State:
         """What text the user wrote gives: its names, its rules and settings, the errors pasted
         into it."""
         self.add_identifiers(text)
+        ruled = rule_sentences(text)
         for sentence in sentences(before_pasted_session(text), lists=True):
-            self.add_sentence(sentence, as_constraint(sentence))
+            constraint = None if ruled and rules_title(sentence) else as_constraint(sentence)
+            if constraint is None and sentence in ruled:  # under a rules heading
+                constraint = head_tail(one_line(sentence), SENTENCE_CHARS)
+            self.add_sentence(sentence, constraint)
         for line in pasted_errors(text):
             self.errors.keep(ErrorFact(text=line, resolved=False, tool=PASTED))
 

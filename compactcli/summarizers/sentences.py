@@ -257,6 +257,63 @@ def before_pasted_session(text: str) -> str:
     return text[: text.rfind("\n", 0, first.start()) + 1]
 
 
+_RULES_TITLE = compile_lazily(
+    r"^(?:#{1,6}\s+)?[^.!?]{0,40}\b(?:rules?|constraints?|must be followed|non-negotiables?|"
+    r"guardrails?|do'?s and don'?ts)\b[^.!?]{0,30}:?$",
+    re.IGNORECASE,
+)
+"""A heading, with `#` or on a line of its own, that names what follows rules (`## Hard Rules`,
+`Constraints:`, `Hard Rules (Must be followed)`): at most `TITLE_WORDS` words, no stop."""
+TITLE_WORDS = 8
+RULE_SECTION_LINES = 30
+"""How many lines a rules heading covers at most (to the next heading or rule line before)."""
+RULE_WORDS = 4
+"""The fewest words a line of a rules section holds to say a rule (not a name or a label)."""
+
+
+def rules_title(line: str) -> bool:
+    """Whether a line is a heading that names what follows rules (`_RULES_TITLE`): a title, not
+    a rule, whatever word it holds ("Hard Rules (Must be followed)")."""
+    return len(line.split()) <= TITLE_WORDS and _RULES_TITLE.match(line.strip()) is not None
+
+
+def _rule_section_lines(text: str) -> list[str]:
+    """The lines under a heading that names them rules (`_RULES_TITLE`), their list marks off,
+    to the next markdown heading, a horizontal rule (`===`, `---`) or `RULE_SECTION_LINES` lines:
+    each the user's rule whether it says `must` or not ("After completing all items, write the
+    report to ./.tmp/")."""
+    low = text.lower()
+    if "rule" not in low and "constraint" not in low and "must be" not in low:
+        return []
+    found: list[str] = []
+    left = 0  # lines of the section still to read
+    for raw in text.splitlines():
+        line = raw.strip()
+        if rules_title(line):
+            left = RULE_SECTION_LINES
+        elif left and (line.startswith("#") or (line and set(line) <= set("=-*_ "))):
+            left = 0
+        elif left and line:
+            said = _BULLET.sub("", line)
+            if len(said.split()) >= RULE_WORDS:
+                found.append(said)
+            left -= 1
+    return found
+
+
+def rule_sentences(text: str) -> set[str]:
+    """The sentences of a user's text that state a rule because a rules heading is above them
+    (`_rule_section_lines`): not a question, a label (`10.2 Method:`), an aside in brackets,
+    nor a heading of its own (a few words with no stop: `Output Requirements`)."""
+    found: set[str] = set()
+    for sentence in sentences("\n\n".join(_rule_section_lines(text))):
+        if sentence.endswith(("?", ":")) or sentence.startswith("("):
+            continue
+        if sentence.endswith((".", "!")) or len(sentence.split()) > TITLE_WORDS:
+            found.add(sentence)
+    return found
+
+
 def as_constraint(sentence: str) -> str | None:
     """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
     a sentence that only introduces what follows it, ending with `:`, read alone, nor an
