@@ -94,7 +94,8 @@ class Block:
     text: str = ""
     json: bool = False
     call_id: str | None = None
-    name: str | None = None  # a tool's name; on text, the type of an extension's message (pi)
+    name: str | None = None  # a tool's name; on text, what put it there when not the person
+    # typing (pi: an extension's message type; Claude Code: `meta`, an `isMeta` record)
     arguments: Any = None
     is_error: bool = False
     type: str = ""  # the format's own type name, e.g. "tool_use", "function_call_output"

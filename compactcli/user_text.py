@@ -235,8 +235,9 @@ def skill_file(text: str) -> str | None:
 
 def typed_block(block: Block) -> tuple[str | None, str | None]:
     """`typed_text` of a text block; (None, None) for any other block, for pi's `!` command
-    (`bashExecution`: a command, not typed text) and for the text of a message a pi extension
-    added (a text block with a `name`: the type of that message, such as `enriched-prompt`)."""
+    (`bashExecution`: a command, not typed text) and for text the agent put there (a text block
+    with a `name`: a pi extension's message, such as `enriched-prompt`; the body of a skill
+    or a command Claude Code marked `isMeta`)."""
     if block.kind != "text" or block.type == "bashExecution" or block.name:
         return None, None
     return typed_text(block.text)

@@ -22,6 +22,7 @@ from compactcli.formats.claude_code.state import _chain_of
 from compactcli.formats.detect import detect_format
 from compactcli.images import ImageSize
 from compactcli.loading import read_transcript, to_bytes
+from compactcli.summarizers.facts import extract_facts
 from compactcli.transcript import Record, Transcript
 from compactcli.validation import validate
 
@@ -1168,3 +1169,38 @@ def test_messages_left_unmade_read_as_messages_made_at_once(
         (m.model for m in reversed(expected) if m and m.model and not m.model.startswith("<")),
         None,
     )
+
+
+def test_text_claude_code_put_in_a_user_record_is_not_what_the_person_typed() -> None:
+    """A user record marked `isMeta` (a built-in skill's body after "Launching skill: ...", a
+    command's expansion, "Continue from where you left off.") holds text the agent put there:
+    its text blocks are named `meta`, and the facts read no user message, no ask, from them."""
+
+    def user(uuid: str, parent: str | None, content: Any, **extra: Any) -> dict[str, Any]:
+        message = {"role": "user", "content": content}
+        return {"type": "user", "uuid": uuid, "parentUuid": parent, "message": message, **extra}
+
+    skill = "# Update Config Skill\n\nModify Claude Code configuration by updating settings."
+    records = [
+        user("u1", None, "Turn the LED on when a Teams message arrives."),
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-sonnet-4-6",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Skill", "input": {}}],
+            },
+        },
+        user("u2", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "Launching"}]),
+        user("u3", "u2", [{"type": "text", "text": skill}], isMeta=True),
+    ]
+    transcript = Transcript(records=tuple(Record(raw=r) for r in records), format="claude-code")
+    messages = ClaudeCodeDialect().messages(transcript)
+    assert [b.name for b in messages[-1].blocks] == ["meta"]
+    assert [b.name for b in messages[0].blocks] == [None]
+    facts = extract_facts(messages)
+    assert facts.user_messages == ("Turn the LED on when a Teams message arrives.",)
+    assert not any("Update Config" in ask for ask in facts.pending)

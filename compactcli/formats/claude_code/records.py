@@ -15,6 +15,7 @@ asked. `_light_block` gives the common block shapes as plain values (`LightBlock
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -32,6 +33,9 @@ LEGACY_TYPES = frozenset({"progress"})
 
 _DAG_TYPES = CHAIN_TYPES | LEGACY_TYPES
 
+META = "meta"
+"""The `name` of a text block of a user record Claude Code marks `isMeta`: text it put there (a
+skill's body, a command's expansion, a caveat), not what the person typed."""
 METADATA_TYPES = frozenset(
     {
         "summary",
@@ -325,6 +329,10 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
             raise _ShapeError(f"{kind} record: message has no content")
         blocks = _blocks(message["content"], ("message", "content"), names)
         if kind == "user":
+            if raw.get("isMeta") is True:  # text Claude Code put there, not the person
+                blocks = tuple(
+                    replace(b, name=META) if b.kind == "text" and not b.name else b for b in blocks
+                )
             return Message(
                 index=index,
                 role="user",
