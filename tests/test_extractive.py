@@ -936,3 +936,27 @@ def test_a_command_that_sets_up_the_session_is_not_listed_as_a_message() -> None
         "2. Now add a legend above it.",
         "3. (pending: see the asks below)",
     ]
+
+
+def test_the_newest_message_that_states_a_task_is_shown_whole_before_older_ones() -> None:
+    """The turns after a summary carry on the newest user message that states a task ("go
+    ahead" after a list of changes): that list is shown whole before any older long message is,
+    and at budgets too tight for the older ones."""
+    older = " ".join(f"Point {n}: how the canvas should feel when zoomed." for n in range(20))
+    changes = "Make the following changes one at a time.\n" + "\n".join(
+        f"- Change {n}: shrink the node text by {n} points" for n in range(12)
+    )
+    messages = (
+        "Build the node editor.",
+        *(f"Idea {k}. {older}" for k in range(12)),
+        changes,
+        "go ahead",
+    )
+    facts = Facts(goal=messages[0], user_messages=messages)
+    listed = 0
+    for budget in range(3000, 300, -50):
+        text = render_facts(facts, budget, COUNTER.text_tokens)[0]
+        whole = all(f"Change {n}:" in text for n in range(12))
+        assert whole or "Point 10:" not in text, budget  # no older brief before the list
+        listed += whole and "Point 10:" not in text
+    assert listed >= 10

@@ -27,7 +27,7 @@ from compactcli.summarizers.facts import (
     Facts,
     extract_facts,
 )
-from compactcli.summarizers.goals import sets_up
+from compactcli.summarizers.goals import sets_up, states_task
 from compactcli.summarizers.identifiers import is_defined_name, named, said_once
 from compactcli.summarizers.sentences import (
     STOP_WORDS,
@@ -251,6 +251,7 @@ def _items(
         if position == len(facts.user_messages) or not sets_up(message.strip())
     ]
     total = len(messages)
+    last_task = max((n for n, m in enumerate(messages, start=1) if states_task(m)), default=0)
     seen_goal = False
     pending = {squeeze(ask) for ask in facts.pending}
     for number, message in enumerate(messages, start=1):
@@ -265,8 +266,16 @@ def _items(
             shapes = (f"{number}. {SEE_REQUEST}",)
         elif squeeze(message) in pending:
             shapes = (f"{number}. {SEE_PENDING}",)
-        # newest first: a later message outranks an earlier one
-        add(USER_MESSAGES, shapes, rank=100 + (total - number))
+        # newest first: a later message outranks an earlier one; the newest that states a task
+        # is the one the turns after the summary carry on ("go ahead", "do the remaining
+        # changes"): always shown, at 2,000 characters when there is room
+        newest = number == last_task and len(shapes) > 1
+        add(
+            USER_MESSAGES,
+            shapes[-2:] if newest else shapes,
+            rank=100 + (total - number),
+            kept=newest,
+        )
     for constraint, olds in facts.folded_constraints():
         if not olds and quoted_message and _said(constraint, (quoted_message,)):
             continue  # the request quoted after the summary says it
