@@ -960,3 +960,19 @@ def test_the_newest_message_that_states_a_task_is_shown_whole_before_older_ones(
         assert whole or "Point 10:" not in text, budget  # no older brief before the list
         listed += whole and "Point 10:" not in text
     assert listed >= 10
+
+
+def test_a_sub_agents_report_is_shown_at_most_cut_to_its_middle_shape() -> None:
+    """A sub-agent's report (an exploration can run to pages) is a report of the work, shown at
+    most at 700 characters, where the agent's own report may take 3,000."""
+    explored = "; ".join(f"Module {n} holds the {n}th service and its tests" for n in range(80))
+    own = "; ".join(f"Step {n}: the loader reads page {n}" for n in range(60))
+    facts = Facts(
+        goal="Map the project.",
+        user_messages=("Map the project.",),
+        reports=(f"Sub-agent (Explore the project): {explored}", f"Mapped it. {own}"),
+    )
+    text = render_facts(facts, 6000, COUNTER.text_tokens)[0]
+    line = next(x for x in text.splitlines() if x.startswith("- Sub-agent (Explore"))
+    assert 300 < len(line) <= 720
+    assert "Step 40:" in text  # the agent's own report, at its fuller shape

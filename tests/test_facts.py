@@ -3623,3 +3623,34 @@ def test_a_plan_the_agent_wrote_to_a_file_is_the_plan_once_the_user_approves_it_
         "PLAN.md is fine, go", "Write", file_path="PLAN.md", content="- Add the index\n- Backfill"
     )
     assert list(written.plan) == ["Add the index", "Backfill"]
+
+
+def test_what_a_sub_agent_reported_back_is_a_report_of_the_work() -> None:
+    found = (
+        "Perfect! Here is what I found.\n\n## Findings\n\n- The register screen keeps "
+        "`MutableLiveData` for its data-bound fields (Category A).\n- `RegisterEffect` carries "
+        "the navigation events.\n\nagentId: a1b2c3 (use it to resume this agent)"
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", "Migrate the register screen."),
+            (
+                "assistant",
+                [
+                    call("s1", "Task", description="Migrate RegisterViewModel", prompt="..."),
+                    call("s2", "Agent", prompt="Look around."),
+                    call("s3", "Task", description="Count the screens", prompt="..."),
+                ],
+            ),
+            (
+                "user",
+                [result("s1", found), result("s2", found), result("s3", "12 screens.")],
+            ),
+        )
+    )
+    assert facts.reports[0].startswith(
+        "Sub-agent (Migrate RegisterViewModel): Perfect! Here is what I found.; Findings; "
+        "The register screen keeps `MutableLiveData` for its data-bound fields (Category A)."
+    )
+    assert facts.reports[1].startswith("Sub-agent (task): Perfect!")
+    assert len(facts.reports) == 2  # a one-line answer is no report

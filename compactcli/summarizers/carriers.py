@@ -520,6 +520,25 @@ def _step_key(step: str) -> str:
     return step.replace("**", "").strip("*_ ").rstrip("…")[:150]
 
 
+SUBAGENT_TOOLS = frozenset({"task", "agent"})
+"""Claude Code's tools that run a sub-agent, whose result is that agent's final message."""
+SUBAGENT = "Sub-agent"
+"""How a sub-agent's report starts among the reports (`subagent_report`)."""
+
+
+def subagent_report(name: str | None, arguments: Any, result: str) -> str | None:
+    """What a sub-agent reported back (`SUBAGENT_TOOLS`): its final message as one line
+    (`report`), after the task it was given (its `description`); None for another tool or a
+    short answer."""
+    if base_name(name) not in SUBAGENT_TOOLS:
+        return None
+    found = report(result)
+    if found is None:
+        return None
+    task = arguments.get("description") if isinstance(arguments, Mapping) else None
+    return f"{SUBAGENT} ({clip(task, 80) if isinstance(task, str) else 'task'}): {found}"
+
+
 def report(text: str) -> str | None:
     """An end-of-turn message (what was done or found) as one line: its prose and list lines
     outside code, markdown markers and rules (`---`) taken off, joined by `; ` (at most

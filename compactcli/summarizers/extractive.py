@@ -16,7 +16,7 @@ from typing import Any
 
 from compactcli.redact import redact
 from compactcli.summarizers import SummaryRequest, SummaryResult
-from compactcli.summarizers.carriers import changes_text, reports_reply
+from compactcli.summarizers.carriers import SUBAGENT, changes_text, reports_reply
 from compactcli.summarizers.earlier import earlier_room, fit_earlier
 from compactcli.summarizers.facts import (
     GOAL_CHARS,
@@ -335,8 +335,9 @@ def _items(
     for position, line in enumerate(reports):
         if line.startswith(WHILE_WORKING):  # said mid-turn: after the reports and decisions
             add(PROGRESS, _shapes(line, (800, 240), "- "), rank=25_000 + (len(reports) - position))
-        else:
-            shapes = (*_shapes(line, _REPORT_CAPS[:-1], "- "), f"- {clip(line, _REPORT_CAPS[-1])}")
+        else:  # a sub-agent's report at most its middle shape: the agent's own come first
+            caps = _REPORT_CAPS[1:-1] if line.startswith(SUBAGENT) else _REPORT_CAPS[:-1]
+            shapes = (*_shapes(line, caps, "- "), f"- {clip(line, _REPORT_CAPS[-1])}")
             add(PROGRESS, tuple(dict.fromkeys(shapes)), rank=8_000 + (len(reports) - position))
     # an identifier named only by a constraint that was replaced is no longer current
     replaced = [facts.constraints[i] for i in changes]

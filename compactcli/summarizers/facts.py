@@ -628,6 +628,9 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             _add_error(state, error)
             return
         state.resolve(call, where)
+        delegated = carriers.subagent_report(call.name, call.arguments, block.text)
+        if delegated:  # what a sub-agent found or did: a report of the work
+            state.reports.add(delegated)
         message = commit_message(raw_command(call.arguments)) if "commit" in call.command else None
         if message:  # a milestone: with the agent's reports, not the command log
             made = GIT_COMMIT_LINE.search(block.text, 0, 2000)  # else a `git log` after it
