@@ -104,6 +104,8 @@ class ClaudeCodeStreamer(Streamer):
 
     def _light_message(self, index: int, raw: Any, kind: str, lineno: int) -> LightMessage:
         """The message of a user or assistant record, as `_record_message` would make it."""
+        if kind == "user" and raw.get("isMeta") is True:  # its text named as the views name it
+            return self._slow(index, raw, lineno)
         message = raw.get("message")
         content = message.get("content", _ABSENT) if isinstance(message, dict) else _ABSENT
         blocks: list[LightBlock] = []
