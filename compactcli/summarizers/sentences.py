@@ -314,12 +314,29 @@ def rule_sentences(text: str) -> set[str]:
     return found
 
 
+_REVIEW_LABEL = compile_lazily(
+    r"^(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*|__)?(?:"
+    r"(?P<fix>(?:minimum\s+|required\s+|recommended\s+|suggested\s+|proposed\s+)?"
+    r"(?:actionable\s+)?(?:fix(?:es)?|remediation|recommendations?|how\s+to\s+fix))|"
+    r"(?:brief\s+)?rationale|evidence(?:/boundary)?|impact|why\s+it\s+matters|reviewed|executed|"
+    r"location)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+\S",
+    re.IGNORECASE,
+)
+"""A labelled line of a review's finding: its fix (`Minimum actionable fix: ...`,
+`Recommendation: ...`), which is what it asks for; or what only supports the finding
+(`Brief rationale:`, `Evidence:`, `Impact:`), which sets no rule whatever words it uses."""
+
+
 def as_constraint(sentence: str) -> str | None:
     """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
     a sentence that only introduces what follows it, ending with `:`, read alone, nor an
-    agent's word on its own next step, `_AGENT_TALK`)."""
+    agent's word on its own next step, `_AGENT_TALK`). Of a review pasted in, a finding's fix
+    is a rule and its rationale, evidence and impact are none (`_REVIEW_LABEL`)."""
     if sentence.endswith(":") or _AGENT_TALK.match(sentence):
         return None
+    review = _REVIEW_LABEL.match(sentence)
+    if review:
+        return head_tail(one_line(sentence), SENTENCE_CHARS) if review.group("fix") else None
     question = sentence.endswith("?")
     match = (_STRONG if question else _CONSTRAINT).search(sentence)
     if not match and not question:
@@ -408,6 +425,9 @@ quizzes, spaced repetition queue`)."""
 
 
 def _says_a_rule_or_an_error(line: str) -> bool:
+    review = _REVIEW_LABEL.match(line)
+    if review:  # a finding's fix, not what supports it
+        return review.group("fix") is not None
     return carries_error(line) or _CONSTRAINT.search(line) is not None
 
 
