@@ -474,6 +474,28 @@ def test_a_sentence_under_a_rules_heading_is_a_constraint_without_a_cue_word() -
     assert extract_facts(conversation(("user", plain))).constraints == ()
 
 
+def test_a_pasted_review_gives_its_fixes_as_rules_and_not_its_evidence() -> None:
+    finding = (
+        "{n}. Severity: High\n"
+        "Conclusion: The backend falls back to hardcoded credentials {n}.\n"
+        "Brief rationale: It retries with the legacy password instead of failing closed.\n"
+        "Evidence: `backend/src/database.ts:70-97` only disables it in production.\n"
+        "Impact: Security can be downgraded without the operator's intent.\n"
+        "Minimum actionable fix: Remove the automatic fallback {n}, or gate it behind a flag.\n"
+    )
+    review = "# Audit\n\n" + "\n".join(finding.format(n=n) for n in range(1, 13))
+    constraints = extract_facts(conversation(("user", review))).constraints
+    assert constraints == tuple(
+        f"Minimum actionable fix: Remove the automatic fallback {n}, or gate it behind a flag."
+        for n in range(1, 13)
+    )
+    # a review too long to quote whole keeps its fixes in the middle, not its evidence
+    short = condense(review, 1200)
+    middle = short.split(" […] ")[1]
+    assert "Remove the automatic fallback 6," in middle
+    assert "Evidence" not in middle and "Brief rationale" not in middle
+
+
 def test_meta_text_is_not_a_user_message() -> None:
     messages = conversation(
         ("user", "<ide_opened_file>The user opened the file .env in the IDE.</ide_opened_file>"),
@@ -2991,6 +3013,25 @@ def test_a_build_s_type_error_is_the_error_not_a_later_error_line() -> None:
         "Syntax error: Unexpected token (3:4)"
     )
     assert content_error("No type error: all 12 files checked\n", shell=True) == ""
+
+
+def test_a_log_s_error_line_after_its_time_is_an_error_of_a_run_that_exited_0() -> None:
+    logged = (
+        "2026-05-21 16:25:02 [INFO] collected 40 items\n"
+        "2026-05-21 16:25:41 [INFO] HTTP Request: POST https://example.test/send 200 OK\n"
+        "2026-05-21 16:25:41 [ERROR] push failed: {'errcode': 40058, 'errmsg': "
+        "'markdown.content exceed max length 4096'}\n"
+        "2026-05-21 16:25:42 [INFO] done\n"
+    )
+    assert content_error(logged, shell=True) == (
+        "2026-05-21 16:25:41 [ERROR] push failed: {'errcode': 40058, 'errmsg': "
+        "'markdown.content exceed max length 4096'}"
+    )
+    stamped = "[2026-05-21T16:25:41.120Z] CRITICAL disk full\n"
+    assert content_error(stamped, shell=True) == "[2026-05-21T16:25:41.120Z] CRITICAL disk full"
+    # a log that only says a count of errors, or a level in a sentence, says none
+    assert content_error("2026-05-21 16:25:41 [INFO] 0 errors, 12 warnings\n", shell=True) == ""
+    assert content_error("2026-05-21 16:25:41 set level to ERROR only\n", shell=True) == ""
 
 
 def test_a_tool_s_error_is_placed_only_at_an_argument_that_says_where() -> None:
