@@ -137,15 +137,15 @@ before a line of output that only says an error word (`Result: undefined/api`)."
 # A line that is an error by its start: an exception class (with pytest's `E` marker), an
 # `Error:` / `Exception:` / `error[E0308]:` / Node's `Error [ERR_MODULE_NOT_FOUND]:` / `fatal:` /
 # `panic:` line, a log's ERROR line (after its time: `2026-05-21 16:25:41 [ERROR] ...`), a Rust
-# panic; a build's own word for its error (Next.js `Type error: ...`), and what a tool says
-# failed (`apply_patch verification failed: ...`, a sub-agent's `API Error: terminated`).
+# panic, Ginkgo's `[FAILED] message`; a build's own word for its error (`Type error: ...`), what
+# a tool says failed (`apply_patch verification failed: ...`, a sub-agent's `API Error: ...`).
 _ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
     r"^(?:Error|error|Exception|Fatal|fatal|panic)(?: ?\[[\w.-]+\])?:|"
     r"^(?:\[?\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\]?\s+(?:[-|]\s+)?)?\[?(?:ERROR|FATAL|PANIC|CRITICAL)\b|"
     r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
     r"^(?!(?:[Nn]o|[Zz]ero|0)\b)[\w.-]+(?: [\w.-]+){0,2} (?:failed|[Ee]rror): \S|"
-    r"^thread '[^']*' panicked"
+    r"^thread '[^']*' panicked|^\[FAILED\] (?!\[|in \[)\S"
 )
 # Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);
 # other tools print it as a bullet (`● 0 nodes, 75 edges`): only the first kind is a failure.

@@ -3034,6 +3034,24 @@ def test_a_log_s_error_line_after_its_time_is_an_error_of_a_run_that_exited_0() 
     assert content_error("2026-05-21 16:25:41 set level to ERROR only\n", shell=True) == ""
 
 
+def test_ginkgo_s_failure_message_is_the_error_not_go_test_s_summary_line() -> None:
+    red, grey, reset = "\x1b[38;5;9m", "\x1b[38;5;243m", "\x1b[0m"
+    output = (
+        f"{red}• [FAILED] [0.001 seconds]{reset}\n"
+        f"Schema resolver {grey}MobileAvailableHandsets [It] groups handsets{reset}\n"
+        f"  {red}[FAILED]{reset} in [It] - /repo/internal/graph/resolver.go:74\n"
+        f"  {red}[FAILED] wrong number of arguments in Do func for *mocks.MockClient.Get: "
+        f"got 2, want 3 [/repo/internal/graph/schema.resolvers_test.go:1834]{reset}\n"
+        "--- FAIL: TestResolver (0.01s)\nFAIL\nExit code 1\n"
+    )
+    expected = (
+        "[FAILED] wrong number of arguments in Do func for *mocks.MockClient.Get: got 2, want 3 "
+        "[/repo/internal/graph/schema.resolvers_test.go:1834]"
+    )
+    assert error_line(output) == expected
+    assert content_error(output, shell=True) == expected
+
+
 def test_a_tool_s_error_is_placed_only_at_an_argument_that_says_where() -> None:
     failed = "Error: No connection to browser extension."
     arguments = {"args": '{"url": "http://localhost:3001"}', "server": "browsermcp"}
