@@ -127,6 +127,10 @@ _AWS_SECRET = compile_lazily(
     r"([^\n:=]{0,40}?[:=]\s*\\?[\"']?)([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
 )
 _URL_PASSWORD = compile_lazily(r"(://[^\s:/@\"'<>]*:)([^\s@/\"'<>]+)(@)")
+_URL_KEY = compile_lazily(
+    r"([?&](?:key|token|access[_-]?token|auth[_-]?token|auth|secret|signature)=)"
+    r"((?=[A-Za-z0-9._~%+/-]*\d)[A-Za-z0-9._~%+/-]{16,})"
+)
 
 _NAME_WORDS = (
     r"api[_-]?key|apikey|secret|token|passwd|password|pwd|credentials?|private[_-]?key|"
@@ -372,6 +376,13 @@ _RULES: tuple[_Rule, ...] = (
         secret=3,
     ),
     _Rule("url-password", _URL_PASSWORD, ("://",), _keep_group(1, "url-password", 3), secret=2),
+    _Rule(
+        "url-key",
+        _URL_KEY,
+        ("key=", "token=", "auth=", "secret=", "signature="),
+        _keep_group(1, "url-key"),
+        secret=2,
+    ),
 )
 """compactcli's own rules, in the order they run (gitleaks' and the assignments follow), kinds in
 brackets: a whole PEM private key block, to its END line or, when that is missing, to the end of
@@ -386,7 +397,9 @@ Tokens (`jwt`); `Bearer`, `Basic` and other `Authorization:` credentials (`beare
 (`--token`, `--secret`...; `password`, `token`, `secret`...); Azure `AccountKey=` /
 `SharedAccessKey=` and a SAS `sig=` (`azure-storage-key`, `azure-sas-signature`); an AWS secret
 access key after its label, as in `aws configure` or `~/.aws/credentials` (`aws-secret-key`);
-the password in a URL, `scheme://user:password@host`, the user staying (`url-password`)."""
+the password in a URL, `scheme://user:password@host`, the user staying (`url-password`); a key
+or token in a URL's query (`?key=…`, `&access_token=…`, `&signature=…`: a webhook's or an API's
+credential, 16 characters or more with a digit), the name staying (`url-key`)."""
 
 _OWN_KINDS = (
     "private-key",
@@ -411,6 +424,7 @@ _OWN_KINDS = (
     "azure-sas-signature",
     "aws-secret-key",
     "url-password",
+    "url-key",
     "password",
     "token",
     "api-key",

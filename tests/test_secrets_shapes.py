@@ -181,6 +181,16 @@ SHAPES = [
     ),
     Shape("url-password-empty-user", "r3disPass", "REDIS_URL=redis://:{s}@cache:6379/0"),
     Shape(
+        "url-key-webhook",
+        str(uuid.UUID(fake(HEX, 32, "webhook-key"))),
+        "curl -s 'https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={s}' -d @msg.json",
+    ),
+    Shape(
+        "url-access-token",
+        fake(HEX, 64, "robot-token"),
+        "POST https://oapi.dingtalk.com/robot/send?access_token={s}&timestamp=1716280000",
+    ),
+    Shape(
         "openai-project",
         "sk-proj-" + fake(URLSAFE, 48, "openai") + "T3BlbkFJ" + fake(URLSAFE, 48, "openai2"),
         "export OPENAI_API_KEY={s}",
@@ -426,6 +436,7 @@ NOT_SECRETS = [
     "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
     "git clone git@github.com:owner/repo.git; https://example.com/a:b/c; http://localhost:8080/x",
     "Authorization header is required for all endpoints",
+    "GET /search?key=value&q=hello, /docs?key=authentication-overview&page=2",
     "The task-management system and risk-assessment-v2-final-draft are done.",
 ]
 
