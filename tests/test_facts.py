@@ -3684,6 +3684,43 @@ def test_a_plan_the_agent_wrote_to_a_file_is_the_plan_once_the_user_approves_it_
     assert list(written.plan) == ["Add the index", "Backfill"]
 
 
+def test_the_rules_an_agent_passed_on_to_a_sub_agent_are_the_session_s_rules() -> None:
+    brief = (
+        "Refactor the Register page to MVVM.\n\n## Key files:\n- `RegisterActivity.kt`\n\n"
+        "## Project conventions (from MEMORY.md):\n"
+        "- Models (UiState/Effect) go at the bottom of the ViewModel file, not in XxxModels.kt\n"
+        "- Package: `com.example`\n\n"
+        "## User preferences:\n- Do NOT show file content in responses\n"
+        "- Keep responses concise\n\nPlease:\n1. Keep the repository layer as-is\n"
+        "2. Do not run the app\n"
+    )
+    report = (
+        "## Summary of Changes\n\n- Overrode `setProgressStatus` to update `_state` instead "
+        "of `progressDialogObservable`\n- Added `RegisterEffect` at the bottom of the file\n"
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", "Migrate the register screen."),
+            (
+                "assistant",
+                [
+                    call("s1", "Task", description="Refactor Register", prompt=brief),
+                    call("s2", "Agent", prompt="Look around. Do not edit any file."),
+                ],
+            ),
+            ("user", [result("s1", report), result("s2", "Nothing found.")]),
+        )
+    )
+    assert facts.constraints == (
+        "Models (UiState/Effect) go at the bottom of the ViewModel file, not in XxxModels.kt",
+        "Do NOT show file content in responses",
+        "Keep responses concise",
+    )
+    assert facts.decisions == (
+        "Overrode `setProgressStatus` to update `_state` instead of `progressDialogObservable`",
+    )
+
+
 def test_what_a_sub_agent_reported_back_is_a_report_of_the_work() -> None:
     found = (
         "Perfect! Here is what I found.\n\n## Findings\n\n- The register screen keeps "

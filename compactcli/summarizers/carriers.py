@@ -21,7 +21,7 @@ import orjson
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.summarizers.plans import plan_steps, proposed_plans
 from compactcli.summarizers.rules import LIST_ITEM
-from compactcli.summarizers.sentences import DECISION_CHARS
+from compactcli.summarizers.sentences import DECISION_CHARS, rule_sentences
 from compactcli.summarizers.spans import code_span
 from compactcli.tools import base_name
 from compactcli.trim import clip, head_tail, one_line
@@ -537,6 +537,27 @@ def subagent_report(name: str | None, arguments: Any, result: str) -> str | None
         return None
     task = arguments.get("description") if isinstance(arguments, Mapping) else None
     return f"{SUBAGENT} ({clip(task, 80) if isinstance(task, str) else 'task'}): {found}"
+
+
+def subagent_rules(name: str | None, arguments: Any) -> list[str]:
+    """The rules an agent passed on to a sub-agent (`SUBAGENT_TOOLS`): the sentences of its
+    brief under a heading that names them rules, preferences or conventions (`rule_sentences`:
+    "## User preferences: Keep responses concise"), which hold for the session too; not the
+    task's own steps, nor what the brief asks of the sub-agent alone ("Do not edit files")."""
+    if base_name(name) not in SUBAGENT_TOOLS or not isinstance(arguments, Mapping):
+        return []
+    brief = arguments.get("prompt")
+    if not isinstance(brief, str):
+        return []
+    asked = _BRIEF_STEPS.search(brief)  # what follows `Please:` is the sub-agent's own work
+    brief = brief[: asked.start()] if asked else brief
+    return sorted(rule_sentences(brief), key=brief.find)
+
+
+_BRIEF_STEPS = compile_lazily(
+    r"^\s*(?:please|steps|your task|tasks?|instructions|what to do)\b[^:\n]{0,40}:\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def report(text: str) -> str | None:

@@ -629,8 +629,11 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             return
         state.resolve(call, where)
         delegated = carriers.subagent_report(call.name, call.arguments, block.text)
-        if delegated:  # what a sub-agent found or did: a report of the work
+        if delegated:  # what a sub-agent found or did: a report of the work, and its choices
             state.reports.add(delegated)
+            state.decisions.extend(decision_sentences(block.text))
+        for rule in carriers.subagent_rules(call.name, call.arguments):  # the session's rules
+            state.add_constraint(head_tail(one_line(rule), SENTENCE_CHARS), state.turn)
         message = commit_message(raw_command(call.arguments)) if "commit" in call.command else None
         if message:  # a milestone: with the agent's reports, not the command log
             made = GIT_COMMIT_LINE.search(block.text, 0, 2000)  # else a `git log` after it

@@ -98,7 +98,9 @@ def _logical_lines(text: str) -> list[tuple[str, bool]]:
 
 
 _JSON_VALUE = compile_lazily(r'":\s*["\[{\d]')
-_CALL_OR_ASSIGNMENT = compile_lazily(r"\w+\s*[=(]\S")
+_CALL_OR_ASSIGNMENT = compile_lazily(r"\w+(?:\s*=|\()\S")
+"""A call or an assignment at a line's start (`f(x)`, `x=1`), not a word before an aside
+(`Models (UiState/Effect) go at the bottom`)."""
 
 
 def _code_like(line: str) -> bool:
@@ -259,11 +261,12 @@ def before_pasted_session(text: str) -> str:
 
 _RULES_TITLE = compile_lazily(
     r"^(?:#{1,6}\s+)?[^.!?]{0,40}\b(?:rules?|constraints?|must be followed|non-negotiables?|"
-    r"guardrails?|do'?s and don'?ts)\b[^.!?]{0,30}:?$",
+    r"guardrails?|do'?s and don'?ts|preferences|conventions)\b(?:[^.!?]|\.(?=\w)){0,30}:?$",
     re.IGNORECASE,
 )
 """A heading, with `#` or on a line of its own, that names what follows rules (`## Hard Rules`,
-`Constraints:`, `Hard Rules (Must be followed)`): at most `TITLE_WORDS` words, no stop."""
+`Constraints:`, `Hard Rules (Must be followed)`, `Project conventions (from MEMORY.md):`,
+`User preferences:`): at most `TITLE_WORDS` words, no stop."""
 TITLE_WORDS = 8
 RULE_SECTION_LINES = 30
 """How many lines a rules heading covers at most (to the next heading or rule line before)."""
@@ -283,7 +286,9 @@ def _rule_section_lines(text: str) -> list[str]:
     each the user's rule whether it says `must` or not ("After completing all items, write the
     report to ./.tmp/")."""
     low = text.lower()
-    if "rule" not in low and "constraint" not in low and "must be" not in low:
+    if not any(
+        word in low for word in ("rule", "constraint", "must be", "preference", "convention")
+    ):
         return []
     found: list[str] = []
     left = 0  # lines of the section still to read
@@ -295,7 +300,7 @@ def _rule_section_lines(text: str) -> list[str]:
             left = 0
         elif left and line:
             said = _BULLET.sub("", line)
-            if len(said.split()) >= RULE_WORDS:
+            if len(said.split()) >= RULE_WORDS or as_constraint(said):
                 found.append(said)
             left -= 1
     return found
@@ -309,7 +314,11 @@ def rule_sentences(text: str) -> set[str]:
     for sentence in sentences("\n\n".join(_rule_section_lines(text))):
         if sentence.endswith(("?", ":")) or sentence.startswith("("):
             continue
-        if sentence.endswith((".", "!")) or len(sentence.split()) > TITLE_WORDS:
+        if (
+            sentence.endswith((".", "!"))
+            or len(sentence.split()) > TITLE_WORDS
+            or as_constraint(sentence)  # a short rule with no stop: "Keep responses concise"
+        ):
             found.add(sentence)
     return found
 
