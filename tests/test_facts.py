@@ -3716,9 +3716,9 @@ def test_the_rules_an_agent_passed_on_to_a_sub_agent_are_the_session_s_rules() -
         "Do NOT show file content in responses",
         "Keep responses concise",
     )
-    assert facts.decisions == (
-        "Overrode `setProgressStatus` to update `_state` instead of `progressDialogObservable`",
-    )
+    # what a sub-agent reports is a report of the work; its "instead of" is no decision taken
+    assert facts.decisions == ()
+    assert facts.reports[0].startswith("Sub-agent (Refactor Register): Summary of Changes")
 
 
 def test_what_a_sub_agent_reported_back_is_a_report_of_the_work() -> None:

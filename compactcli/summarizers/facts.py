@@ -629,9 +629,8 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             return
         state.resolve(call, where)
         delegated = carriers.subagent_report(call.name, call.arguments, block.text)
-        if delegated:  # what a sub-agent found or did: a report of the work, and its choices
-            state.reports.add(delegated)
-            state.decisions.extend(decision_sentences(block.text))
+        if delegated:  # what a sub-agent found or did: a report of the work (what it found
+            state.reports.add(delegated)  # is no choice, whatever "instead of" it says)
         for rule in carriers.subagent_rules(call.name, call.arguments):  # the session's rules
             state.add_constraint(head_tail(one_line(rule), SENTENCE_CHARS), state.turn)
         message = commit_message(raw_command(call.arguments)) if "commit" in call.command else None
