@@ -226,9 +226,10 @@ def test_created_names_come_from_what_an_edit_writes() -> None:
     content = (
         "export default function WeatherCard() {}\nclass RainForecast:\n    def average_ends(self):\n"
         "interface CasePayload {}\nconst MAX_RETRIES = 3\n"
+        "class HotItem:\n    def __init__(self):\n    def __repr__(self):\n"
     )
     names = created_names("Write", {"file_path": "x.tsx", "content": content})
-    assert names == ["WeatherCard", "RainForecast", "average_ends", "CasePayload"]
+    assert names == ["WeatherCard", "RainForecast", "average_ends", "CasePayload", "HotItem"]
     assert created_names("Read", {"file_path": "x.tsx", "content": content}) == []
 
 

@@ -389,7 +389,7 @@ def _added_lines(patch: str) -> str:
 def created_names(name: str | None, arguments: Any) -> list[str]:
     """The classes, functions, components, types and constants an edit defines, which the rest of
     the session refers to: a `const` only at the start of a line or exported (a module's, not a
-    function's local).
+    function's local); not a protocol method every class may have (`__init__`, `__repr__`).
     """
     base = base_name(name)
     if base not in _EDIT_TOOLS | _WRITE_TOOLS and _patch_text(arguments) is None:
@@ -403,6 +403,7 @@ def created_names(name: str | None, arguments: Any) -> list[str]:
         plain = word.isalpha() and word.islower()  # `result`, `data`: a local, not a name
         if (
             not plain
+            and not (word.startswith("__") and word.endswith("__"))
             and word.lower() not in _NOT_NAMES
             and word not in found
             and not word.isupper()
