@@ -436,6 +436,21 @@ _READ_ONLY_GIT = frozenset(
     ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"]
 )
 _GIT_CONFIG_GETS = frozenset(["--get", "--get-all", "--get-regexp", "--list", "-l"])
+_LISTINGS = {
+    "pip": frozenset(["list", "show", "freeze"]),
+    "npm": frozenset(["ls", "list", "view", "outdated"]),
+    "pnpm": frozenset(["ls", "list", "outdated"]),
+    "yarn": frozenset(["list", "info"]),
+    "brew": frozenset(["list", "info"]),
+}
+"""Package managers' subcommands that list or describe what is installed."""
+
+
+def _lists_packages(program: str, words: Sequence[str]) -> bool:
+    """Whether a command only lists installed packages (`pip list`, `npm ls`: `_LISTINGS`); a
+    program asked its version is not read-only, since its failing says the program is missing."""
+    listing = _LISTINGS.get(program.rstrip("0123456789.").removesuffix(".exe"))
+    return listing is not None and len(words) > 1 and words[1] in listing
 
 
 _SHELL_TOKEN = compile_lazily(
@@ -571,7 +586,8 @@ def read_only_command(command: str) -> bool:
     is a read, its success says nothing): `cd` prefixes (to one folder: a `cd` with more words is
     a script's lines joined into one), pipes and `2>&1` allowed, no output
     redirection, no `sed -i`, `tee` or `find -delete`; `sed` only with `-n`, `git` only with a
-    reading subcommand (`config` only to get), `curl` only fetching (no `-o`, `-X`, `-d` ...);
+    reading subcommand (`config` only to get), `curl` only fetching (no `-o`, `-X`, `-d` ...),
+    a package manager only listing what is installed (`pip list`, `npm ls`);
     PowerShell's reading cmdlets in any case (`Get-Content`, `gci`, ...), also inside its
     conditions and script blocks (`_powershell_statements`), with statements that only yield
     values (`_prints`).
@@ -603,6 +619,8 @@ def read_only_command(command: str) -> bool:
                 continue
             if not rest or rest[0] not in _READ_ONLY_GIT:
                 return False
+            continue
+        if _lists_packages(program, words):
             continue
         if program not in _READ_ONLY_PROGRAMS and program.lower() not in _READ_ONLY_CMDLETS:
             return False

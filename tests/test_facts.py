@@ -1930,7 +1930,7 @@ def test_cues_find_in_ascii_text_what_a_case_blind_search_finds(words: list[str]
         assert (found.span() if found else None) == (blind.span() if blind else None)
 
 
-_CODE_LIKE = re.compile(r'^[\[{<(]|\{"|":\s*["\[{\d]|\\n|^\w+\s*[=(]\S|;\s*$')
+_CODE_LIKE = re.compile(r'^[\[{<(]|\{"|":\s*["\[{\d]|\\n|^\w+(?:\s*=|\()\S|;\s*$')
 """What `_code_like` decides, as one regular expression."""
 
 

@@ -272,6 +272,23 @@ def test_a_curl_that_only_fetches_is_a_read(command: str, read_only: bool) -> No
     assert read_only_command(command) is read_only
 
 
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("pip3 list 2>/dev/null | grep -iE 'httpx|playwright'", True),
+        ("pip show httpx", True),
+        ("npm ls react", True),
+        ("node --version", False),  # its failing says the program is missing
+        ("pip install httpx", False),
+        ("npm run build", False),
+        ("python -m pip list", False),  # a module run: read as any program run
+        ("npm ls && npm install", False),
+    ],
+)
+def test_listing_installed_packages_is_a_read(command: str, read_only: bool) -> None:
+    assert read_only_command(command) is read_only
+
+
 def test_every_line_of_a_command_of_several_lines_names_what_it_reads() -> None:
     """A command of several lines (a code-mode script's `cmd` too) runs each line: each line's
     read counts, and a line that ends in a backslash goes on on the next."""
