@@ -65,7 +65,7 @@ _META_PREFIXES = (
     "[Image:",  # Claude Code: where a pasted image was saved
     *CLEARED_PREFIXES,  # what compaction left where an image or output was
 )
-_IMAGES_ONLY = compile_lazily(r"(?:\[Image #\d+\]\s*)+|</?image(?:\s[^<>]*)?>")
+_IMAGES_ONLY = compile_lazily(r"(?:(?:\[Image #\d+\]|</?image(?:\s[^<>]*)?>)\s*)+")
 """Placeholders of pasted images and nothing else (with text after them, the text is typed), or
 the tag Codex writes before or after an attached image (`<image name=[Image #1]>`, `</image>`)."""
 _INLINE_META = compile_lazily(
@@ -165,6 +165,12 @@ def undrawn(text: str) -> str:
     return "\n".join(kept)
 
 
+_CODEX_CONTEXT = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_CODEX_REQUEST = "## My request for Codex:"
+"""What Codex's IDE extension and desktop app write before a message (the open tabs, the active
+file, the files attached) and the line after which the message typed follows."""
+
+
 def typed_text(text: str) -> tuple[str | None, str | None]:
     """(user message, user shell command) in a user text block; None where there is none.
 
@@ -175,7 +181,8 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     pasted image's placeholder with nothing typed after it, Codex's tags around an attached image,
     and the line compaction left where an image or an output was), Codex context (`AGENTS.md`
     instructions, `<environment_context>`, skill bodies, a `<goal_context>` but for its
-    `<objective>`, which is the message), a Spec Kit command's template around the input typed
+    `<objective>`, which is the message, the IDE's open tabs and the files attached before
+    `## My request for Codex:`), a Spec Kit command's template around the input typed
     to it, pi's skill blocks (the text typed after one is the message), and compaction
     summaries. The shell command is one the person ran
     (Claude Code `<bash-input>`).
@@ -194,6 +201,9 @@ def typed_text(text: str) -> tuple[str | None, str | None]:
     pi = _PI_SKILL.match(stripped) if stripped.startswith("<skill name=") else None
     if pi:
         return (squeeze(pi.group(4)) or None) if pi.group(4) else None, None
+    if stripped.startswith(_CODEX_CONTEXT) and _CODEX_REQUEST in stripped:  # its IDE's context
+        asked = stripped[stripped.rfind(_CODEX_REQUEST) + len(_CODEX_REQUEST) :]
+        return typed_text(asked)[0], None  # (open tabs, files mentioned), then what was typed
     if stripped.startswith("<goal_context>"):  # Codex's goal: the objective is what was typed
         objective = _GOAL_OBJECTIVE.search(stripped)
         return (squeeze(objective.group(1)) or None) if objective else None, None

@@ -3290,6 +3290,27 @@ def test_a_traceback_s_exception_is_its_error_not_what_was_printed_after_it() ->
     assert content_error(printed, shell=True) == "ModuleNotFoundError: No module named 'pytest'"
 
 
+def test_codex_s_ide_context_is_not_what_was_typed() -> None:
+    """Codex's IDE extension and desktop app write the open tabs, the active file and the files
+    attached before the message, after which `## My request for Codex:` starts what was typed."""
+    typed = "dont build the pipeline in a single file, organize it in modules"
+    ide = (
+        "# Context from my IDE setup:\n\n## Active file: demo.py\n\n## Open tabs:\n"
+        f"- main.py: main.py\n- demo.py: demo.py\n\n## My request for Codex:\n{typed}\n"
+    )
+    assert typed_text(ide) == (typed, None)
+    attached = (
+        "# Files mentioned by the user:\n\n## shot.png: /tmp/shot.png\n\n"
+        '## My request for Codex:\n\n<image name=[Image #1] path="/tmp/shot.png">\n</image>\n'
+    )
+    assert typed_text(attached) == (None, None)  # an image attached, nothing typed
+    facts = extract_facts(conversation(("user", ide), ("assistant", [text("On it.")])))
+    assert facts.goal == typed
+    # a message that only mentions the header is typed whole
+    said = "Why does Codex write # Context from my IDE setup: before my messages?"
+    assert typed_text(said) == (said, None)
+
+
 def test_codex_s_goal_context_is_its_objective_not_its_instructions() -> None:
     """Codex wraps a goal the person set in its own instructions on pursuing it; what was typed
     is the objective. Its rules ("Never use status blocked ...") are Codex's, not the user's."""
