@@ -3533,12 +3533,15 @@ def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
     """`refer to @benchmarks/HANDOFF.md`, `follow /home/r/METHODOLOGY.md`: once the agent reads
     a document the user named (by the Read tool or `cat`, by the path named or one that ends
     with it), its lines that direct (`Do NOT ...`, `Never ...`, a heading that says so, a line
-    labelled a rule) are the user's rules, by the file's name. Lines that say `only` or `must` in passing are not, nor is
+    labelled a rule, a note that binds: `Note: This must ...`) are the user's rules, by the
+    file's name. Lines that say `only` or `must` in passing are not, nor is
     a document the user did not name, and the message stays as typed."""
     handoff = (
         "# Benchmark Handoff\n\n## Status\nThe model only has **398 parameters** with clean "
         "names.\n\n**Do NOT use `CUDA_VISIBLE_DEVICES` to isolate vLLM.** It must see all GPUs.\n"
         "\n### Never `kill -9` a CUDA process in this container\n\nUse graceful termination.\n"
+        "\n**Note:** This must also be applied on the vLLM server side when launching.\n"
+        "\nNote: the smoke test only ran once.\n"
     )
     numbered = "".join(
         f"{n:6}→{line}\n"
@@ -3579,6 +3582,7 @@ def test_a_document_the_user_points_to_gives_the_lines_that_direct() -> None:
     assert facts.constraints == (
         "HANDOFF.md: Do NOT use `CUDA_VISIBLE_DEVICES` to isolate vLLM. It must see all GPUs.",
         "HANDOFF.md: Never `kill -9` a CUDA process in this container",
+        "HANDOFF.md: Note: This must also be applied on the vLLM server side when launching.",
         "METHODOLOGY.md: The Golden Rule: Every phase must be a complete, working product.",
         "METHODOLOGY.md: Never Rewrite, Only Add",
     )

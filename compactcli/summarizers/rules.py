@@ -70,11 +70,19 @@ _RULE_LABEL = compile_lazily(r"^(?:[\w'-]+ ){0,3}rules?\b[^:\n]{0,20}:\s", re.IG
 """A line's label that names it a rule (`The Golden Rule: ...`, `Rule 3: ...`)."""
 
 
+_NOTE_LABEL = compile_lazily(r"^(?:note|important|warning|caution|nb)\s*:\s*", re.IGNORECASE)
+_BINDS = compile_lazily(r"\b(?:must|never|always|do\s+not|don'?t)\b", re.IGNORECASE)
+
+
 def _directs(rule: str) -> bool:
-    """Whether a rule line directs (`_DIRECTING`: `Never ...`, `Do not ...`; or labelled a rule:
-    `_RULE_LABEL`), after its list mark or number."""
+    """Whether a rule line directs (`_DIRECTING`: `Never ...`, `Do not ...`; labelled a rule:
+    `_RULE_LABEL`; or a note that binds: `Note: This must also be applied on the server`),
+    after its list mark or number."""
     item = LIST_ITEM.match(rule)
     line = item.group(1) if item else rule
+    note = _NOTE_LABEL.match(line)
+    if note and _BINDS.search(line, note.end()):
+        return True
     return _DIRECTING.match(line) is not None or _RULE_LABEL.match(line) is not None
 
 
