@@ -25,6 +25,7 @@ __all__ = [
     "BARE_COMMAND",
     "bare_command",
     "bare_command_line",
+    "command_template",
     "given_files",
     "has_typed_text",
     "pi_skill",
@@ -102,6 +103,19 @@ def bare_command(text: str) -> bool:
         return False
     command = _COMMAND_INPUT.match(stripped)
     return command is not None and not command.group(1).strip()
+
+
+def command_template(text: str) -> str | None:
+    """The template of a Spec Kit command given input (what follows its `## User Input`
+    fence: the command's instructions, whose rules the work under it follows); None for any
+    other text, and for a command given none (whose template is the message itself)."""
+    stripped = text.strip()
+    if not stripped.startswith("## User Input"):
+        return None
+    command = _COMMAND_INPUT.match(stripped)
+    if command is None or not command.group(1).strip():
+        return None
+    return stripped[command.end() :]
 
 
 def bare_command_line(text: str) -> str:

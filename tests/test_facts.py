@@ -3367,6 +3367,42 @@ def test_a_spec_kit_command_s_message_is_the_input_typed_to_it() -> None:
     assert typed_text(empty) == (squeeze(empty), None)
 
 
+def test_the_rules_of_the_spec_kit_command_under_way_are_rules_of_the_work() -> None:
+    """A Spec Kit command given input: its template's binding lines are the rules of the work it
+    runs (as a skill's), until the next command, whose rules replace them."""
+    template = (
+        "## User Input\n\n```text\n{}\n```\n\nYou **MUST** consider the user input before "
+        "proceeding (if not empty).\n\n## Outline\n\n1. Load the plan.\n"
+        "2. **IMPORTANT** For completed tasks, make sure to mark the task off as [X] in the "
+        "tasks file.\n3. {}\n"
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", template.format("user story 1", "Never skip a failing test.")),
+            ("assistant", [text("Implementing user story 1.")]),
+        )
+    )
+    assert facts.user_messages == ("user story 1",)
+    assert facts.constraints == (
+        "Skill Spec Kit command: 2. IMPORTANT For completed tasks, make sure to mark the task off "
+        "as [X] in the tasks file.",
+        "Skill Spec Kit command: 3. Never skip a failing test.",
+    )
+    facts = extract_facts(
+        conversation(
+            ("user", template.format("user story 1", "Never skip a failing test.")),
+            ("assistant", [text("Implementing user story 1.")]),
+            ("user", template.format("user story 2", "Always run the linter first.")),
+            ("assistant", [text("Implementing user story 2.")]),
+        )
+    )
+    assert facts.constraints == (
+        "Skill Spec Kit command: 2. IMPORTANT For completed tasks, make sure to mark the task off "
+        "as [X] in the tasks file.",
+        "Skill Spec Kit command: 3. Always run the linter first.",
+    )
+
+
 SPEC_TEMPLATE = (
     "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before "
     "proceeding (if not empty).\n\n## Outline\n\n1. **Setup**: Run `setup-{0}.sh` from repo "

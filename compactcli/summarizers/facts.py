@@ -34,7 +34,7 @@ from compactcli.summarizers.fact_record import Command as Command
 from compactcli.summarizers.fact_record import Facts as Facts
 from compactcli.summarizers.goals import goal_of, moved_on, sets_up, settle_commands, states_task
 from compactcli.summarizers.identifiers import GIT_COMMIT_LINE, announced, identifiers, newest
-from compactcli.summarizers.rules import instruction_rules, skill_rules
+from compactcli.summarizers.rules import instruction_rules, skill_rules, template_rules
 from compactcli.summarizers.sentences import (
     FENCE,
     SENTENCE_CHARS,
@@ -76,11 +76,19 @@ from compactcli.tools import (
 )
 from compactcli.transcript import Block, Message
 from compactcli.trim import head_tail, one_line
-from compactcli.user_text import given_files, skill_file, squeeze, typed_block, typed_text
+from compactcli.user_text import (
+    command_template,
+    given_files,
+    skill_file,
+    squeeze,
+    typed_block,
+    typed_text,
+)
 
 # --------------------------------------------------------------------------------------------
 # Limits (characters): long enough to keep what matters, short enough to bound the facts.
 
+SPEC_KIT = "Skill Spec Kit command"  # the rules of the Spec Kit command under way
 MESSAGE_CHARS = 6000  # a user message kept in the facts (`condense` beyond that)
 REPLY_CHARS = 4000  # the assistant's last message kept in the facts
 GOAL_CHARS = 600
@@ -179,6 +187,7 @@ class _State:
     mentioned: set[str] = field(default_factory=set)  # documents the user pointed to, to read
     last_reply: str = ""
     shell: str = ""  # a command the user ran (Claude Code `<bash-input>`), until its output
+    command_rules: list[str] = field(default_factory=list)  # the latest Spec Kit template's
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
 
     def local(self, path: str) -> str:
@@ -437,6 +446,13 @@ def _read_user(message: Message, state: _State) -> None:
                 state.add_command(head_tail(one_line(shell), COMMAND_CHARS), "unknown")
             if typed:
                 state.add_user(typed)
+                template = command_template(block.text)
+                if template:  # a Spec Kit command's rules hold until the next command
+                    for rule in state.command_rules:
+                        state.constraints.discard(rule)
+                    state.command_rules = [f"{SPEC_KIT}: {r}" for r in template_rules(template)]
+                    for rule in state.command_rules:
+                        state.add_constraint(rule, state.turn)
                 attached, mentioned = given_files(typed)
                 state.attached.update(attached)
                 state.mentioned.update(mentioned)

@@ -5,7 +5,8 @@ skill:`, pi's `<skill>`) into its name and its lines: the task and workflow step
 lines (must, never, always, do not...) next, the names it gives (URLs, time zones, file names)
 last. `instruction_rules(path, text)` does the same for a file a tool read: a skill's `SKILL.md`,
 an instruction file (`AGENTS.md`, `CLAUDE.md`, `MEMORY.md`, ...), and with `pointed` any document
-the user named, of which only the lines that direct are kept. At most `SKILL_RULES` lines each,
+the user named, of which only the lines that direct are kept; `template_rules(template)` those of
+a Spec Kit command's template. At most `SKILL_RULES` lines each,
 verbatim but for markdown marks and read tools' line numbers. Pure functions.
 """
 
@@ -20,7 +21,7 @@ from compactcli.tools import RULE_FILES
 from compactcli.trim import clip
 from compactcli.user_text import pi_skill
 
-__all__ = ["LIST_ITEM", "SKILL_RULES", "instruction_rules", "skill_rules"]
+__all__ = ["LIST_ITEM", "SKILL_RULES", "instruction_rules", "skill_rules", "template_rules"]
 
 SKILL_RULES = 12
 LIST_ITEM = compile_lazily(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
@@ -84,6 +85,12 @@ def _directs(rule: str) -> bool:
     if note and _BINDS.search(line, note.end()):
         return True
     return _DIRECTING.match(line) is not None or _RULE_LABEL.match(line) is not None
+
+
+def template_rules(template: str) -> list[str]:
+    """The binding lines of a command's template (`user_text.command_template`), those that
+    direct first, at most `SKILL_RULES`: as a skill's, the rules of the work it runs."""
+    return list(map(_readable, _rules(template, directing_first=True)))
 
 
 def skill_rules(text: str) -> tuple[str, list[str]] | None:
