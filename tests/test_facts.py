@@ -3034,6 +3034,12 @@ def test_a_log_s_error_line_after_its_time_is_an_error_of_a_run_that_exited_0() 
     assert content_error("2026-05-21 16:25:41 set level to ERROR only\n", shell=True) == ""
 
 
+def assert_error_said(output: str, expected: str) -> None:
+    """`expected` is the error `output` says, whether the run that printed it failed or not."""
+    assert error_line(output) == expected
+    assert content_error(output, shell=True) == expected
+
+
 def test_ginkgo_s_failure_message_is_the_error_not_go_test_s_summary_line() -> None:
     red, grey, reset = "\x1b[38;5;9m", "\x1b[38;5;243m", "\x1b[0m"
     output = (
@@ -3044,12 +3050,11 @@ def test_ginkgo_s_failure_message_is_the_error_not_go_test_s_summary_line() -> N
         f"got 2, want 3 [/repo/internal/graph/schema.resolvers_test.go:1834]{reset}\n"
         "--- FAIL: TestResolver (0.01s)\nFAIL\nExit code 1\n"
     )
-    expected = (
+    assert_error_said(
+        output,
         "[FAILED] wrong number of arguments in Do func for *mocks.MockClient.Get: got 2, want 3 "
-        "[/repo/internal/graph/schema.resolvers_test.go:1834]"
+        "[/repo/internal/graph/schema.resolvers_test.go:1834]",
     )
-    assert error_line(output) == expected
-    assert content_error(output, shell=True) == expected
 
 
 def test_a_tool_s_error_is_placed_only_at_an_argument_that_says_where() -> None:
@@ -3538,12 +3543,11 @@ def test_a_process_s_mark_before_its_lines_does_not_hide_its_error() -> None:
         "[rank0]:[W527 09:53:25.947412174 ProcessGroupNCCL.cpp:1575] Warning: WARNING: "
         "destroy_process_group() was not called before program exit\n"
     )
-    expected = (
+    assert_error_said(
+        traceback,
         "ValueError: To serve at least one request with the models's max seq len (40960), "
-        "(5.62 GiB KV cache is needed)"
+        "(5.62 GiB KV cache is needed)",
     )
-    assert error_line(traceback) == expected
-    assert content_error(traceback, shell=True) == expected
     server = (
         "(APIServer pid=7309)     return await future\n"
         "(APIServer pid=7309)            ^^^^^^^^^^^^\n"
