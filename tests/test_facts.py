@@ -496,6 +496,13 @@ def test_a_pasted_review_gives_its_fixes_as_rules_and_not_its_evidence() -> None
     assert "Evidence" not in middle and "Brief rationale" not in middle
 
 
+def test_an_error_pasted_in_is_an_error_and_no_rule() -> None:
+    pasted = "it fails:\nError: No tests found\nNever hide a TypeError behind a retry."
+    facts = extract_facts(conversation(("user", pasted)))
+    assert facts.constraints == ("Never hide a TypeError behind a retry.",)
+    assert [e.text for e in facts.errors] == ["Error: No tests found"]
+
+
 def test_meta_text_is_not_a_user_message() -> None:
     messages = conversation(
         ("user", "<ide_opened_file>The user opened the file .env in the IDE.</ide_opened_file>"),

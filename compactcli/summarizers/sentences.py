@@ -339,13 +339,16 @@ _REVIEW_LABEL = compile_lazily(
 def as_constraint(sentence: str) -> str | None:
     """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
     a sentence that only introduces what follows it, ending with `:`, read alone, nor an
-    agent's word on its own next step, `_AGENT_TALK`). Of a review pasted in, a finding's fix
-    is a rule and its rationale, evidence and impact are none (`_REVIEW_LABEL`)."""
+    agent's word on its own next step, `_AGENT_TALK`, nor an error pasted in, unless a strong
+    cue says a rule). Of a review pasted in, a finding's fix is a rule and its rationale,
+    evidence and impact are none (`_REVIEW_LABEL`)."""
     if sentence.endswith(":") or _AGENT_TALK.match(sentence):
         return None
     review = _REVIEW_LABEL.match(sentence)
     if review:
         return head_tail(one_line(sentence), SENTENCE_CHARS) if review.group("fix") else None
+    if carries_error(sentence) and not _STRONG.search(sentence):  # `Error: No tests found`
+        return None  # an error pasted in, not a rule
     question = sentence.endswith("?")
     match = (_STRONG if question else _CONSTRAINT).search(sentence)
     if not match and not question:
