@@ -449,7 +449,7 @@ _LISTINGS = {
 def _lists_packages(program: str, words: Sequence[str]) -> bool:
     """Whether a command only lists installed packages (`pip list`, `npm ls`: `_LISTINGS`); a
     program asked its version is not read-only, since its failing says the program is missing."""
-    listing = _LISTINGS.get(program.rstrip("0123456789.").removesuffix(".exe"))
+    listing = _LISTINGS.get(program.removesuffix(".exe").rstrip("0123456789."))
     return listing is not None and len(words) > 1 and words[1] in listing
 
 

@@ -278,6 +278,7 @@ def test_a_curl_that_only_fetches_is_a_read(command: str, read_only: bool) -> No
         ("pip3 list 2>/dev/null | grep -iE 'httpx|playwright'", True),
         ("pip show httpx", True),
         ("npm ls react", True),
+        ("C:/Python312/Scripts/pip3.exe list", True),
         ("node --version", False),  # its failing says the program is missing
         ("pip install httpx", False),
         ("npm run build", False),
