@@ -95,13 +95,16 @@ _BARE_COMMAND_CHARS = 160
 _OUTLINE_LEAD = compile_lazily(r"^(?:\d+[.)]\s+)?(?:\*\*[^*\n]{1,40}\*\*:?\s*)?")
 
 
+def _spec_command(text: str) -> re.Match[str] | None:
+    """A Spec Kit command's prompt (`_COMMAND_INPUT`) in `text`, stripped, or None."""
+    stripped = text.strip()
+    return _COMMAND_INPUT.match(stripped) if stripped.startswith("## User Input") else None
+
+
 def bare_command(text: str) -> bool:
     """Whether a user message is a Spec Kit command's template with no input typed to it (its
     `## User Input` fence empty): the command's instructions, not the person's words."""
-    stripped = text.strip()
-    if not stripped.startswith("## User Input"):
-        return False
-    command = _COMMAND_INPUT.match(stripped)
+    command = _spec_command(text)
     return command is not None and not command.group(1).strip()
 
 
@@ -109,13 +112,10 @@ def command_template(text: str) -> str | None:
     """The template of a Spec Kit command given input (what follows its `## User Input`
     fence: the command's instructions, whose rules the work under it follows); None for any
     other text, and for a command given none (whose template is the message itself)."""
-    stripped = text.strip()
-    if not stripped.startswith("## User Input"):
-        return None
-    command = _COMMAND_INPUT.match(stripped)
+    command = _spec_command(text)
     if command is None or not command.group(1).strip():
         return None
-    return stripped[command.end() :]
+    return command.string[command.end() :]
 
 
 def bare_command_line(text: str) -> str:
