@@ -17,11 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compactcli import get_dialect, read_transcript
+from compactcli.error_lines import ERROR_CHARS, error_line
 from compactcli.outcomes import (
-    ERROR_CHARS,
     cleared_error,
     content_error,
-    error_line,
     exit_code,
     json_error,
     outcome,

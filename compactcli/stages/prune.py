@@ -19,6 +19,7 @@ from typing import Any, NotRequired, TypedDict
 
 from compactcli import boundary, undo
 from compactcli.archive import Archive, content_bytes, sha256
+from compactcli.error_lines import error_line
 from compactcli.estimate import context_tokens, note_context_tokens
 from compactcli.formats import get_dialect
 from compactcli.formats.base import Dialect, UserShell
@@ -26,7 +27,6 @@ from compactcli.outcomes import (
     CLEARED_FAILURE,
     CLEARED_SOFT,
     SOFT_LINES,
-    error_line,
     outcome,
     reads_log,
     rejected,

@@ -15,8 +15,9 @@ import html
 import re
 from dataclasses import dataclass
 
+from compactcli.error_lines import error_line
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.outcomes import cleared_error, content_error, error_line, exit_code
+from compactcli.outcomes import cleared_error, content_error, exit_code
 from compactcli.placeholders import CLEARED_RESULT
 
 __all__ = ["USER_SHELL", "UserShell", "pi_shell", "printed"]
