@@ -98,14 +98,15 @@ before a line of output that only says an error word (`Result: undefined/api`)."
 # `Error:` / `Exception:` / `error[E0308]:` / Node's `Error [ERR_MODULE_NOT_FOUND]:` / `fatal:` /
 # `panic:` line, a log's ERROR line (after its time: `2026-05-21 16:25:41 [ERROR] ...`), a Rust
 # panic, Ginkgo's `[FAILED] message`; a build's own word for its error (`Type error: ...`), what
-# a tool says failed (`apply_patch verification failed: ...`, a sub-agent's `API Error: ...`).
+# a tool says failed (`apply_patch verification failed: ...`, a sub-agent's `API Error: ...`);
+# zsh's `command not found: husky` (before the `ELIFECYCLE` line of the script that ran it).
 ERROR_HEAD = compile_lazily(
     r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault)\b(?!\.\w)|"
     r"^(?:Error|error|Exception|Fatal|fatal|panic)(?: ?\[[\w.-]+\])?:|"
     r"^(?:\[?\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\]?\s+(?:[-|]\s+)?)?\[?(?:ERROR|FATAL|PANIC|CRITICAL)\b|"
     r"^(?:Type|Syntax|Reference|Build|Compile|Runtime|Module|Parse) error:|"
     r"^(?!(?:[Nn]o|[Zz]ero|0)\b)[\w.-]+(?: [\w.-]+){0,2} (?:failed|[Ee]rror): \S|"
-    r"^thread '[^']*' panicked|^\[FAILED\] (?!\[|in \[)\S"
+    r"^thread '[^']*' panicked|^\[FAILED\] (?!\[|in \[)\S|^(?:zsh: )?command not found: \S"
 )
 # Jest marks a failing test with `●` (`● cart › adds an item`, `● Test suite failed to run`);
 # other tools print it as a bullet (`● 0 nodes, 75 edges`): only the first kind is a failure.
@@ -116,9 +117,11 @@ _PYTEST_EXCEPTION = compile_lazily(r"^E\s+(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Ex
 module named 'bcrypt'`): the message, where its own lines around it (`ImportError while loading
 conftest '...'`, `ERROR collecting ...`) only say where."""
 FAIL_HEAD = compile_lazily(
-    r"^(?:(?:FAIL|FAILED|--- FAIL:|✗|✘|×|❌)(?:\s|$)|●\s(?=.*(?:›|\b[Ff]ail|\b[Ee]rror))|"
+    r"^(?:(?:FAIL|FAILED|--- FAIL:|✗|✘|×|❌)(?:\s|$)|✖ \d+ problems? \(\d+ errors?\b|"
+    r"●\s(?=.*(?:›|\b[Ff]ail|\b[Ee]rror))|"
     r"⚠\ufe0f?\s(?=.*\b(?:[Ff]ail(?:ed|s|ure)?|[Ee]rror)\b))"
 )
+# ESLint's count of what it found (`✖ 31 problems (2 errors, 29 warnings)`) says it failed.
 # A line that reports success (a passing test), whatever words its test or file name holds.
 PASS_LINE = compile_lazily(r"^(?:✓|✔|√|PASS|PASSED|ok|--- PASS:)(?:\s|$)")
 TOOL_ERROR_TAG = compile_lazily(r"</?tool_use_error>")
@@ -151,6 +154,9 @@ def error_line(text: str) -> str:
                         break
                     rest.append(following)
                 return cut_error(" ".join([line, *rest]))
+        for at, line in enumerate(lines[:-1]):  # a parse error: the message under its caret
+            if _PS_CARET.match(line) and not _PS_LOCATION.match(lines[at + 1]):
+                return cut_error(lines[at + 1])
     if TRACEBACK in text:  # the exception line is the first unindented line after the frames
         tail = text[text.rfind(TRACEBACK) :].splitlines()
         first = next((raw for raw in tail[1:] if raw and not raw[0].isspace()), "")
@@ -195,6 +201,9 @@ def error_line(text: str) -> str:
     if exits and (  # a short line of numbers or an address is output (`HTTP 000`, `final URL:`)
         not words or (words < MESSAGE_WORDS and (any(c.isdigit() for c in last) or "://" in last))
     ):
+        at = len(failing) - 1 if failing and failing[-1] == last else -1
+        if at > 0 and failing[at - 1].endswith(":") and _words(failing[at - 1]) >= MESSAGE_WORDS:
+            return cut_error(failing[at - 1])  # the message that announced it (`... exists:`)
         return cut_error(exits[0])
     return cut_error(last)
 
@@ -285,6 +294,10 @@ _PS_MESSAGE = compile_lazily(r"^[\w.-]+ : \S")
 """`Get-Content : Cannot find path ...`: a PowerShell error record's message line, which the
 location (`At line:1 char:1`, in the system's language), the command and the record's
 `+ CategoryInfo` and `+ FullyQualifiedErrorId` lines follow."""
+_PS_CARET = compile_lazily(r"^\+\s+~+$")
+"""The line under the command of a PowerShell parse error record that marks where it failed
+(`+ ~~`); its message (`The token '&&' is not a valid statement separator in this version.`)
+follows it, not the record's first line (`At line:2 char:17`)."""
 _PS_LOCATION = compile_lazily(r"^(?:\+ |.{1,24}:\d+\s+.{1,12}:\d+$)")
 
 

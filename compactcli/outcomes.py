@@ -41,7 +41,7 @@ from compactcli.error_lines import (
 )
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.placeholders import CLEARED_DUPLICATE, CLEARED_PREFIXES, CLEARED_RESULT
-from compactcli.shell_text import shell_output, unmarked, unnumbered
+from compactcli.shell_text import sandbox_denied, shell_output, unmarked, unnumbered
 from compactcli.tools import looks_up, read_only_command
 from compactcli.transcript import Block
 from compactcli.trim import head_tail, one_line
@@ -121,7 +121,10 @@ def only_exit_code(line: str) -> bool:
 
 
 def exit_code(text: str) -> int | None:
-    """The exit code a shell result reports near its start or end, if any."""
+    """The exit code a shell result reports near its start or end, if any (of a command Codex's
+    sandbox stopped, the one its report gives)."""
+    if sandbox_denied(text):
+        text = shell_output(text)
     for part in (text[:400], text[-300:]):
         match = EXIT_CODE.search(part) if "xit" in part else None  # in every form it takes
         if match:

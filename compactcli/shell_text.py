@@ -1,7 +1,9 @@
 """What a tool printed, out of the wrappers an agent or a launcher put around it.
 
 `shell_output(text)` gives the text a shell or a tool printed: out of Codex's JSON envelope
-(`{"output": "...", "metadata": {...}}`) or an MCP tool's content items printed as JSON, without
+(`{"output": "...", "metadata": {...}}`), the report of a command Codex's sandbox stopped
+(`exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output: ...`: its exit
+code and output), or an MCP tool's content items printed as JSON, without
 terminal colours or the NUL characters of UTF-16 output read as UTF-8. `unmarked(text)` takes
 out the mark a launcher puts before each line of a process (`[rank0]: `, `api-1  | `),
 so an exception line reads as the program printed it; `unnumbered(text)` the number a read tool
@@ -16,7 +18,7 @@ import orjson
 
 from compactcli.lazy_pattern import compile_lazily
 
-__all__ = ["shell_output", "unmarked", "unnumbered"]
+__all__ = ["sandbox_denied", "shell_output", "unmarked", "unnumbered"]
 
 _ANSI = compile_lazily(r"\x1b\[[0-?]*[ -/]*[@-~]")
 """A terminal's escape sequence: a colour, a cursor move."""
@@ -46,6 +48,49 @@ def _content_text(text: str) -> str:
     return text[:at] + "\n".join(texts)
 
 
+_SANDBOX_DENIED = 'CreateProcess { message: "Codex(Sandbox(Denied { output: ExecToolCallOutput {'
+_DEBUG_ESCAPE = compile_lazily(r"\\(u\{[0-9a-fA-F]+\}|.)", re.DOTALL)
+_DEBUG_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+_MESSAGE = compile_lazily(r'message: "((?:[^"\\]|\\.)*)"', re.DOTALL)
+_DENIED_EXIT = compile_lazily(r"\bexit_code: (-?\d+)")
+_DENIED_TEXT = compile_lazily(
+    r'aggregated_output: StreamOutput \{ text: "((?:[^"\\]|\\.)*)"', re.DOTALL
+)
+
+
+def _undebug(text: str) -> str:
+    """A string as Rust's `{:?}` printed it, without its escapes (`\\n`, `\\"`, `\\u{e9}`)."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code.startswith("u{"):
+            return chr(int(code[2:-1], 16))
+        return _DEBUG_ESCAPES.get(code, code)
+
+    return _DEBUG_ESCAPE.sub(one, text)
+
+
+def sandbox_denied(text: str) -> bool:
+    """Whether `text` is Codex's report of a command its sandbox stopped (`_denied_output`)."""
+    return _SANDBOX_DENIED in text[:200]
+
+
+def _denied_output(text: str) -> str:
+    """What a command Codex's sandbox stopped printed, after its exit code (`Exit code: 128`),
+    out of the error Codex reports for it (a Rust value printed twice over:
+    `exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output:
+    ExecToolCallOutput { exit_code: 128, ..., aggregated_output: StreamOutput { text: \\"fatal:
+    ...\\"`); `text` as it is when it does not read so."""
+    message = _MESSAGE.search(text)
+    if message is None:
+        return text
+    inner = _undebug(message.group(1))
+    code, printed = _DENIED_EXIT.search(inner), _DENIED_TEXT.search(inner)
+    if code is None or printed is None:
+        return text
+    return f"Exit code: {code.group(1)}\n{_undebug(printed.group(1))}"
+
+
 def shell_output(text: str) -> str:
     """What a shell printed, out of the JSON some agents wrap it in (Codex's
     `{"output": "...", "metadata": {"exit_code": 1, ...}}`, or an MCP tool's content items:
@@ -60,6 +105,8 @@ def shell_output(text: str) -> str:
             wrapped = None
         output = wrapped.get("output") if isinstance(wrapped, dict) else None
         text = output if isinstance(output, str) else text
+    if _SANDBOX_DENIED in text:
+        text = _denied_output(text)
     if _CONTENT_ITEMS in text:
         text = _content_text(text)
     if "\x00" in text:
