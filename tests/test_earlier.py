@@ -233,3 +233,25 @@ def test_the_request_is_widened_before_the_agent_s_own_analysis_comes_in() -> No
     assert count(fitted) <= 100
     assert request in fitted
     assert "Step 1" not in fitted
+
+
+def test_the_user_s_words_are_shown_whole_before_the_rest_of_the_core_comes_in() -> None:
+    """An earlier summary of many sections (one compactcli wrote over an agent's own): a message
+    of the user it quotes is shown whole before the decisions of the core fill the room at their
+    short shape."""
+    quote = (
+        '- Major feedback: "My aim is to show the enormous variation in gross over time. Color '
+        "circles on a color scale with these buckets: 0-10 cr, 10-20cr, 20-50, 50-100, 100-200, "
+        "200-500, 500-1000, 1000-2000, 2000-5000, 5000+. Make the grid closer to a square aspect "
+        'ratio. Make the circles bigger, so that the size difference is prominently visible."'
+    )
+    names = ["alpha", "beta", "gamma", "delta", "omega", "theta"] * 5
+    decisions = "\n".join(
+        f"- Step {n}: chose the {name}{n} layout over the {name}{n + 1} as {n * 7} readers said"
+        for n, name in enumerate(names)
+    )
+    text = f"## All user messages\n{quote}\n\n## Approved plan\n{decisions}\n"
+    fitted = fit_earlier(text, 300, count)
+    assert count(fitted) <= 300
+    assert quote in fitted
+    assert "Step 0:" in fitted  # the rest of the core comes in after it

@@ -312,10 +312,11 @@ def earlier_room(
 
 def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     """`text` fitted to `budget` tokens, its sections in their order and under their headings: the
-    core's lines (`CORE_PRIORITY`: the user's requests and rules, pending work and errors, then
-    decisions and the current state) at their short shape first, in priority order (`priority`;
-    within a section, in order), then widened in the same order while room is left; then the
-    same for the rest (files, other context such as an agent's own analysis, and code last).
+    lines that quote the user or state a rule, and pending work (`priority` 0), at their short
+    shape first, then widened while room is left; then the same for the rest of the core
+    (`CORE_PRIORITY`: requests, errors, decisions, the current state, the files' heads), in
+    priority order (`priority`; within a section, in order); then for the rest (files, other
+    context such as an agent's own analysis, and code last).
     When not every line fits, lines of `LOW_PRIORITY` are left out, and so is a line whose words
     are mostly those of a line already taken (`SAME_WORDS`: a request the summary quotes twice),
     and code whose line that says what it is was left out (`_introduced`). A section that lost
@@ -338,9 +339,12 @@ def fit_earlier(text: str, budget: int, count: Callable[[str], int]) -> str:
     opened: set[int] = set()
     said: list[frozenset[str]] = []
     named: set[str] = set()
-    core = [entry for entry in order if entry[0] <= CORE_PRIORITY]
+    words_of_the_user = [entry for entry in order if entry[0] == 0]
+    core = [entry for entry in order if 0 < entry[0] <= CORE_PRIORITY]
     rest = [entry for entry in order if entry[0] > CORE_PRIORITY]
-    for tier in (core, rest):  # the core short, then whole, before the rest comes in
+    # the user's words and rules short, then whole, before the rest of the core comes in; the
+    # core so before the rest
+    for tier in (words_of_the_user, core, rest):
         for rank, i, j in tier:
             words = _words(sections[i].lines[j].text)
             names = _names(sections[i].lines[j].text)
