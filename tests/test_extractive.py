@@ -962,17 +962,24 @@ def test_the_newest_message_that_states_a_task_is_shown_whole_before_older_ones(
     assert listed >= 10
 
 
-def test_a_sub_agents_report_is_shown_at_most_cut_to_its_middle_shape() -> None:
-    """A sub-agent's report (an exploration can run to pages) is a report of the work, shown at
-    most at 700 characters, where the agent's own report may take 3,000."""
+def test_a_sub_agents_report_is_widened_only_once_every_other_item_has_its_room() -> None:
+    """A sub-agent's report (an exploration can run to pages; a delegated refactor lists what it
+    changed) is a report of the work: cut to 700 characters until every other item, the agent's
+    own report at its 3,000 first, has had its room; then as much of it as is left."""
     explored = "; ".join(f"Module {n} holds the {n}th service and its tests" for n in range(80))
     own = "; ".join(f"Step {n}: the loader reads page {n}" for n in range(60))
     facts = Facts(
         goal="Map the project.",
         user_messages=("Map the project.",),
         reports=(f"Sub-agent (Explore the project): {explored}", f"Mapped it. {own}"),
+        decisions=tuple(f"Use the cache layer {n} for reads of table {n}" for n in range(30)),
     )
-    text = render_facts(facts, 6000, COUNTER.text_tokens)[0]
-    line = next(x for x in text.splitlines() if x.startswith("- Sub-agent (Explore"))
-    assert 300 < len(line) <= 720
-    assert "Step 40:" in text  # the agent's own report, at its fuller shape
+    widened = 0
+    for budget in range(400, 3000, 50):
+        text = render_facts(facts, budget, COUNTER.text_tokens)[0]
+        line = next((x for x in text.splitlines() if x.startswith("- Sub-agent (Explore")), "")
+        if len(line) > 720:
+            widened += 1
+            assert "Step 40:" in text, budget  # the agent's own report, at its fuller shape
+            assert all(f"table {n}" in text for n in range(30)), budget  # every decision
+    assert widened  # and with room left, more of it

@@ -147,6 +147,7 @@ class _Item:
     focus: bool = False
     chosen: int = -1  # index into shapes, -1 when left out
     group: str = ""  # the instruction file or skill a rule came from, said once above its rules
+    last_full: bool = False  # its fullest shape only once every other item has had its room
 
 
 def _focus_terms(focus: str | None) -> tuple[str, ...]:
@@ -222,11 +223,19 @@ def _items(
     quoted_ask = quoted.pending[-1] if quoted and quoted.pending else None
 
     def add(
-        section: str, shapes: tuple[str, ...], *, kept: bool = False, rank: int = 0, group: str = ""
+        section: str,
+        shapes: tuple[str, ...],
+        *,
+        kept: bool = False,
+        rank: int = 0,
+        group: str = "",
+        last_full: bool = False,
     ) -> None:
         text = shapes[0].lower()
         focus = any(term in text for term in terms)
-        items.append(_Item(section, len(items), shapes, kept, rank, focus, group=group))
+        items.append(
+            _Item(section, len(items), shapes, kept, rank, focus, group=group, last_full=last_full)
+        )
 
     if earlier:
         add(EARLIER, (earlier,), kept=True)
@@ -335,10 +344,14 @@ def _items(
     for position, line in enumerate(reports):
         if line.startswith(WHILE_WORKING):  # said mid-turn: after the reports and decisions
             add(PROGRESS, _shapes(line, (800, 240), "- "), rank=25_000 + (len(reports) - position))
-        else:  # a sub-agent's report at most its middle shape: the agent's own come first
-            caps = _REPORT_CAPS[1:-1] if line.startswith(SUBAGENT) else _REPORT_CAPS[:-1]
-            shapes = (*_shapes(line, caps, "- "), f"- {clip(line, _REPORT_CAPS[-1])}")
-            add(PROGRESS, tuple(dict.fromkeys(shapes)), rank=8_000 + (len(reports) - position))
+        else:  # a sub-agent's report whole only once every other item has had its room
+            shapes = (*_shapes(line, _REPORT_CAPS[:-1], "- "), f"- {clip(line, _REPORT_CAPS[-1])}")
+            add(
+                PROGRESS,
+                tuple(dict.fromkeys(shapes)),
+                rank=8_000 + (len(reports) - position),
+                last_full=line.startswith(SUBAGENT) and len(line) > _REPORT_CAPS[1],
+            )
     # an identifier named only by a constraint that was replaced is no longer current
     replaced = [facts.constraints[i] for i in changes]
     current = [c for i, c in enumerate(facts.constraints) if i not in changes]
@@ -498,11 +511,15 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
                     spent += price
             return spent
 
-        def widen(pool: list[_Item], spent: float, fullest: int, left: float) -> float:
+        def widen(
+            pool: list[_Item], spent: float, fullest: int, left: float, last: bool = False
+        ) -> float:
             """Widen the items of `pool` in order, each to the fullest shape (not fuller than
-            `fullest`) that still fits in `left`."""
+            `fullest`; an item's fullest `last_full` shape only in the `last` pass) that still
+            fits in `left`."""
             for item in pool:
-                for shape in range(min(fullest, item.chosen), item.chosen):
+                widest = fullest if last or not item.last_full else max(fullest, 1)
+                for shape in range(min(widest, item.chosen), item.chosen):
                     extra = cost(item, shape) - cost(item, item.chosen)
                     if spent + extra <= left:
                         spent += extra
@@ -541,7 +558,8 @@ def _fit(items: list[_Item], budget: int, count: Callable[[str], int], update: b
                     spent = widen(tier, spent, 1, left)
         spent = widen(later, spent, 0, left)
         # widen every optional item with a fuller shape, in rank order, as far as it fits
-        widen([*focused, *others], spent, 0, left)
+        spent = widen([*focused, *others], spent, 0, left)
+        widen([*focused, *others], spent, 0, left, last=True)
         text = _render(items, update)
         tokens = count(text)
         omitted: dict[str, int] = {}
