@@ -2,8 +2,9 @@
 
 `shell_output(text)` gives the text a shell or a tool printed: out of Codex's JSON envelope
 (`{"output": "...", "metadata": {...}}`), the report of a command Codex's sandbox stopped
-(`exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output: ...`: its exit
-code and output), or an MCP tool's content items printed as JSON, without
+(`exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output: ...`, or an
+earlier Codex's `failed in sandbox ... exit code: 128, stdout: ..., stderr: ...`: its exit code
+and output), or an MCP tool's content items printed as JSON, without
 terminal colours or the NUL characters of UTF-16 output read as UTF-8. `unmarked(text)` takes
 out the mark a launcher puts before each line of a process (`[rank0]: `, `api-1  | `),
 so an exception line reads as the program printed it; `unnumbered(text)` the number a read tool
@@ -70,6 +71,25 @@ def _undebug(text: str) -> str:
     return _DEBUG_ESCAPE.sub(one, text)
 
 
+_DENIED_BEFORE = "failed in sandbox "
+_DENIED_PARTS = compile_lazily(
+    r"\Afailed in sandbox \S+ with execution error: sandbox denied exec error, "
+    r"exit code: (-?\d+), stdout: (.*), stderr: ",
+    re.DOTALL,
+)
+
+
+def _denied_before(text: str) -> str:
+    """What a command an earlier Codex's sandbox stopped printed (`failed in sandbox
+    LinuxSeccomp with execution error: sandbox denied exec error, exit code: 128, stdout: ...,
+    stderr: ...`): its exit code, its output and its errors, each from the start of a line."""
+    stdout, marker, stderr = text.rpartition(", stderr: ")
+    found = _DENIED_PARTS.match(stdout + marker) if marker else None
+    if found is None:
+        return text
+    return f"Exit code: {found.group(1)}\n{found.group(2)}\n{stderr}"
+
+
 def sandbox_denied(text: str) -> bool:
     """Whether `text` is Codex's report of a command its sandbox stopped (`_denied_output`)."""
     return _SANDBOX_DENIED in text[:200]
@@ -107,6 +127,8 @@ def shell_output(text: str) -> str:
         text = output if isinstance(output, str) else text
     if _SANDBOX_DENIED in text:
         text = _denied_output(text)
+    elif text.startswith(_DENIED_BEFORE):
+        text = _denied_before(text)
     if _CONTENT_ITEMS in text:
         text = _content_text(text)
     if "\x00" in text:

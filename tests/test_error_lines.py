@@ -102,3 +102,18 @@ def test_a_report_that_does_not_read_so_stays_as_it_is() -> None:
     )
     wrapped = orjson.dumps({"output": _denied("fatal: x\n"), "metadata": {}}).decode()
     assert shell_output(wrapped) == "Exit code: 128\nfatal: x\n"
+
+
+def test_a_command_an_earlier_codex_s_sandbox_stopped_gives_what_it_printed() -> None:
+    report = (
+        "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit "
+        "code: 128, stdout: [main 548dd49] feat: add import\n 3 files changed\n, stderr: fatal: "
+        "Could not read from remote repository.\n"
+    )
+    assert shell_output(report) == (
+        "Exit code: 128\n[main 548dd49] feat: add import\n 3 files changed\n\n"
+        "fatal: Could not read from remote repository.\n"
+    )
+    assert error_line(report) == "fatal: Could not read from remote repository."
+    timed_out = "failed in sandbox None with execution error: command timed out"
+    assert shell_output(timed_out) == timed_out

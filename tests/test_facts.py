@@ -1984,6 +1984,33 @@ def test_exit_codes_are_found_near_either_end(text: str) -> None:
     assert exit_code(text + "x" * 1000) == expected.get(text)
 
 
+def test_a_commit_made_before_its_command_failed_is_a_report_all_the_same() -> None:
+    """`git commit -m ... && git push` that committed and then could not push: the commit was
+    made (git printed its line), and the failure is the push's."""
+    command = 'git add -A && git commit -m "feat(converters): add Prusa import" && git push'
+    printed = (
+        "[main 548dd49] feat(converters): add Prusa import\n 39 files changed\n"
+        "ssh: Could not resolve hostname github.com: Name or service not known\n"
+        "fatal: Could not read from remote repository.\n"
+    )
+    made = conversation(
+        ("user", "commit and push"),
+        ("assistant", [call("g", "Bash", command=command)]),
+        ("user", [result("g", "Exit code 128\n" + printed, is_error=True)]),
+    )
+    facts = extract_facts(made)
+    assert facts.reports == ("Committed 548dd49: feat(converters): add Prusa import",)
+    assert "commit 548dd49 (branch main)" in facts.identifiers
+    assert [e.text for e in facts.errors] == ["fatal: Could not read from remote repository."]
+    # a failed commit that printed no commit line made none
+    refused = conversation(
+        ("user", "commit it"),
+        ("assistant", [call("g", "Bash", command='git commit -m "Fix port"')]),
+        ("user", [result("g", "Exit code 1\nnothing to commit, working tree clean", True)]),
+    )
+    assert extract_facts(refused).reports == ()
+
+
 def test_a_commit_is_a_report_with_its_message_and_hash() -> None:
     facts = _fixture_facts("pi-session.jsonl")
     assert [r for r in facts.reports if r.startswith("Committed")] == [

@@ -27,6 +27,7 @@ from compactcli.outcomes import (
     reads_log,
     refused_call,
 )
+from compactcli.shell_text import shell_output
 from compactcli.summarizers import carriers, fact_folds, plans, tool_calls
 from compactcli.summarizers.error_ledger import PLACED_BY_ARGUMENT, ErrorLedger
 from compactcli.summarizers.error_ledger import ErrorFact as ErrorFact  # part of `Facts`
@@ -664,6 +665,15 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         return
     if call.command:
         state.add_command(call.command, "failed", result.error)
+    made = (
+        GIT_COMMIT_LINE.search(shell_output(block.text), 0, 2000)
+        if "commit" in call.command
+        else None
+    )
+    message = commit_message(raw_command(call.arguments)) if made else None
+    if made and message:  # made all the same: what failed came after it (a hook, the push)
+        state.add_identifiers(made.group(0))
+        state.reports.add(f"Committed {made.group(2)}: {message}")
     for path in call.fresh if call.kind in ("read", "shell") else ():  # it could not read it
         if not shell or path in result.error or path.rsplit("/", 1)[-1] in result.error:
             state.read.discard(path)
