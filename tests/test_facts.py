@@ -989,6 +989,17 @@ def test_decisions_include_switching_something_to_something_else() -> None:
     ]
 
 
+def test_a_recommendation_to_stick_with_something_is_a_decision() -> None:
+    assert decision_sentences(
+        "loguru is developer-friendly but replaces logging wholesale. Given our governance "
+        "requirements, stick with structlog + stdlib logging handlers. Sticking with Postgres "
+        "keeps compliance simple. The label sticks to the top of the page."
+    ) == [
+        "Given our governance requirements, stick with structlog + stdlib logging handlers.",
+        "Sticking with Postgres keeps compliance simple.",
+    ]
+
+
 def test_the_agents_pick_of_its_own_tool_is_no_decision() -> None:
     assert decision_sentences(
         "I'll use the `worker` agent for this. Let's use the Explore subagent to find it. "
@@ -1982,6 +1993,37 @@ def test_exit_codes_are_found_near_either_end(text: str) -> None:
     expected = {"Process exited with code 2": 2, "tail\nExit code: 0": 0, '{"exit_code": 3}': 3}
     assert exit_code("x" * 1000 + text) == expected.get(text)
     assert exit_code(text + "x" * 1000) == expected.get(text)
+
+
+def test_the_steps_of_a_plan_the_agent_announces_mid_turn_are_decisions() -> None:
+    """ "Here's the plan:" then a list, then the work: each step is what it chose to do. A plan
+    named inside a sentence ("The test plan covers:") announces none."""
+    plan = (
+        "Good, I have everything I need. Here's the plan:\n"
+        "- Add a `backstop` service to `docker-compose.yml` with a `testing` profile (so it "
+        "doesn't start with normal `docker-compose up`)\n"
+        "- Use `host.docker.internal:8081` so the backstop container can reach WordPress\n\n"
+        "Let me create these files now."
+    )
+    made = conversation(
+        ("user", "Add visual regression tests with BackstopJS."),
+        (
+            "assistant",
+            [text(plan), call("w", "Write", file_path="/repo/backstop.json", content="{}")],
+        ),
+        ("user", [result("w", "ok")]),
+        ("assistant", [text("The test plan covers:\n- the landing pages\n- the checkout")]),
+        ("assistant", [call("r", "Read", file_path="/repo/docker-compose.yml")]),
+        ("user", [result("r", "services: {}")]),
+        ("assistant", "Done."),
+    )
+    decisions = extract_facts(made).decisions
+    assert decisions[:2] == (
+        "Add a `backstop` service to `docker-compose.yml` with a `testing` profile (so it "
+        "doesn't start with normal `docker-compose up`)",
+        "Use `host.docker.internal:8081` so the backstop container can reach WordPress",
+    )
+    assert not any("landing pages" in d for d in decisions)
 
 
 def test_a_commit_made_before_its_command_failed_is_a_report_all_the_same() -> None:

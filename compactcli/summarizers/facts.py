@@ -43,6 +43,7 @@ from compactcli.summarizers.sentences import (
     before_pasted_session,
     condense,
     decision_sentences,
+    planned_steps,
     rule_sentences,
     rules_title,
     sentences,
@@ -561,12 +562,12 @@ def _width(text: str) -> int:
 
 
 def _add_statement(state: _State, text: str) -> None:
-    """A mid-turn assistant text: its decision sentences among the decisions, and the rest
-    among the reports, in order, when it is long or answers an error met since the last one
-    (`REACTION_WORDS`)."""
+    """A mid-turn assistant text: its decision sentences and the steps of a plan it announces
+    (`planned_steps`) among the decisions, and the rest among the reports, in order, when it is
+    long or answers an error met since the last one (`REACTION_WORDS`)."""
     line = one_line(FENCE.sub(" ", carriers.unlinked(text)))
     reaction, state.erred = state.erred, False
-    decided = decision_sentences(text)
+    decided = list(dict.fromkeys([*decision_sentences(text), *planned_steps(text)]))
     for sentence in decided:
         state.decisions.add(sentence)
     if _width(line) >= STATEMENT_CHARS or (reaction and len(line.split()) >= REACTION_WORDS):

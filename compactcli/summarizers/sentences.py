@@ -64,7 +64,7 @@ _DECISION = _Cue(
     r"\b(?:decided|decide\s+to|decision(?=\s*:|\s+(?:is|was|to|here)\b)|"
     r"(?:the|a|my|our|this)\s+decision\b(?!\s+(?:loop|path|latency|logic|tree|point)s?\b)|"
     r"we'?ll\s+use|we\s+will\s+use|i'?ll\s+use|i\s+will\s+use|"
-    r"let'?s\s+use|let\s+us\s+use|instead\s+of|going\s+with|go\s+with|"
+    r"let'?s\s+use|let\s+us\s+use|instead\s+of|going\s+with|go\s+with|stick(?:ing)?\s+with|"
     r"switch(?:ed|ing)?\s+(?:(?!to\b)[\w`'./-]+\s+){0,4}?to|"
     r"opt(?:ed|ing)?\s+for|chose|choosing|rather\s+than|will\s+use)\b"
 )
@@ -384,6 +384,32 @@ def decision_sentences(text: str) -> list[str]:
         if match and not sentence.endswith("?") and not _OWN_MEANS.match(sentence.strip()):
             out.append(_window(one_line(sentence), match, DECISION_CHARS))
     return out
+
+
+_PLAN_OPENS = compile_lazily(
+    r"(?:^|[.!]\s+)(?:(?:here'?s|here\s+is)\s+(?:the|my|our)\s+|(?:the|my|our)\s+)?plan"
+    r"\b[^.:!?]{0,40}:$",
+    re.IGNORECASE,
+)
+PLAN_STEPS = 8
+"""The most steps of a plan an assistant text announces that are kept as decisions."""
+
+
+def planned_steps(text: str) -> list[str]:
+    """The steps of the plan an assistant text announces before it carries it out ("Here's the
+    plan:" then a list: "- Add a `backstop` service with a `testing` profile ..."): what it
+    chose to do, each a decision (at most `PLAN_STEPS`, each cut to `DECISION_CHARS`)."""
+    lines = _logical_lines(text)
+    for at, (line, item) in enumerate(lines):
+        if item or not _PLAN_OPENS.search(line.replace("*", "").strip()):
+            continue
+        steps: list[str] = []
+        for step, is_item in lines[at + 1 :]:
+            if not is_item or len(steps) == PLAN_STEPS:
+                break
+            steps.append(head_tail(one_line(step), DECISION_CHARS))
+        return steps
+    return []
 
 
 def _row_text(sentence: str) -> str:
