@@ -2026,6 +2026,42 @@ def test_the_steps_of_a_plan_the_agent_announces_mid_turn_are_decisions() -> Non
     assert not any("landing pages" in d for d in decisions)
 
 
+def test_the_latest_test_count_is_where_the_work_stands_and_replaces_the_older() -> None:
+    """A test run that succeeded says how many tests passed on its last counting line (without
+    pytest's rulers): the latest is kept before the other commands, an older count is dropped
+    (it no longer holds), and a read of a log that counts tests is no test run."""
+    first = "collected 10 items\n\n..........\n\n========== 10 passed in 3.32s ==========\n"
+    later = "collected 11 items\n\n...........\n\n========== 11 passed in 3.64s ==========\n"
+    turns: list[tuple[str, Any]] = [("user", "Add the reset help test.")]
+    for n, (command, output) in enumerate(
+        [
+            ("pytest -q tests/test_cli.py", first),
+            *[
+                (f"python scripts/step{k}.py --write out{k}.json", "wrote it\nall done\n")
+                for k in range(30)
+            ],
+            (".venv/bin/pytest -q", later),
+            ("cat logs/old-run.txt", "== 3 passed in 0.1s ==\n"),
+        ]
+    ):
+        turns += [
+            ("assistant", [call(f"c{n}", "Bash", command=command)]),
+            ("user", [result(f"c{n}", output)]),
+        ]
+    facts = extract_facts(conversation(*turns, ("assistant", "Done.")))
+    details = {c.command: c.detail for c in facts.commands}
+    assert details["pytest -q tests/test_cli.py"] == ""  # the later count replaced it
+    assert details[".venv/bin/pytest -q"] == "11 passed in 3.64s"
+    alone = 0
+    for budget in range(40, 1000, 20):
+        summary, _ = extractive_facts(facts, budget, lambda t: len(t) // 4)
+        assert "10 passed" not in summary, budget
+        if "scripts/step" in summary or "old-run.txt" in summary:  # other commands come after it
+            assert "11 passed in 3.64s" in summary, budget
+        alone += "11 passed in 3.64s" in summary and "scripts/step" not in summary
+    assert alone  # and at a tight budget it is shown where they are not
+
+
 def test_a_commit_made_before_its_command_failed_is_a_report_all_the_same() -> None:
     """`git commit -m ... && git push` that committed and then could not push: the commit was
     made (git printed its line), and the failure is the push's."""

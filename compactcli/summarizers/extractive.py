@@ -70,7 +70,7 @@ from compactcli.summarizers.summary_text import (
     parse_summary,
     rule_source,
 )
-from compactcli.summarizers.tool_calls import command_key
+from compactcli.summarizers.tool_calls import command_key, test_run
 from compactcli.trim import clip, head_tail, one_line
 from compactcli.user_text import squeeze, undrawn
 
@@ -310,11 +310,14 @@ def _items(
         add(FILES_MODIFIED, _file_shapes(path, edits.get(path, ())), kept=True)
     count = len(facts.commands)
     unresolved = {error.text for error in facts.errors if not error.resolved}
+    tested = [i for i, command in enumerate(facts.commands) if test_run(command)]
     for position, command in enumerate(facts.commands):
         if command.detail in unresolved:  # the error it printed is under Errors, always shown
             command = replace(command, detail="")
         failed = command.outcome == "failed"
         rank = (30_000 if failed else 50_000) + (count - position)
+        if tested and position == tested[-1]:  # the latest test count: where the work stands
+            rank = 30_000 - 1
         short = replace(command, command=head_tail(command_key(command.command), 80))
         short = replace(short, detail=head_tail(short.detail, 120))
         shapes = tuple(dict.fromkeys((_command_line(command), _command_line(short))))

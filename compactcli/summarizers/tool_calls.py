@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.tools import base_name, shell_command
+from compactcli.tools import base_name, read_only_command, shell_command
 from compactcli.trim import head_tail, one_line
+
+if TYPE_CHECKING:  # fact_record reads this module
+    from compactcli.summarizers.fact_record import Command
 
 COMMAND_CHARS = 200
 
@@ -128,6 +131,34 @@ def head_commit(command: str, output: str) -> str:
         return head_tail(f"{whole.group(1)[:7]} {subject}".strip(), COMMAND_CHARS)
     found = _ONE_LINE_COMMIT.match(lines[0]) if lines else None
     return head_tail(f"{found.group(1)} {found.group(2)}", COMMAND_CHARS) if found else ""
+
+
+_TEST_COUNT = compile_lazily(
+    r"\b\d+ (?:passed|failed)\b|\b\d+/\d+ tests? passed\b|\b\d+ tests? collected\b"
+)
+_RULER = compile_lazily(r"^[=\s]+|[=\s]+$")
+TEST_SUMMARY_CHARS = 160
+
+
+def test_run(command: Command) -> bool:
+    """Whether `command` ran tests that passed, its answer their count (`test_summary`): not a
+    read of a log that counts them."""
+    return (
+        command.outcome == "ok"
+        and bool(_TEST_COUNT.search(command.detail))
+        and not read_only_command(command.command)
+    )
+
+
+def test_summary(output: str) -> str:
+    """The last line of a test run's output that counts its tests (pytest's `11 passed in
+    3.64s`, cargo's `test result: ok. 223 passed; 0 failed`, Jest's `Tests: 32 passed, 32
+    total`, `531 tests collected`), without pytest's `=` rulers; "" when none does."""
+    tail = output[-4000:]
+    for line in reversed(tail.splitlines()):
+        if _TEST_COUNT.search(line):
+            return head_tail(" ".join(_RULER.sub("", line).split()), TEST_SUMMARY_CHARS)
+    return ""
 
 
 def command_key(command: str) -> str:
