@@ -50,6 +50,19 @@ PNPM_PREPARE = (
             "   rdException\r\n    + FullyQualifiedErrorId : InvalidEndOfLine\r\n",
             "The token '&&' is not a valid statement separator in this version.",
         ),
+        (  # npm's code and errno lines say which error, the next line what it was
+            "Exit code: 1\nOutput:\nnpm error code EACCES\nnpm error errno EACCES\n"
+            "npm error FetchError: request to https://registry.npmjs.org/create-vite failed\n"
+            "npm error     at ClientRequest.<anonymous> (index.js:130:14)\n",
+            "npm error code EACCES npm error FetchError: request to "
+            "https://registry.npmjs.org/create-vite failed",
+        ),
+        (  # pytest's line for the exception, not its own word on where it happened
+            "Exit code: 4\nOutput:\nImportError while loading conftest '/r/tests/conftest.py'.\n"
+            "tests/conftest.py:3: in <module>\n    import bcrypt\n"
+            "E   ModuleNotFoundError: No module named 'bcrypt'\n",
+            "E ModuleNotFoundError: No module named 'bcrypt'",
+        ),
     ],
 )
 def test_the_error_line_is_the_message_not_a_wrapper_or_output(output: str, expected: str) -> None:

@@ -3323,28 +3323,6 @@ def test_curl_s_failed_http_status_is_an_error(command: str, output: str, expect
     assert (found.status, found.error) == ("ok", expected)
 
 
-@pytest.mark.parametrize(
-    ("output", "expected"),
-    [
-        (  # npm's code and errno lines say which error, the next line what it was
-            "Exit code: 1\nOutput:\nnpm error code EACCES\nnpm error errno EACCES\n"
-            "npm error FetchError: request to https://registry.npmjs.org/create-vite failed\n"
-            "npm error     at ClientRequest.<anonymous> (index.js:130:14)\n",
-            "npm error code EACCES npm error FetchError: request to "
-            "https://registry.npmjs.org/create-vite failed",
-        ),
-        (  # pytest's line for the exception, not its own word on where it happened
-            "Exit code: 4\nOutput:\nImportError while loading conftest '/r/tests/conftest.py'.\n"
-            "tests/conftest.py:3: in <module>\n    import bcrypt\n"
-            "E   ModuleNotFoundError: No module named 'bcrypt'\n",
-            "E ModuleNotFoundError: No module named 'bcrypt'",
-        ),
-    ],
-)
-def test_the_message_of_a_failure_is_its_error_line(output: str, expected: str) -> None:
-    assert error_line(output) == expected
-
-
 def test_a_sub_agent_that_died_said_so_first() -> None:
     """A Task tool's result that is a sub-agent's API error, not flagged as failed."""
     died = "API Error: terminated\nagentId: a759 (use SendMessage to continue this agent)"
