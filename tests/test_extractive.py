@@ -983,3 +983,27 @@ def test_a_sub_agents_report_is_widened_only_once_every_other_item_has_its_room(
             assert "Step 40:" in text, budget  # the agent's own report, at its fuller shape
             assert all(f"table {n}" in text for n in range(30)), budget  # every decision
     assert widened  # and with room left, more of it
+
+
+def test_the_files_read_come_before_the_commands() -> None:
+    """A file the agent read is one short line that says where it looked: at a tight budget
+    the files read come in before the commands, failed or not."""
+    facts = Facts(
+        goal="Fix the importer.",
+        user_messages=("Fix the importer.",),
+        files_read=tuple(f"src/importer/part_{n}.py" for n in range(8)),
+        commands=(
+            *(
+                Command(f"python3 check_{n}.py --all", "failed", f"check {n} failed")
+                for n in range(8)
+            ),
+            *(Command(f"python3 build_{n}.py --all", "ok") for n in range(8)),
+        ),
+    )
+    read_first = 0
+    for budget in range(40, 600, 10):
+        text = render_facts(facts, budget, COUNTER.text_tokens)[0]
+        if "check_" in text or "build_" in text:
+            assert all(f"part_{n}.py" in text for n in range(8)), budget
+        read_first += "part_0.py" in text and "check_" not in text
+    assert read_first

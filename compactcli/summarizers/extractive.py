@@ -302,7 +302,7 @@ def _items(
     modified = set(facts.files_modified)
     for path in facts.files_read:
         if path not in modified:
-            add(FILES_READ, (f"- {path}",), rank=40_000)
+            add(FILES_READ, (f"- {path}",), rank=28_000)
     edits: dict[str, list[str]] = {}
     for path, note in facts.changes:
         edits.setdefault(path, []).append(note)
