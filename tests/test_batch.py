@@ -228,13 +228,13 @@ def test_one_bad_file_is_reported_by_name_and_the_others_are_compacted(folder: P
     )
     assert result.stdout == (
         "file                                      before   after         saved  status               \n"
-        "logs/anthropic-summarize-session.jsonl     5,622   2,380   3,242 (58%)  compacted            \n"
+        "logs/anthropic-summarize-session.jsonl     5,622   2,385   3,237 (58%)  compacted            \n"
         "logs/broken.jsonl                              -       -             -  failed (exit 3)      \n"
-        "logs/claude-code-summarize-session.jsonl   5,817   2,423   3,394 (58%)  compacted            \n"
+        "logs/claude-code-summarize-session.jsonl   5,817   2,428   3,389 (58%)  compacted            \n"
         "logs/codex-summarize-session.jsonl         4,847   2,818   2,029 (42%)  compacted            \n"
         "logs/openai-summarize-session.jsonl        3,659   2,538   1,121 (31%)  compacted            \n"
-        "logs/pi-summarize-session.jsonl            5,997   2,404   3,593 (60%)  compacted            \n"
-        "total (6 files)                           25,942  12,563  13,379 (52%)  5 compacted, 1 failed\n"
+        "logs/pi-summarize-session.jsonl            5,997   2,410   3,587 (60%)  compacted            \n"
+        "total (6 files)                           25,942  12,579  13,363 (52%)  5 compacted, 1 failed\n"
     )
     assert sorted(os.listdir("out")) == sorted(p.name for p in SESSIONS)
 
@@ -262,7 +262,7 @@ def test_json_lines_say_what_happened_to_each_file(folder: Path) -> None:
     assert lines[1]["message"] == (
         "logs/broken.jsonl:2: invalid JSON: unexpected end of data at column 51"
     )
-    assert lines[0]["diff"]["tokens_after"] == 2380
+    assert lines[0]["diff"]["tokens_after"] == 2385
     assert lines[0]["keep_recent_tokens"] == 2000
     assert not Path("out").exists()
 
@@ -277,7 +277,7 @@ def test_fail_fast_stops_and_says_so(folder: Path) -> None:
     )
     assert result.stdout.splitlines()[-2:] == [
         "logs/pi-summarize-session.jsonl                -      -            -  skipped                         ",
-        "total (6 files)                            5,622  2,380  3,242 (58%)  1 compacted, 1 failed, 4 skipped",
+        "total (6 files)                            5,622  2,385  3,237 (58%)  1 compacted, 1 failed, 4 skipped",
     ]
     assert os.listdir("out") == ["anthropic-summarize-session.jsonl"]
 
