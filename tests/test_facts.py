@@ -1085,6 +1085,24 @@ def test_todo_tools_of_every_agent() -> None:
     assert extract_facts(pi[:5]).todos == ("[pending] Add tests", "[pending] Ship it")
 
 
+def test_claude_code_s_tasks_change_only_when_the_tool_took_the_change() -> None:
+    """TaskCreate adds a task, TaskUpdate sets its status (quoted or not); an update the tool
+    refused (`InputValidationError`) leaves the task as it was."""
+    refused = '<tool_use_error>InputValidationError: [{"code": "invalid_union"}]</tool_use_error>'
+    made = conversation(
+        ("user", "fix the scope bug and the parser"),
+        ("assistant", [call("c1", "TaskCreate", subject="Fix the parameter scope bug")]),
+        ("user", [result("c1", "Task #1 created successfully: Fix the parameter scope bug")]),
+        ("assistant", [call("c2", "TaskCreate", subject="Fix the parser")]),
+        ("user", [result("c2", "Task #2 created successfully: Fix the parser")]),
+        ("assistant", [call("u1", "TaskUpdate", taskId="1", status='"completed"')]),
+        ("user", [result("u1", refused, is_error=True)]),
+        ("assistant", [call("u2", "TaskUpdate", taskId="2", status='"completed"')]),
+        ("user", [result("u2", "Updated task #2 status")]),
+    )
+    assert extract_facts(made).todos == ("[pending] Fix the parameter scope bug",)
+
+
 def test_superseding_user_messages_keep_their_order() -> None:
     facts = extract_facts(
         conversation(

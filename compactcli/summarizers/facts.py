@@ -535,8 +535,8 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             call.fresh = tuple(path for path in call.read if path not in state.read)
             for path in call.read:
                 state.read.add(path)
-            if kind == "todo" and todo_items(name, block.arguments, state.todos):
-                state.todo_seen = True
+            if kind == "todo" and not block.call_id:  # else once its result says it worked
+                state.todo_seen |= todo_items(name, block.arguments, state.todos)
             if block.call_id:
                 calls[block.call_id] = call
             else:
@@ -602,6 +602,8 @@ def _polled(call: _Call | None, state: _State, text: str) -> _Call | None:
 def _read_result(block: Block, call: _Call | None, state: _State) -> None:
     if call is None:
         return
+    if call.kind == "todo" and not block.is_error:  # a todo call the tool refused changed none
+        state.todo_seen |= todo_items(call.name, call.arguments, state.todos)
     shell = call.kind == "shell"
     running = still_running(block.text) if shell else None
     if running is not None:  # its outcome comes with a later call's result, if any

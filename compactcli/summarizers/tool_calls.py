@@ -214,7 +214,7 @@ def todo_items(name: str, arguments: Any, state: dict[str, tuple[str, str]]) -> 
             new = arguments.get("status")
             if action == "toggle":
                 new = "completed" if status in _OPEN else "pending"
-            state[key] = (new if isinstance(new, str) else status, text)
+            state[key] = (new.strip("\"' ") if isinstance(new, str) else status, text)
             return True
     if action == "clear":
         state.clear()
