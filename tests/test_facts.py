@@ -2374,6 +2374,23 @@ def test_a_long_brief_keeps_its_headings_after_its_rules_as_room_allows() -> Non
     assert "Never skip a prompt." in tight and "Prompt 6" not in tight
 
 
+def test_a_long_message_keeps_what_the_user_wrote_between_the_logs_they_pasted() -> None:
+    """Two test logs pasted in one message, a request typed between them: the request is kept
+    from the middle before any line of the logs."""
+    log = "\n".join(f"[{n}/22] case_{n}\nPASS domain=optics expected={n}.5 m" for n in range(40))
+    message = (
+        "i just added the key, judge each answer on a scale of 100\n```\n" + log + "\n```\n"
+        "there are some failed testcases, enhance the pipeline in these cases\n```\n"
+        + log
+        + "\n```\nthanks"
+    )
+    kept = condense(message, 600)
+    assert "there are some failed testcases, enhance the pipeline in these cases" in kept
+    assert kept.count("PASS domain") < log.count("PASS domain")
+    plain = "\n".join(f"line {n} of a long text with nothing to keep" for n in range(200))
+    assert "line 100 " not in condense(plain, 600)  # no fence: nothing typed to tell apart
+
+
 def test_a_cut_line_is_redacted_before_it_is_cut() -> None:
     from compactcli.trim import head_tail
 

@@ -12,7 +12,7 @@ reads as current.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from compactcli.lazy_pattern import compile_lazily
 from compactcli.outcomes import carries_error
@@ -429,7 +429,8 @@ CONDENSED_LINE_CHARS = 240
 def condense(text: str, limit: int) -> str:
     """`text` when it fits in `limit` characters; else its head, the lines of its middle that
     set a rule or carry an error (a pasted stack trace's exception, a "never do X" in the
-    middle of a long brief), then as room allows its markdown headings (what a brief asks, part
+    middle of a long brief), then as room allows the lines outside its fenced blocks (what the
+    user wrote between the logs they pasted) and its markdown headings (what a brief asks, part
     by part), in their order, and its tail, around markers."""
     if len(text) <= limit:
         return text
@@ -441,11 +442,17 @@ def condense(text: str, limit: int) -> str:
     newline = text.find("\n", tail_start, tail_start + limit // 10)
     tail_start = newline + 1 if newline > 0 else tail_start
     room = limit - head_end - (len(text) - tail_start) - 2 * len(marker)
-    pieces = list(_pieces(text[head_end:tail_start]))
+    fenced = text.count("```", 0, head_end) % 2 == 1
+    pieces, typed = _fenced_pieces(text[head_end:tail_start], fenced)
     picked: dict[int, str] = {}
-    for wanted in (_says_a_rule_or_an_error, _HEADING.match):
+    wants: tuple[Callable[[int, str], object], ...] = (
+        lambda _, line: _says_a_rule_or_an_error(line),
+        lambda at, _: at in typed,  # what the user wrote between the logs they pasted
+        lambda _, line: _HEADING.match(line),
+    )
+    for wanted in wants:
         for at, line in enumerate(pieces):
-            if at in picked or not line or not wanted(line):
+            if at in picked or not line or not wanted(at, line):
                 continue
             line = head_tail(line, CONDENSED_LINE_CHARS)
             if len(line) + 3 > room:
@@ -467,6 +474,24 @@ def _says_a_rule_or_an_error(line: str) -> bool:
     if review:  # a finding's fix, not what supports it
         return review.group("fix") is not None
     return carries_error(line) or _CONSTRAINT.search(line) is not None
+
+
+def _fenced_pieces(text: str, fenced: bool) -> tuple[list[str], set[int]]:
+    """The pieces of `text` (`_pieces`), and which of them lie outside its fenced blocks when
+    it has any (`fenced`: it starts inside one): the words of whoever wrote around a pasted
+    log."""
+    pieces: list[str] = []
+    typed: set[int] = set()
+    fences = fenced or "```" in text
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        for piece in _pieces(line):
+            if fences and not fenced:
+                typed.add(len(pieces))
+            pieces.append(piece)
+    return pieces, typed
 
 
 def _pieces(text: str) -> Iterator[str]:
