@@ -70,7 +70,7 @@ from compactcli.summarizers.summary_text import (
     parse_summary,
     rule_source,
 )
-from compactcli.summarizers.tool_calls import command_key, test_run
+from compactcli.summarizers.tool_calls import command_key, passed_tests
 from compactcli.trim import clip, head_tail, one_line
 from compactcli.user_text import squeeze, undrawn
 
@@ -310,7 +310,7 @@ def _items(
         add(FILES_MODIFIED, _file_shapes(path, edits.get(path, ())), kept=True)
     count = len(facts.commands)
     unresolved = {error.text for error in facts.errors if not error.resolved}
-    tested = [i for i, command in enumerate(facts.commands) if test_run(command)]
+    tested = [i for i, command in enumerate(facts.commands) if passed_tests(command)]
     for position, command in enumerate(facts.commands):
         if command.detail in unresolved:  # the error it printed is under Errors, always shown
             command = replace(command, detail="")

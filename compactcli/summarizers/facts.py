@@ -292,15 +292,15 @@ class _State:
     def add_command(self, command: str, status: str, detail: str = "") -> None:
         """A command's latest run; runs of the same command (`command_key`: another `cd`
         before it, another pipe to `head` after it) are counted as one, shown as the last. A
-        test run's count (`tool_calls.test_run`) replaces the count an earlier one gave, which
-        no longer holds."""
+        test run's count (`tool_calls.passed_tests`) replaces the count an earlier one gave,
+        which no longer holds."""
         key = command_key(command)
         earlier = self.commands.pop(key, None)
         runs = earlier.runs + 1 if earlier else 1
         made = Command(command, status, detail, runs)
-        if tool_calls.test_run(made):
+        if tool_calls.passed_tests(made):
             for other, ran in self.commands.items():
-                if tool_calls.test_run(ran):
+                if tool_calls.passed_tests(ran):
                     self.commands[other] = replace(ran, detail="")
         self.commands[key] = made
 
@@ -668,7 +668,7 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
         elif call.command:  # a command that only looked is worth a line for its answer alone
             answer = one_line_answer(block.text) or tool_calls.head_commit(call.command, block.text)
             if not answer and not read_only_command(call.command):  # a test run: its count
-                answer = tool_calls.test_summary(shell_output(block.text))
+                answer = tool_calls.tests_counted(shell_output(block.text))
             if answer or not read_only_command(call.command):
                 state.add_command(call.command, "ok", answer)
         if call.command and "commit" in call.command:  # `git commit` names the commit it made

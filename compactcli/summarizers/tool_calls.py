@@ -140,8 +140,8 @@ _RULER = compile_lazily(r"^[=\s]+|[=\s]+$")
 TEST_SUMMARY_CHARS = 160
 
 
-def test_run(command: Command) -> bool:
-    """Whether `command` ran tests that passed, its answer their count (`test_summary`): not a
+def passed_tests(command: Command) -> bool:
+    """Whether `command` ran tests that passed, its answer their count (`tests_counted`): not a
     read of a log that counts them."""
     return (
         command.outcome == "ok"
@@ -150,7 +150,7 @@ def test_run(command: Command) -> bool:
     )
 
 
-def test_summary(output: str) -> str:
+def tests_counted(output: str) -> str:
     """The last line of a test run's output that counts its tests (pytest's `11 passed in
     3.64s`, cargo's `test result: ok. 223 passed; 0 failed`, Jest's `Tests: 32 passed, 32
     total`, `531 tests collected`), without pytest's `=` rulers; "" when none does."""
