@@ -125,7 +125,7 @@ def shell_output(text: str) -> str:
             wrapped = None
         output = wrapped.get("output") if isinstance(wrapped, dict) else None
         text = output if isinstance(output, str) else text
-    if _SANDBOX_DENIED in text:
+    if sandbox_denied(text):  # at its start: no scan of a long output
         text = _denied_output(text)
     elif text.startswith(_DENIED_BEFORE):
         text = _denied_before(text)
