@@ -1000,6 +1000,18 @@ def test_a_recommendation_to_stick_with_something_is_a_decision() -> None:
     ]
 
 
+def test_the_fix_an_agent_gives_by_its_label_is_a_decision() -> None:
+    assert decision_sentences(
+        "**Root cause:** the role is read from the token's claims. **Fix:** Both functions "
+        "now read the role from Firestore. **La fix :** lire le rôle depuis Firestore. "
+        "The fix is to retry once. Fixes: none. The prefix: abc. A fix: maybe?"
+    ) == [
+        "**Fix:** Both functions now read the role from Firestore.",
+        "**La fix :** lire le rôle depuis Firestore.",
+        "The fix is to retry once.",
+    ]
+
+
 def test_the_agents_pick_of_its_own_tool_is_no_decision() -> None:
     assert decision_sentences(
         "I'll use the `worker` agent for this. Let's use the Explore subagent to find it. "

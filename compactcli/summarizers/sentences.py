@@ -372,15 +372,25 @@ _OWN_MEANS = compile_lazily(
 `worker` agent for this."): how it works, not a choice of the work."""
 
 
+_FIX_LABEL = compile_lazily(
+    r"^(?:\*\*|__)?(?:(?:the|my|our|la|le)\s+)?(?:fix|solution|correctif|correction)"
+    r"\s?(?:\*\*|__)?\s?:(?:\*\*|__)?\s+\S|^(?:the|my|our)\s+fix\s+(?:is|was)\s+to\b",
+    re.IGNORECASE,
+)
+"""A sentence that gives the fix chosen by its label (`**Fix:** ...`, `The fix: ...`, French
+`**La fix :** ...`) or says it (`The fix is to ...`)."""
+
+
 def decision_sentences(text: str) -> list[str]:
     """Assistant sentences that state a choice (decided, we'll use, instead of, going with, switch
-    to...), not questions nor the agent's pick of its own tool or agent (`_OWN_MEANS`), each cut
-    around its cue to at most `DECISION_CHARS` (a table row read as its cells' text).
+    to...; the fix chosen: `_FIX_LABEL`), not questions nor the agent's pick of its own tool or
+    agent (`_OWN_MEANS`), each cut around its cue to at most `DECISION_CHARS` (a table row read
+    as its cells' text).
     """
     out: list[str] = []
     for sentence in sentences(text):
         sentence = _row_text(sentence)
-        match = _DECISION.search(sentence)
+        match = _DECISION.search(sentence) or _FIX_LABEL.match(sentence)
         if match and not sentence.endswith("?") and not _OWN_MEANS.match(sentence.strip()):
             out.append(_window(one_line(sentence), match, DECISION_CHARS))
     return out
