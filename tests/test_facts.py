@@ -3544,6 +3544,35 @@ def test_the_rules_of_the_spec_kit_command_under_way_are_rules_of_the_work() -> 
     )
 
 
+def test_the_rules_of_a_slash_command_s_template_are_rules_of_the_work() -> None:
+    """A slash command the user typed (Claude Code sends its template next, in a record the
+    user did not type): the template's binding lines are the command's rules, until the next
+    command's; a record the user did not type after other text is no template."""
+
+    def user(value: str, name: str | None = None) -> Message:
+        return Message(index=0, role="user", blocks=(Block("text", value, name=name),))
+
+    command = (
+        "<command-message>standards</command-message>\n<command-name>/standards</command-name>"
+    )
+    template = (
+        "Review all unstaged changes against coding standards.\n## Rules\n"
+        "**9. Comments**\nOnly comment WHY, never WHAT. Code should be self-documenting.\n"
+    )
+    reply = Message(index=0, role="assistant", blocks=(Block("text", "Reviewing."),))
+    facts = extract_facts((user(command), user(template, "meta"), reply))
+    assert facts.user_messages == ("/standards",)
+    assert facts.constraints == (
+        "Skill /standards: Only comment WHY, never WHAT. Code should be self-documenting.",
+    )
+    facts = extract_facts((user("Fix the tests"), user(template, "meta"), reply))
+    assert facts.constraints == ()
+    deploy = command.replace("standards", "deploy")
+    later = (user(deploy), user("Deploy it.\nNever deploy on Fridays.", "meta"), reply)
+    facts = extract_facts((user(command), user(template, "meta"), reply, *later))
+    assert facts.constraints == ("Skill /deploy: Never deploy on Fridays.",)
+
+
 SPEC_TEMPLATE = (
     "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before "
     "proceeding (if not empty).\n\n## Outline\n\n1. **Setup**: Run `setup-{0}.sh` from repo "

@@ -189,7 +189,8 @@ class _State:
     mentioned: set[str] = field(default_factory=set)  # documents the user pointed to, to read
     last_reply: str = ""
     shell: str = ""  # a command the user ran (Claude Code `<bash-input>`), until its output
-    command_rules: list[str] = field(default_factory=list)  # the latest Spec Kit template's
+    command_rules: list[str] = field(default_factory=list)  # the latest command template's
+    slash: str = ""  # a slash command the user typed, until its template (Claude Code)
     cwd: str | None = None  # the session's working directory: paths under it are shown relative
 
     def local(self, path: str) -> str:
@@ -445,6 +446,9 @@ def _read_user(message: Message, state: _State) -> None:
             typed, shell = typed_block(block)
             state.shell = shell or ""
             skill = skill_file(block.text)
+            if state.slash and block.name == "meta" and not skill:  # the command's template
+                _command_rules(state, f"Skill {state.slash}", block.text)
+            state.slash = ""
             if skill:
                 state.read.add(skill)
                 rules = skill_rules(block.text)
@@ -456,12 +460,10 @@ def _read_user(message: Message, state: _State) -> None:
             if typed:
                 state.add_user(typed)
                 template = command_template(block.text)
-                if template:  # a Spec Kit command's rules hold until the next command
-                    for rule in state.command_rules:
-                        state.constraints.discard(rule)
-                    state.command_rules = [f"{SPEC_KIT}: {r}" for r in template_rules(template)]
-                    for rule in state.command_rules:
-                        state.add_constraint(rule, state.turn)
+                if template:
+                    _command_rules(state, SPEC_KIT, template)
+                slash = _SLASH.match(typed)
+                state.slash = slash.group(1) if slash else ""
                 attached, mentioned = given_files(typed)
                 state.attached.update(attached)
                 state.mentioned.update(mentioned)
@@ -471,6 +473,21 @@ def _read_user(message: Message, state: _State) -> None:
             typed = _queued_prompt(block)
             if typed:
                 state.add_user(typed)
+
+
+_SLASH = compile_lazily(r"^(/[\w:.-]+)(?:\s|$)")
+"""A slash command the user typed (`/standards`, `/plugin:review 12`): Claude Code sends its
+template next, in a record the user did not type."""
+
+
+def _command_rules(state: _State, name: str, template: str) -> None:
+    """The binding lines of a command's template (a Spec Kit command given input, a Claude Code
+    slash command's), as the rules of `name`: they hold until the next command's."""
+    for rule in state.command_rules:
+        state.constraints.discard(rule)
+    state.command_rules = [f"{name}: {rule}" for rule in template_rules(template)]
+    for rule in state.command_rules:
+        state.add_constraint(rule, state.turn)
 
 
 def _user_ran(state: _State, ran: UserShell, *, added: bool = False) -> None:
