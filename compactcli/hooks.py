@@ -14,13 +14,15 @@ agent is still appending to it).
   hook before it writes its boundary, every message of the context it compacted too: files
   modified, the user's rules, errors, pending asks, ...), rendered as the
   extractive summary renders facts within `LEDGER_TOKENS`; Claude Code adds what a
-  `SessionStart` hook prints to the context, so what its summary dropped comes back; for a Codex
-  rollout, as the JSON Codex reads from a hook (`hookSpecificOutput.additionalContext`). Other
-  sources (startup, resume, clear) print nothing.
-- pi's `session_before_compact`, as compactcli's pi extension
-  (`compactcli/data/pi/compactcli-compaction.ts`) hands it on: the summary pi writes into its
-  compaction entry, compactcli's extractive summary of the messages before the first kept entry
-  (`pi_compaction`), so pi compacts offline, without a model call.
+  `SessionStart` hook prints to the context, so what its summary dropped comes back; for a
+  format whose agent reads a hook's output as JSON (its entry's `hook_json`: Codex), as that
+  JSON (`hookSpecificOutput.additionalContext`). Other sources (startup, resume, clear) print
+  nothing.
+- The event an agent's extension sends before the agent compacts (its format entry's
+  `compaction_event`: pi's `session_before_compact`, as compactcli's pi extension
+  `compactcli/data/pi/compactcli-compaction.ts` hands it on): the summary the agent writes into
+  its compaction entry, compactcli's extractive summary of the messages before the first kept
+  entry (`agent_compaction`), so the agent compacts offline, without a model call.
 """
 
 from __future__ import annotations
@@ -67,16 +69,17 @@ def status_line(payload: Mapping[str, Any]) -> str:
 
 def after_compaction(payload: Mapping[str, Any]) -> str:
     """The facts ledger of the history the agent's compaction took out of its context."""
-    from compactcli.formats import get_dialect
+    from compactcli.formats import get_format
     from compactcli.loading import read_transcript
 
     transcript = read_transcript(_transcript_path(payload))
-    dialect = get_dialect(transcript.format)
+    entry = get_format(transcript.format)
+    dialect = entry.dialect()
     context = dialect.context(transcript)
     if not context:
         return ""
     text = _ledger(transcript, dialect, context)
-    if text and transcript.format == "codex":  # Codex reads a SessionStart hook's JSON
+    if text and entry.hook_json:  # the agent reads a SessionStart hook's output as JSON
         output = {"hookEventName": "SessionStart", "additionalContext": text}
         return orjson.dumps({"hookSpecificOutput": output}).decode()
     return text
@@ -106,15 +109,20 @@ def _ledger(transcript: Transcript, dialect: Dialect, context: Sequence[Message]
     return f"{LEDGER_HEADING}\n\n{text}"
 
 
-PI_EVENT = "session_before_compact"
-"""The event name the pi extension (`compactcli/data/pi/compactcli-compaction.ts`) sends."""
+def compaction_events() -> dict[str, str]:
+    """The events agents' extensions send before their agent compacts, each with the format
+    whose entry names it (`Format.compaction_event`), in the order of the registry."""
+    from compactcli.formats import FORMATS
+
+    return {f.compaction_event: f.name for f in FORMATS.values() if f.compaction_event}
 
 
-def pi_compaction(payload: Mapping[str, Any]) -> str:
-    """The summary for the compaction pi is about to write (its `session_before_compact` event,
-    as the pi extension hands it on): compactcli's extractive summary of the context messages
-    before the entry `first_kept_entry_id` names (all of them when it names none), an earlier
-    summary among them updated, with `focus` (pi's custom instructions) when given."""
+def agent_compaction(payload: Mapping[str, Any], event: str) -> str:
+    """The summary for the compaction an agent is about to write (`event`, as its extension
+    hands it on: pi's `session_before_compact`): compactcli's extractive summary of the context
+    messages before the entry `first_kept_entry_id` names (all of them when it names none), an
+    earlier summary among them updated, with `focus` (the agent's custom instructions) when
+    given. The transcript must be of the format whose entry names `event`."""
     from compactcli.formats import get_dialect
     from compactcli.loading import read_transcript
     from compactcli.stages.summarize import summary_of
@@ -123,8 +131,9 @@ def pi_compaction(payload: Mapping[str, Any]) -> str:
 
     path = _transcript_path(payload)
     transcript = read_transcript(path)
-    if transcript.format != "pi":
-        raise UsageError(f"{path}: {PI_EVENT} comes from pi; this is a {transcript.format} file")
+    agent = compaction_events()[event]
+    if transcript.format != agent:
+        raise UsageError(f"{path}: {event} comes from {agent}; this is a {transcript.format} file")
     dialect = get_dialect(transcript.format)
     context = dialect.context(transcript)
     kept = payload.get("first_kept_entry_id")
@@ -156,9 +165,9 @@ def answer(payload: Any) -> str:
         return status_line(payload)
     if event == "SessionStart":
         return after_compaction(payload) if payload.get("source") == "compact" else ""
-    if event == PI_EVENT:
-        return pi_compaction(payload)
-    raise UsageError(
-        f"hook event {event!r}: compactcli answers the status line, SessionStart and pi's "
-        f"{PI_EVENT}"
-    )
+    events = compaction_events()
+    if isinstance(event, str) and event in events:
+        return agent_compaction(payload, event)
+    answered = ["the status line", "SessionStart", *(f"{a}'s {e}" for e, a in events.items())]
+    listed = ", ".join(answered[:-1]) + " and " + answered[-1]
+    raise UsageError(f"hook event {event!r}: compactcli answers {listed}")

@@ -5,8 +5,10 @@ compactcli (`compactcli/data/model_windows.json`: litellm's model table trimmed 
 figures by scripts/model_windows.py, so the figures are the same whether litellm is installed or
 not), and falls back to `DEFAULT_WINDOW` / `DEFAULT_MAX_OUTPUT` (saying so in `Limits.source`)
 for a model it does not know. `threshold(spec, limits)` turns `--threshold` into tokens, and
-`default_threshold(format)` is the preset of the agent that writes that format. Nothing here
-prints or reads the environment.
+`default_threshold(format)` is the preset of the agent that writes that format. The presets that
+reproduce an agent's own trigger are its format's (`compactcli.formats`: `Format.threshold_rule`)
+and those of agents without a format of their own (`AGENT_PRESETS`). Nothing here prints or
+reads the environment.
 """
 
 from __future__ import annotations
@@ -16,21 +18,25 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from compactcli.errors import UsageError
-from compactcli.formats import get_format
+from compactcli.formats import FORMATS, get_format
+
+if TYPE_CHECKING:
+    from compactcli.formats.entry import ThresholdRule
 
 __all__ = [
+    "AGENT_PRESETS",
     "DEFAULT_MAX_OUTPUT",
     "DEFAULT_WINDOW",
-    "PRESETS",
     "Limits",
     "Threshold",
     "default_threshold",
     "model_limits",
     "model_table_path",
     "parse_threshold",
+    "presets",
     "threshold",
 ]
 
@@ -53,14 +59,6 @@ class Limits:
     context_window: int
     max_output: int
     source: str  # "model table (KEY)", "--context-window", or "default: ..."
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "context_window": self.context_window,
-            "max_output": self.max_output,
-            "source": self.source,
-        }
 
 
 def model_table_path() -> str:
@@ -186,28 +184,6 @@ class Threshold:
     spec: str  # the preset name, "80%", or the token count as given
     rule: str  # the arithmetic, for reports
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "spec": self.spec, "rule": self.rule}
-
-
-def _claude_code(limits: Limits) -> tuple[int, str]:
-    # Claude Code services/compact/autoCompact.ts: effective window = window -
-    # min(max output, MAX_OUTPUT_TOKENS_FOR_SUMMARY = 20,000); auto-compact threshold =
-    # effective window - AUTOCOMPACT_BUFFER_TOKENS (13,000).
-    reserve = min(limits.max_output, 20_000)
-    return limits.context_window - reserve - 13_000, "window - min(max output, 20,000) - 13,000"
-
-
-def _codex(limits: Limits) -> tuple[int, str]:
-    # codex-rs core openai_model_info.rs: auto_compact_token_limit = context_window * 9 / 10.
-    return limits.context_window * 9 // 10, "90% of window"
-
-
-def _pi(limits: Limits) -> tuple[int, str]:
-    # pi-mono coding-agent docs/compaction.md: compact when context > window - reserveTokens,
-    # reserveTokens defaulting to 16,384.
-    return limits.context_window - 16_384, "window - 16,384"
-
 
 def _opencode(limits: Limits) -> tuple[int, str]:
     # sst/opencode packages/opencode/src/session/overflow.ts: output = min(model output limit,
@@ -235,14 +211,22 @@ def _hermes(limits: Limits) -> tuple[int, str]:
     return tokens, "75% of window under 512K, else 50%; at least 64,000"
 
 
-PRESETS = {
-    "claude-code": _claude_code,
-    "codex": _codex,
-    "pi": _pi,
-    "opencode": _opencode,
-    "hermes": _hermes,
-}
-"""Presets reproducing each agent's own auto-compaction trigger."""
+AGENT_PRESETS: dict[str, ThresholdRule] = {"opencode": _opencode, "hermes": _hermes}
+"""The triggers of agents whose files are read as a format of another name (opencode's; hermes
+writes `openai` messages)."""
+
+
+def presets() -> dict[str, ThresholdRule]:
+    """Every preset reproducing an agent's own auto-compaction trigger, by name: those of the
+    registered formats whose agent has a rule of its own (`Format.threshold_rule`, named after
+    the format), in the order of the registry, then `AGENT_PRESETS`."""
+    found: dict[str, ThresholdRule] = {}
+    for entry in FORMATS.values():
+        rule = entry.rule()
+        if rule is not None:
+            found[entry.name] = rule
+    return {**found, **AGENT_PRESETS}
+
 
 PLAIN_DEFAULT = "80%"
 
@@ -265,7 +249,8 @@ def parse_threshold(spec: str) -> str:
     Raises `UsageError` naming what is accepted.
     """
     value = spec.strip()
-    if value in PRESETS:
+    known = presets()
+    if value in known:
         return value
     match = _PERCENT.match(value)
     if match:
@@ -274,21 +259,22 @@ def parse_threshold(spec: str) -> str:
             return f"{match.group(1)}%"
     elif value.replace("_", "").isdigit() and int(value.replace("_", "")) > 0:
         return str(int(value.replace("_", "")))
-    presets = ", ".join(PRESETS)
+    names = ", ".join(known)
     raise UsageError(
-        f"invalid threshold {spec!r}: use a preset ({presets}), a percentage such as 80%, "
+        f"invalid threshold {spec!r}: use a preset ({names}), a percentage such as 80%, "
         "or a token count"
     )
 
 
 def threshold(spec: str, limits: Limits) -> Threshold:
     """The threshold `spec` (see `parse_threshold`) for a model with `limits`: a preset that
-    reproduces an agent's own auto-compaction trigger (`PRESETS`), a percentage of the window
+    reproduces an agent's own auto-compaction trigger (`presets`), a percentage of the window
     (`80%`), or a token count.
     """
     value = parse_threshold(spec)
-    if value in PRESETS:
-        tokens, rule = PRESETS[value](limits)
+    known = presets()
+    if value in known:
+        tokens, rule = known[value](limits)
         return Threshold(max(tokens, 0), value, rule)
     if value.endswith("%"):
         percent = float(value[:-1])

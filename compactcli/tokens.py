@@ -122,9 +122,9 @@ class Costs:
 
     `image` is the cost of an image whose size is unknown; an image whose size was read costs
     what `image_rule`'s provider charges for it (`compactcli.images.image_tokens`).
-    `result_bytes` is the longest tool output an agent sends its model whole, in UTF-8 bytes: a
-    longer one is sent as its head and tail of half as many bytes each around a marker (Codex
-    keeps 12,000 tokens of 4 bytes; the file holds the whole output), and costs that (`sent`).
+    `sent_as` is what an agent sends its model of a tool output, when it does not send it whole
+    (its format's `compactcli.formats.Format.sends`: Codex sends a long output as its head and
+    tail; the file holds the whole output), and a tool output costs that (`sent`).
     """
 
     message: int = 4
@@ -133,22 +133,12 @@ class Costs:
     image: int = 1600
     document: int = 1600
     image_rule: ImageRule = "anthropic"
-    result_bytes: int | None = None
+    sent_as: Callable[[str], str] | None = None
 
     def sent(self, text: str) -> str:
-        """A tool output as the agent sends it to the model: whole, or its head and tail of
-        `result_bytes` in all around Codex's marker (`…N tokens truncated…`)."""
-        limit = self.result_bytes
-        if limit is None or len(text) * 4 <= limit:  # at most 4 bytes a character: it fits
-            return text
-        data = text.encode("utf-8", "surrogatepass")
-        if len(data) <= limit:
-            return text
-        half = limit // 2
-        head = data[:half].decode("utf-8", "ignore")
-        tail = data[len(data) - half :].decode("utf-8", "ignore")
-        removed = (len(data) - 2 * half + 3) // 4
-        return f"{head}…{removed} tokens truncated…{tail}"
+        """A tool output as the agent sends it to the model (`sent_as`; whole by default)."""
+        sent_as = self.sent_as
+        return text if sent_as is None else sent_as(text)
 
     def media(self, images: Images) -> int:
         """The tokens of the images and documents `images` lists: each sized image as its
@@ -271,12 +261,12 @@ def density_for(model: str | None, format: str | None = None) -> Density:
     """The density profile of the tokenizer `model` uses; when the model is unknown, the one
     format `format` names in its registry entry (`compactcli.formats`; `UsageError` for a name
     that is not registered), and `CLAUDE` when no format is given either. The format's agent
-    sets how much of a tool output it sends (`Costs.result_bytes`, from its entry)."""
+    sets what it sends of a tool output (`Costs.sent_as`, from its entry's `sends`)."""
     density = _tokenizer_density(model, format)
-    limit = get_format(format).result_bytes if format is not None else None
-    if limit is None:
+    sends = get_format(format).sends() if format is not None else None
+    if sends is None:
         return density
-    return replace(density, costs=replace(density.costs, result_bytes=limit))
+    return replace(density, costs=replace(density.costs, sent_as=sends))
 
 
 def _tokenizer_density(model: str | None, format: str | None) -> Density:

@@ -1,7 +1,8 @@
 """The format registry (`compactcli.formats`): every registered format loads whole, a name that is
-not registered is an error everywhere (never a silent default), and no stage, counter or command
-imports a format's own modules: they ask the registry; and no module of the package is over
-`MODULE_LINES` lines."""
+not registered is an error everywhere (never a silent default), what the limits, the mixed-format
+check, the hooks and the evaluation know of a format comes from its entry, and no stage, counter
+or command imports a format's own modules: they ask the registry; and no module of the package
+is over `MODULE_LINES` lines."""
 
 from __future__ import annotations
 
@@ -12,9 +13,21 @@ from pathlib import Path
 import pytest
 
 from compactcli.errors import UsageError
+from compactcli.evaluation.render import RENDER_FORMATS, render
+from compactcli.evaluation.scenario import build_session
 from compactcli.formats import FORMATS, PACKAGES, get_dialect, get_format, summary_wrappers
+from compactcli.formats.mixed import families
+from compactcli.hooks import compaction_events
 from compactcli.injection import get_writer
-from compactcli.limits import default_threshold, parse_threshold
+from compactcli.limits import (
+    AGENT_PRESETS,
+    Limits,
+    Threshold,
+    default_threshold,
+    parse_threshold,
+    presets,
+    threshold,
+)
 from compactcli.tokens import CLAUDE, OPENAI, density_for
 from tests.cli_runner import run
 from tests.conftest import ROOT
@@ -34,7 +47,7 @@ def test_every_registered_format_loads_its_parts(name: str) -> None:
     assert callable(entry.repair())
     density = density_for(None, name)
     assert density.name == (OPENAI if entry.tokenizer == "openai" else CLAUDE).name
-    assert density.costs.result_bytes == entry.result_bytes
+    assert density.costs.sent_as == entry.sends()
     assert default_threshold(name) == parse_threshold(entry.threshold)
 
 
@@ -67,6 +80,39 @@ def test_the_agents_summary_wrappers_come_from_their_formats() -> None:
     wrappers = summary_wrappers()
     assert len(wrappers) == len({f.wrapper for f in FORMATS.values() if f.wrapper})
     assert all(prefix or suffix for prefix, suffix in wrappers)
+
+
+def test_the_threshold_presets_of_agents_come_from_their_formats() -> None:
+    limits = Limits("m", 200_000, 64_000, "test")
+    own = [f for f in FORMATS.values() if f.threshold_rule is not None]
+    assert list(presets()) == [*(f.name for f in own), *AGENT_PRESETS]
+    for entry in own:
+        rule = entry.rule()
+        assert rule is not None
+        tokens, words = rule(limits)
+        assert threshold(entry.name, limits) == Threshold(tokens, entry.name, words)
+
+
+def test_the_record_families_come_from_their_formats() -> None:
+    named = [f.record_family() for f in FORMATS.values() if f.family is not None]
+    assert list(families()) == list(dict.fromkeys(k.name for k in named if k is not None))
+    assert list(families()) == ["claude-code", "codex", "pi", "plain"]
+
+
+def test_what_the_hooks_and_the_evaluation_ask_comes_from_the_formats() -> None:
+    assert compaction_events() == {
+        f.compaction_event: f.name for f in FORMATS.values() if f.compaction_event
+    }
+    assert [f.name for f in FORMATS.values() if f.hook_json] == ["codex"]
+    assert tuple(n for n, f in FORMATS.items() if f.render() is not None) == RENDER_FORMATS
+    links = {n: get_dialect(n).link_keys for n in FORMATS if get_dialect(n).link_keys}
+    assert links == {"claude-code": ("uuid", "parentUuid"), "pi": ("id", "parentId")}
+    session = build_session(1, 2_000)
+    assert render(session, "codex").records
+    with pytest.raises(UsageError, match="the evaluation renders no pi sessions"):
+        render(session, "pi")
+    with pytest.raises(UsageError, match="unknown format 'opencode'"):
+        render(session, "opencode")
 
 
 def _imports(path: Path) -> set[str]:

@@ -25,12 +25,6 @@ from compactcli.validation import validate
 CUT_TRIES = 12
 """Candidate cuts validated per part before giving up on it."""
 
-LINKS: dict[str, tuple[str, str]] = {
-    "claude-code": ("uuid", "parentUuid"),
-    "pi": ("id", "parentId"),
-}
-"""Formats whose records name their parent: (the id key, the parent key)."""
-
 
 @dataclass(frozen=True, slots=True)
 class Parts:
@@ -143,31 +137,24 @@ def extend(
     linked record was re-linked onto `previous`'s last context message.
 
     The records are appended byte for byte, as writing them after `previous` and reading the
-    file back would give. In formats whose records name their parent (Claude Code
-    `parentUuid`, pi `parentId`), the first appended record names the record before it in the
-    session; when the loader no longer reaches that record after a compaction (Claude Code
-    drops every record before its last compact boundary that is not in the preserved segment,
-    such as a `system` record after the last kept message), the appended records would cut the
-    compacted conversation off. That one record is then re-linked onto the last message of
-    `previous`'s context (pi: onto the branch's last entry, a compaction entry after that
-    message), as the agent links a record it writes after a compaction; it is the only record
-    whose bytes change."""
+    file back would give. In formats whose records name their parent (the dialect's
+    `link_keys`: Claude Code `parentUuid`, pi `parentId`), the first appended record names the
+    record before it in the session; when the loader no longer reaches that record after a
+    compaction (Claude Code drops every record before its last compact boundary that is not in
+    the preserved segment, such as a `system` record after the last kept message), the
+    appended records would cut the compacted conversation off. That one record is then
+    re-linked onto the record the dialect's `append_parent` names (the last message of
+    `previous`'s context; pi: the branch's last entry, a compaction entry after that message),
+    as the agent links a record it writes after a compaction; it is the only record whose
+    bytes change."""
     added = list(transcript.records[start:end])
     grown = _append(previous, added)
-    keys = LINKS.get(previous.format)
-    context = get_dialect(previous.format).context(previous)
+    dialect = get_dialect(previous.format)
+    keys = dialect.link_keys
+    context = dialect.context(previous)
     if keys is None or not context or not _lost(previous, grown):
         return grown, False
-    leaf = previous.records[context[-1].index].get(keys[0])
-    if previous.format == "pi":  # the branch's leaf: a compaction entry after the last message
-        leaf = next(
-            (
-                r.raw.get(keys[0])
-                for r in reversed(previous.records)
-                if isinstance(r.raw, dict) and r.raw.get("type") != "session" and r.raw.get(keys[0])
-            ),
-            leaf,
-        )
+    leaf = dialect.append_parent(previous, context)
     for i, record in enumerate(added):
         if isinstance(record.raw, dict) and record.raw.get(keys[1]) is not None:
             if not isinstance(leaf, str) or record.raw[keys[1]] == leaf:

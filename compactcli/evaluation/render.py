@@ -1,13 +1,15 @@
-"""Writing a generated session as a transcript: Claude Code, Codex, OpenAI chat, Anthropic.
+"""Writing a generated session as a transcript, in each format whose entry names a renderer.
 
 `render(session, format)` returns the records (JSON objects, in file order) and, for every
 planted fact, the index of the first record that carries it; `Rendered.to_bytes` writes them as
 JSONL, one `dumps` line each (compact, UTF-8, keys in insertion order). `render_more(turns,
 transcript, session, salt)` renders further turns to append to an existing transcript of the same
-session and format (a compacted one, for the drift rounds); Claude Code records chain from the
-last message of that transcript's context view. The formats are written by `render_claude`
-(Claude Code, Anthropic Messages) and `render_openai` (Codex, OpenAI chat) from seeded draws
-(`render_common`), so the same arguments always give the same bytes.
+session and format (a compacted one, for the drift rounds); in a format whose records name
+their parent, the records chain from the record the dialect's `append_parent` names (passed to
+the renderer last, as a `leaf` entry). The formats rendered are those whose registry entry names
+a renderer (`Format.renderer`, `RENDER_FORMATS`: Claude Code and Anthropic Messages by
+`render_claude`, Codex and OpenAI chat by `render_openai`), from seeded draws (`render_common`),
+so the same arguments always give the same bytes; another format is a `UsageError`.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compactcli.evaluation.render_claude import write_anthropic, write_claude_code
+from compactcli.errors import UsageError
 from compactcli.evaluation.render_common import AnchoredRecords, JsonObject, Renderer
-from compactcli.evaluation.render_openai import write_codex, write_openai
 from compactcli.evaluation.session_model import Session, Turn
-from compactcli.formats import get_dialect
+from compactcli.formats import FORMATS, get_dialect, get_format
 from compactcli.transcript import Transcript
 
-RENDER_FORMATS = ("claude-code", "codex", "openai", "anthropic")
+RENDER_FORMATS = tuple(name for name, entry in FORMATS.items() if entry.renderer is not None)
+"""The formats the evaluation generates sessions in, in the order of the registry."""
 
 
 def dumps(record: Mapping[str, Any]) -> bytes:
@@ -45,7 +47,7 @@ class Rendered:
 
 def render(session: Session, fmt: str) -> Rendered:
     """The whole session as format `fmt`."""
-    renderer = _RENDERERS[fmt]
+    renderer = _renderer(fmt)
     out = AnchoredRecords([], {})
     renderer(session, session.turns, out, None, 0)
     return Rendered(out.records, out.anchors)
@@ -55,22 +57,27 @@ def render_more(
     turns: Sequence[Turn], transcript: Transcript, session: Session, salt: int
 ) -> Rendered:
     """Records for `turns`, to append after `transcript` (of the same session and format)."""
-    renderer = _RENDERERS[transcript.format]
+    renderer = _renderer(transcript.format)
     existing = [r.raw for _, r in transcript.objects()]
-    context = get_dialect(transcript.format).context(transcript)
-    if context and transcript.format == "claude-code":
-        leaf = transcript.records[context[-1].index].raw
-        existing.append({"uuid": leaf.get("uuid"), "type": "leaf"})
+    dialect = get_dialect(transcript.format)
+    context = dialect.context(transcript)
+    if context and dialect.link_keys is not None:
+        leaf = dialect.append_parent(transcript, context)
+        existing.append({dialect.link_keys[0]: leaf, "type": "leaf"})
     out = AnchoredRecords([], {})
     renderer(session, list(turns), out, existing, salt)
     return Rendered(out.records, out.anchors)
 
 
-_RENDERERS: dict[str, Renderer] = {
-    "claude-code": write_claude_code,
-    "codex": write_codex,
-    "openai": write_openai,
-    "anthropic": write_anthropic,
-}
+def _renderer(fmt: str) -> Renderer:
+    """The renderer of format `fmt`; `UsageError` for a format the evaluation does not render
+    (or one that is not registered)."""
+    renderer = get_format(fmt).render()
+    if renderer is None:
+        raise UsageError(
+            f"the evaluation renders no {fmt} sessions; it renders {', '.join(RENDER_FORMATS)}"
+        )
+    return renderer
+
 
 __all__ = ["RENDER_FORMATS", "Rendered", "dumps", "render", "render_more"]

@@ -19,6 +19,8 @@ Writing, for the stages (defaults here fit most formats; a dialect overrides wha
   text block of the format's own shape.
 - `prune_boundary(transcript, details)`: the records that mark a compaction that cleared tool
   output, in the format's native form, or none where the format has no place for one.
+- `link_keys` and `append_parent(t, context)`: in a format whose records name their parent,
+  the keys that do it and the id a record appended after the transcript names as its parent.
 - `user_shell(record, block)` and `clear_user_shell(record, block, text)`: a shell command the
   user ran (not a tool call) whose output the format sends to the model as part of a message
   (pi's `!cmd`): its command, output and whether it failed, and the record with that output
@@ -198,6 +200,17 @@ class Dialect(ABC):
     def clear_user_shell(self, record: Record, block: Block, text: str) -> Record:
         """`record` with the output of the command `block` shows replaced by `text`."""
         raise NotImplementedError(f"{self.name} records no commands run by the user")
+
+    link_keys: ClassVar[tuple[str, str] | None] = None
+    """(the id key, the parent key) when the format's records name their parent (Claude Code's
+    `uuid` and `parentUuid`, pi's `id` and `parentId`); None when they do not."""
+
+    def append_parent(self, transcript: Transcript, context: Sequence[Message]) -> Any:
+        """The id a record the agent appends after `transcript` names as its parent, in a format
+        with `link_keys` (`context`, not empty, is the transcript's context view): by default
+        the id of the last context message's record."""
+        assert self.link_keys is not None
+        return transcript.records[context[-1].index].get(self.link_keys[0])
 
     def collect(self, transcript: Transcript) -> list[Record] | None:
         """The records of a new session file holding only what the agent loads next and the
@@ -405,3 +418,18 @@ TailCheck = Callable[
 """A format's tail check: (the records read, in file order; the streamer fed them; its view;
 the index among them of the first record of the last usage anchor's response, None when they
 hold no usage on their context) -> verdict (never `decided` without a usage)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFamily:
+    """Records whose shape only one family of formats writes (`compactcli.formats.mixed`): its
+    name, how an error names one record and several, and `holds(raw, kind)`: whether record
+    `raw` (whose `type` is the string or None `kind`) has that shape. A format names its family
+    in its entry (`Format.family`); formats that share one (`openai`, `anthropic`) name the same.
+    Families are disjoint: no record's shape belongs to two of them.
+    """
+
+    name: str
+    one: str  # "a Codex record"
+    many: str  # "Codex records"
+    holds: Callable[[Mapping[str, Any], str | None], bool]

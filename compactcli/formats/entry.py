@@ -4,13 +4,18 @@ defines as its `FORMAT`.
 A `Format` names the modules that hold the format's dialect (reading, views, validation,
 edits), its writer (how a summary and a boundary are written in) and its repair (what the agent
 fixes on load), as `module:name` strings, so an entry is cheap to import and free of cycles;
-`dialect()`, `writer()`, `repair()` and `wrappers()` load what they name. Its presets are plain
-values: the tokenizer family its models use when the model is unknown, the agent's own
-compaction threshold (a `compactcli.limits` spec), the wrapper the agent puts around a
-summary it wrote, where the title it gives a session is read (`title`), the check that says
-whether a file's last records decide its last usage (`tail`, for `compactcli.estimate_tail`), and
-the longest tool output the agent sends its model whole (`result_bytes`, for
-`compactcli.tokens.Costs`).
+`dialect()`, `writer()`, `repair()` and the other methods load what they name. Its presets are
+plain values or `module:name` strings too: the tokenizer family its models use when the model is
+unknown; the agent's own compaction threshold (a `compactcli.limits` spec) and, for an agent
+whose trigger is a rule of its own, that rule (`threshold_rule`, the preset named after the
+format); the wrapper the agent puts around a summary it wrote; where the title it gives a
+session is read (`title`); the check that says whether a file's last records decide its last
+usage (`tail`, for `compactcli.estimate_tail`); what the agent sends its model of a long tool
+output (`sent_result`, for `compactcli.tokens.Costs`); the shape of the records only this
+format's family writes (`family`, for `compactcli.formats.mixed`); how a record appended to a
+session names its parent (the dialect's `parent_key` and `append_parent`); what the agent does
+with `compactcli hook` (`hook_json`, `compaction_event`, for `compactcli.hooks`); and how the
+synthetic evaluation writes a generated session in the format (`renderer`).
 """
 
 from __future__ import annotations
@@ -22,12 +27,17 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
-    from compactcli.formats.base import Dialect, Finding, TailCheck
+    from compactcli.evaluation.render_common import Renderer
+    from compactcli.formats.base import Dialect, Finding, RecordFamily, TailCheck
     from compactcli.formats.repairing import Repair
     from compactcli.injection import Writer
+    from compactcli.limits import Limits
     from compactcli.transcript import Transcript
 
-__all__ = ["Format", "RepairFunction"]
+__all__ = ["Format", "RepairFunction", "ThresholdRule"]
+
+ThresholdRule = Callable[["Limits"], tuple[int, str]]
+"""An agent's own auto-compaction trigger: (a model's limits) -> (tokens, the rule in words)."""
 
 RepairFunction = Callable[["Transcript", Sequence["Finding"]], tuple["Transcript", list["Repair"]]]
 
@@ -45,7 +55,12 @@ class Format:
     wrapper: str | None = None  # module:name of (prefix, suffix) around the agent's summary
     title_reader: str | None = None  # module:function(path) -> the session's title, or None
     tail_check: str | None = None  # module:function, a `TailCheck`
-    result_bytes: int | None = None  # the longest tool output the agent sends whole (bytes)
+    threshold_rule: str | None = None  # module:function, a `ThresholdRule` (preset `name`)
+    sent_result: str | None = None  # module:function(text) -> what the agent sends of an output
+    family: str | None = None  # module:name of the `RecordFamily` of the records only it writes
+    hook_json: bool = False  # the agent reads what a SessionStart hook prints as JSON
+    compaction_event: str | None = None  # the event its extension sends `compactcli hook`
+    renderer: str | None = None  # module:function, the evaluation's `Renderer` of the format
 
     def dialect(self) -> Dialect:
         return cast("type[Dialect]", _load(self.dialect_class))()
@@ -68,6 +83,27 @@ class Format:
     def tail(self) -> TailCheck | None:
         """The format's tail check, when it has one: reading a file's usage from its end."""
         return None if self.tail_check is None else cast("TailCheck", _load(self.tail_check))
+
+    def rule(self) -> ThresholdRule | None:
+        """The agent's own auto-compaction trigger, when it is a rule of its own (the preset
+        named after the format)."""
+        if self.threshold_rule is None:
+            return None
+        return cast("ThresholdRule", _load(self.threshold_rule))
+
+    def sends(self) -> Callable[[str], str] | None:
+        """What the agent sends its model of a tool output, when it does not send it whole."""
+        if self.sent_result is None:
+            return None
+        return cast("Callable[[str], str]", _load(self.sent_result))
+
+    def record_family(self) -> RecordFamily | None:
+        """The family of the records only this format (and its kin) writes, when it has one."""
+        return None if self.family is None else cast("RecordFamily", _load(self.family))
+
+    def render(self) -> Renderer | None:
+        """How the synthetic evaluation writes a generated session in this format, if it does."""
+        return None if self.renderer is None else cast("Renderer", _load(self.renderer))
 
 
 @cache

@@ -1,12 +1,16 @@
-"""Files that mix formats: records that only one format writes, and then another's.
+"""Files that mix formats: records that only one family of formats writes, and then another's.
 
 Format detection reads only the first records, so a file whose later records are another agent's
 (a Codex rollout appended to a Claude Code session, two files concatenated) would be read as one
 format with the rest passed through as unknown records. Each record whose shape only one family
 of formats writes has that family (`family`), and a transcript's records all have the same one,
 or none: `check_records` (a whole transcript) and `checked_lines` (a stream) raise `InputError`
-at the first record of another family. The readers check only a detected format; a format named
-with `--format` reads the file as that format.
+at the first record of another family. The families are the registered formats' own
+(`Format.family`, a `compactcli.formats.base.RecordFamily`), disjoint (a record's shape belongs
+to at most one), asked in the order of the registry;
+a record with a `type` that is not a string, or of no family's shape (metadata records,
+Responses items, unknown types), has no family and goes with any. The readers check only a
+detected format; a format named with `--format` reads the file as that format.
 """
 
 from __future__ import annotations
@@ -15,61 +19,35 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from compactcli.errors import InputError
-from compactcli.formats.claude_code.records import _DAG_TYPES
-from compactcli.formats.codex.items import RECORD_TYPES, is_envelope
-from compactcli.formats.pi.tree import ENTRY_TYPES, ROLES
+from compactcli.formats import FORMATS
+from compactcli.formats.base import RecordFamily
 from compactcli.transcript import Record
 
-__all__ = ["Mixing", "check_records", "checked_lines", "family"]
-
-_NAMES = {
-    "claude-code": ("a Claude Code record", "Claude Code records"),
-    "codex": ("a Codex record", "Codex records"),
-    "pi": ("a pi entry", "pi entries"),
-    "plain": ("a plain chat message (OpenAI or Anthropic)", "plain chat messages"),
-}
-
-_OTHER_KEYS = ("uuid", "parentUuid", "payload")
+__all__ = ["Mixing", "check_records", "checked_lines", "families", "family"]
 
 L = TypeVar("L", bound=tuple[Any, ...])
 
 
-def family(raw: Mapping[str, Any]) -> str | None:
-    """The family only `raw`'s shape belongs to, or None.
+def families() -> dict[str, RecordFamily]:
+    """The registered formats' record families by name, in the order of the registry, each
+    once (formats that share a family name the same)."""
+    found: dict[str, RecordFamily] = {}
+    for entry in FORMATS.values():
+        kin = entry.record_family()
+        if kin is not None:
+            found.setdefault(kin.name, kin)
+    return found
 
-    - `claude-code`: a chain record (`user`, `assistant`, `system`, `attachment`, `progress`)
-      with `parentUuid` and a string `uuid`;
-    - `codex`: an envelope (string `timestamp` and `type`, object `payload`) of a Codex record
-      type;
-    - `pi`: the `session` header, a `message` entry whose `message` has a pi role, or another pi
-      entry type with a string `id` and a `parentId`;
-    - `plain`: a chat message (`role` with `content` or `tool_calls`, no `type`), as OpenAI and
-      Anthropic message lists hold (and Responses lists may: the API takes them).
 
-    Anything else (metadata records, Responses items, unknown types) has no family and goes with
-    any.
-    """
+def family(raw: Mapping[str, Any], known: Iterable[RecordFamily] | None = None) -> str | None:
+    """The family only `raw`'s shape belongs to (the first of `known`, the registered ones by
+    default, that holds it), or None."""
     kind = raw.get("type")
     if kind is not None and not isinstance(kind, str):
         return None  # an array or object: no family has such a type (nor can it be hashed)
-    if kind in _DAG_TYPES and "parentUuid" in raw and isinstance(raw.get("uuid"), str):
-        return "claude-code"
-    if kind in RECORD_TYPES and is_envelope(raw):
-        return "codex"
-    if any(key in raw for key in _OTHER_KEYS):
-        return None
-    if "role" not in raw:
-        if kind == "session":
-            return "pi" if isinstance(raw.get("id"), str) else None
-        if kind == "message":
-            message = raw.get("message")
-            role = message.get("role") if isinstance(message, Mapping) else None
-            return "pi" if isinstance(role, str) and role in ROLES else None
-        if kind in ENTRY_TYPES and isinstance(raw.get("id"), str) and "parentId" in raw:
-            return "pi"
-        return None
-    if kind is None and ("content" in raw or "tool_calls" in raw):
-        return "plain"
+    for kin in families().values() if known is None else known:
+        if kin.holds(raw, kind):
+            return kin.name
     return None
 
 
@@ -77,19 +55,31 @@ class Mixing:
     """Fed each record's parsed object in file order: the family of the first one that has a
     family, and the line where another family first appears."""
 
-    __slots__ = ("first", "first_line")
+    __slots__ = ("families", "first", "first_line", "known")
 
     def __init__(self) -> None:
+        self.families = families()
+        self.known = tuple(self.families.values())
         self.first: str | None = None
         self.first_line = 0
 
     def other(self, raw: Mapping[str, Any], lineno: int) -> str | None:
         """The family of `raw` when it is not the file's first family, else None."""
-        found = family(raw)
-        if found is None or found == self.first:
+        kind = raw.get("type")
+        if kind is not None and not isinstance(kind, str):
+            return None
+        for kin in self.known:
+            if kin.holds(raw, kind):
+                found = kin.name
+                break
+        else:
+            return None
+        if found == self.first:
             return None
         if self.first is None:
             self.first, self.first_line = found, lineno
+            # the families are disjoint: the file's own is asked first from here on
+            self.known = (kin, *(k for k in self.known if k is not kin))
             return None
         return found
 
@@ -99,8 +89,9 @@ class Mixing:
         return InputError(
             path,
             lineno,
-            f"{_NAMES[found][0]} after {_NAMES[self.first][1]} (line {self.first_line} on): the "
-            "file mixes formats; split it, or name the format to read it as with --format",
+            f"{self.families[found].one} after {self.families[self.first].many} (line "
+            f"{self.first_line} on): the file mixes formats; split it, or name the format to "
+            "read it as with --format",
         )
 
 

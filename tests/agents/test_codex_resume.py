@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from compactcli.formats import get_format
+from compactcli.formats.codex.sent import RESULT_BYTES
 from compactcli.redact import redact
 from compactcli.tokens import Costs
 from tests.agents.codex_resume import CodexResumed, resume_codex
@@ -265,7 +266,7 @@ def test_codex_sends_a_long_tool_output_as_its_estimate_counts_it(
 ) -> None:
     """Codex keeps a tool output whole in the rollout and sends the model its head and tail
     (12,000 tokens of 4 bytes for a model it knows, gpt-5.5): the text `estimate` and `compact`
-    count for it (`compactcli.tokens.Costs.sent` with the Codex entry's `result_bytes`) is what
+    count for it (`compactcli.tokens.Costs.sent` with the Codex entry's `sends`) is what
     Codex sent, byte for byte."""
     source = FIXTURES / "transcripts" / "codex-session.jsonl"
     lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
@@ -286,6 +287,6 @@ def test_codex_sends_a_long_tool_output_as_its_estimate_counts_it(
         for i in items(resumed.first)
         if i.get("type") == "function_call_output" and i.get("call_id") == target["call_id"]
     )
-    limit = get_format("codex").result_bytes
-    assert limit is not None and len(target["output"]) > 4 * limit
-    assert sent == Costs(result_bytes=limit).sent(target["output"])
+    sends = get_format("codex").sends()
+    assert sends is not None and len(target["output"]) > 4 * RESULT_BYTES
+    assert sent == Costs(sent_as=sends).sent(target["output"])

@@ -11,4 +11,6 @@ FORMAT = Format(
     repair_module="compactcli.formats.anthropic.repair",
     tokenizer="claude",
     threshold="80%",
+    family="compactcli.formats.plain.family:FAMILY",
+    renderer="compactcli.evaluation.render_claude:write_anthropic",
 )

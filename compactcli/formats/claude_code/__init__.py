@@ -15,4 +15,7 @@ FORMAT = Format(
     wrapper="compactcli.formats.claude_code.writer:SUMMARY_WRAPPER",
     title_reader="compactcli.formats.claude_code.title:session_title",
     tail_check="compactcli.formats.claude_code.tail:tail_check",
+    threshold_rule="compactcli.formats.claude_code.threshold:threshold",
+    family="compactcli.formats.claude_code.family:FAMILY",
+    renderer="compactcli.evaluation.render_claude:write_claude_code",
 )

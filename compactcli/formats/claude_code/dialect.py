@@ -165,6 +165,7 @@ class ClaudeCodeDialect(Dialect):
 
     name = "claude-code"
     summary = "Claude Code session transcript (~/.claude/projects/<project>/<session>.jsonl)"
+    link_keys = ("uuid", "parentUuid")
     one_message_per_record = True
 
     # ---- detection

@@ -14,5 +14,9 @@ FORMAT = Format(
     threshold="codex",
     wrapper="compactcli.formats.codex.writer:SUMMARY_WRAPPER",
     tail_check="compactcli.formats.codex.tail:tail_check",
-    result_bytes=48_000,  # what Codex sends of a tool output: 12,000 tokens of 4 bytes
+    threshold_rule="compactcli.formats.codex.threshold:threshold",
+    sent_result="compactcli.formats.codex.sent:sent",
+    family="compactcli.formats.codex.family:FAMILY",
+    hook_json=True,
+    renderer="compactcli.evaluation.render_openai:write_codex",
 )

@@ -11,4 +11,6 @@ FORMAT = Format(
     repair_module="compactcli.formats.openai.repair",
     tokenizer="openai",
     threshold="80%",
+    family="compactcli.formats.plain.family:FAMILY",
+    renderer="compactcli.evaluation.render_openai:write_openai",
 )

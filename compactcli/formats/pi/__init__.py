@@ -12,4 +12,7 @@ FORMAT = Format(
     tokenizer="claude",
     threshold="pi",
     wrapper="compactcli.formats.pi.writer:SUMMARY_WRAPPER",
+    threshold_rule="compactcli.formats.pi.threshold:threshold",
+    family="compactcli.formats.pi.family:FAMILY",
+    compaction_event="session_before_compact",
 )

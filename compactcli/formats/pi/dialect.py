@@ -43,6 +43,20 @@ class PiDialect(Dialect):
 
     name = "pi"
     summary = "pi coding agent session (badlogic/pi-mono), v1 to v3"
+    link_keys = ("id", "parentId")
+
+    def append_parent(self, transcript: Transcript, context: Sequence[Message]) -> Any:
+        """The branch's leaf: the last entry with an id (a compaction entry after the last
+        context message, say), else the last context message's."""
+        last = transcript.records[context[-1].index].get("id")
+        return next(
+            (
+                r.raw.get("id")
+                for r in reversed(transcript.records)
+                if isinstance(r.raw, dict) and r.raw.get("type") != "session" and r.raw.get("id")
+            ),
+            last,
+        )
 
     @classmethod
     def sniff(cls, objects: Sequence[Mapping[str, Any]]) -> int:
