@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, TextIO
 import orjson
 
 from compactcli.errors import OutputError, UsageError
+from compactcli.stats import StatsReport
 
 if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
     from compactcli.cli.options import ReportAs
     from compactcli.compact_file import Destination
-    from compactcli.diff import DiffReport
+    from compactcli.diff import DiffDict, DiffReport
     from compactcli.in_place import Identity
-    from compactcli.stats import StatsReport
     from compactcli.tokens import TokenCounter
     from compactcli.transcript import Transcript
 
@@ -195,13 +195,29 @@ def finish_stage(
             print_stats(data)
 
 
+class StageRow(StatsReport):
+    """The `--json` object of `prune` and `summarize` (`stage_json`): the stats report, then
+    where the transcript went."""
+
+    output: str | None
+
+
+class DryRunStageRow(StageRow):
+    """The `--json` object of `prune --dry-run` and `summarize --dry-run`: a `StageRow`, then
+    the diff the run would make."""
+
+    diff: DiffDict
+
+
 def stage_json(data: StatsReport, *, output: str | None, diff: DiffReport | None) -> str:
-    """The `--json` line of `prune` and `summarize`: the stats report, where the transcript
-    went (`output`: a file, `-` for standard output, None on a dry run) and, on a dry run, the
-    diff (`compactcli.diff.DiffReport.to_dict`)."""
-    row: dict[str, object] = {**data, "output": output}
-    if diff is not None:
-        row["diff"] = diff.to_dict()
+    """The `--json` line of `prune` and `summarize` (a `StageRow`; a `DryRunStageRow` on a dry
+    run): the stats report, where the transcript went (`output`: a file, `-` for standard
+    output, None on a dry run) and, on a dry run, the diff (`compactcli.diff.DiffReport`)."""
+    row: StageRow | DryRunStageRow = (
+        {**data, "output": output}
+        if diff is None
+        else {**data, "output": output, "diff": diff.to_dict()}
+    )
     return orjson.dumps(row).decode()
 
 
