@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, TextIO
 import orjson
 
 from compactcli.errors import OutputError, UsageError
-from compactcli.stats import StatsReport
 
 if TYPE_CHECKING:
     from compactcli import plain_table
     from compactcli.batch import FileResult
     from compactcli.cli.options import ReportAs
     from compactcli.compact_file import Destination
-    from compactcli.diff import DiffDict, DiffReport
+    from compactcli.diff import DiffReport
     from compactcli.in_place import Identity
+    from compactcli.stats import DryRunStageRow, StageRow, StatsReport
     from compactcli.tokens import TokenCounter
     from compactcli.transcript import Transcript
 
@@ -193,20 +193,6 @@ def finish_stage(
 
         if not console.quiet():
             print_stats(data)
-
-
-class StageRow(StatsReport):
-    """The `--json` object of `prune` and `summarize` (`stage_json`): the stats report, then
-    where the transcript went."""
-
-    output: str | None
-
-
-class DryRunStageRow(StageRow):
-    """The `--json` object of `prune --dry-run` and `summarize --dry-run`: a `StageRow`, then
-    the diff the run would make."""
-
-    diff: DiffDict
 
 
 def stage_json(data: StatsReport, *, output: str | None, diff: DiffReport | None) -> str:
