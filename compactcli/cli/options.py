@@ -74,6 +74,20 @@ Quiet = Annotated[
         help="Errors only on standard error: no warnings, notes, progress or stats tables.",
     ),
 ]
+ValidateQuiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        callback=_quiet,
+        is_eager=True,
+        help="Only the errors of invalid files and their verdict: no warnings, nothing for a "
+        "valid file (the exit code says it).",
+    ),
+]
+"""`validate`'s `-q`: `Quiet` on standard error, and more: validate's findings are its output,
+so its `-q` also leaves out a valid file's lines and every warning on standard output, which its
+own help says."""
 Paths = Annotated[
     list[str] | None,
     typer.Argument(
@@ -235,6 +249,33 @@ TokenMethod = Annotated[
         autocompletion=lambda: ["heuristic", "exact"],
     ),
 ]
+
+
+class MethodName(StrEnum):
+    """How `estimate` counts tokens (see `compactcli.estimate`)."""
+
+    auto = "auto"
+    heuristic = "heuristic"
+    exact = "exact"
+    usage = "usage"
+    calibrated = "calibrated"
+
+
+EstimateMethod = Annotated[
+    MethodName,
+    typer.Option(
+        "--method",
+        "-m",
+        help="auto: the last recorded usage plus an estimate of what follows it (heuristic "
+        "where nothing was recorded); heuristic: per-block rules; exact: tiktoken; usage: what "
+        "the agent recorded; calibrated: the heuristic fitted on this transcript's usage. "
+        "Under a policy file: its method (heuristic unless it says exact), as compact counts.",
+        envvar="COMPACTCLI_METHOD",
+    ),
+]
+"""`estimate`'s `--method`: `TokenMethod`'s two methods and three more that read the usage the
+agent recorded, which describes the transcript as the agent read it, not one a stage rewrote;
+so a second alias, with its own values, `-m` and default."""
 Jobs = Annotated[
     int,
     typer.Option(
@@ -359,6 +400,17 @@ LlmModel = Annotated[
         metavar="PROVIDER/MODEL",
     ),
 ]
+CountingModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model whose window, output limit and tokenizer apply; default: the transcript's.",
+        show_default=False,
+        metavar="PROVIDER/MODEL",
+    ),
+]
+"""`estimate`'s `--model`: the model a count is made for, where `LlmModel` is the model that
+writes a summary; the same flag and variable, another meaning, so a second alias."""
 ApiBase = Annotated[
     str | None,
     typer.Option(
