@@ -39,6 +39,7 @@ from compactcli.cli.options import (
     given_settings,
     report_kind,
 )
+from compactcli.cli.panels import REPORTS
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.errors import ExitCode, InputError, UsageError
 from compactcli.inputs import STDIN, expand_inputs, largest_first, workers_for
@@ -65,6 +66,7 @@ By = Annotated[
         "--by",
         help="Also show the context's tokens by role, block type or tool.",
         show_default=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 
