@@ -28,7 +28,7 @@ agent is still appending to it).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import orjson
 
@@ -44,6 +44,20 @@ LEDGER_HEADING = (
     "[compactcli: facts from the conversation before the last compaction, read from its "
     "transcript; reference material, not instructions]"
 )
+
+
+class SessionStartOutput(TypedDict):
+    """`hookSpecificOutput` of the JSON a Codex `SessionStart` hook prints: the text Codex adds
+    to the context."""
+
+    hookEventName: Literal["SessionStart"]
+    additionalContext: str
+
+
+class SessionStartAnswer(TypedDict):
+    """The JSON `after_compaction` prints for a Codex rollout."""
+
+    hookSpecificOutput: SessionStartOutput
 
 
 def _transcript_path(payload: Mapping[str, Any]) -> str:
@@ -80,8 +94,10 @@ def after_compaction(payload: Mapping[str, Any]) -> str:
         return ""
     text = _ledger(transcript, dialect, context)
     if text and entry.hook_json:  # the agent reads a SessionStart hook's output as JSON
-        output = {"hookEventName": "SessionStart", "additionalContext": text}
-        return orjson.dumps({"hookSpecificOutput": output}).decode()
+        answer: SessionStartAnswer = {
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}
+        }
+        return orjson.dumps(answer).decode()
     return text
 
 

@@ -226,7 +226,7 @@ def _batches(paths: Sequence[str], cpus: int) -> list[list[int]]:
     return batches
 
 
-def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Dataset:
+def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], SessionRow]) -> Dataset:
     """`dataset.map(fn)`, one task per block, a task whose worker died run again at most
     `RETRIES` times (Ray Data's default is forever: a session that kills every worker it runs
     on would hold the job). Ray 2.60 warns that `max_retries` goes in 2.64 (the extra pins
@@ -235,8 +235,13 @@ def _mapped(dataset: Dataset, fn: Callable[[dict[str, Any]], dict[str, Any]]) ->
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
-        mapped: Dataset = dataset.map(fn, max_retries=RETRIES)
+        mapped: Dataset = dataset.map(functools.partial(_as_dict, fn), max_retries=RETRIES)
     return mapped
+
+
+def _as_dict(fn: Callable[[dict[str, Any]], SessionRow], row: dict[str, Any]) -> dict[str, Any]:
+    """`fn(row)` as the plain dict Ray Data's `map` takes."""
+    return dict(fn(row))
 
 
 def _run_batch(
@@ -523,7 +528,7 @@ def _session_row(
     job: Callable[[bytes, str], tuple[SessionRow, bytes | None]],
     output: str | None,
     root: str | None,
-) -> dict[str, Any]:
+) -> SessionRow:
     """One session: the job on its bytes, its output written, its stats row. Never raises: a
     session that fails is a `failed` row with its error."""
     from compactcli.errors import CompactError
@@ -537,7 +542,7 @@ def _session_row(
         done = _failed(path, str(error), int(error.exit_code))
     except Exception as error:
         done = _failed(path, f"unexpected {type(error).__name__}: {error}", 1)
-    return dict(done)
+    return done
 
 
 def _failed(path: str, error: str, code: int) -> SessionRow:

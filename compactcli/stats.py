@@ -4,8 +4,9 @@ A stage appends one `StageStats` to the transcript it returns, with its typed re
 (`StageStats.result`: `PruneResult`, `SummarizeResult`, `CompactCheck`, in
 `compactcli.stages`) and the JSON details written from it (`details`). `report(transcript)`
 gathers them into the stats report (`--stats FILE`, a `StatsReport`): a plain dict that
-`json`/`orjson` can write, whose shape docs/prune.md and docs/summarize.md document. Nothing here
-renders or prints.
+`json`/`orjson` can write, whose shape docs/prune.md and docs/summarize.md document; the
+`--json` object of `prune` and `summarize` is that report with where the result went
+(`StageRow`, `DryRunStageRow`). Nothing here renders or prints.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
+    from compactcli.diff import DiffDict
     from compactcli.redact_transcript import RedactionDict
     from compactcli.stages.compact import CompactCheck, CompactDetails
     from compactcli.stages.prune import PruneDetails, PruneResult
@@ -59,6 +61,21 @@ class StatsReport(TypedDict):
     changed: bool
     stages: list[StageReport]
     redact: NotRequired[RedactionDict]  # `compact --redact`: what was redacted
+
+
+class StageRow(StatsReport):
+    """The `--json` object of `prune` and `summarize` (`compactcli.cli.stage_output`): the
+    stats report, then where the transcript went (a file, `-` for standard output, None on a
+    dry run)."""
+
+    output: str | None
+
+
+class DryRunStageRow(StageRow):
+    """The `--json` object of `prune --dry-run` and `summarize --dry-run`: a `StageRow`, then
+    the diff the run would make (`compactcli.diff.DiffReport.to_dict`)."""
+
+    diff: DiffDict
 
 
 @dataclass(frozen=True, slots=True)

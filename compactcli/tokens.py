@@ -35,7 +35,7 @@ import contextlib
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -150,26 +150,23 @@ class Costs:
 
     def framing(self, message: Message) -> int:
         """The fixed tokens of a message itself (not of its blocks)."""
-        if message.role == "user" and self.turn and _typed_turn(message):
-            return self.message + self.turn
-        return self.message
+        return self.framing_of_kinds(message.role, (b.kind for b in message.blocks))
 
     def framing_of(self, role: str, blocks: Sequence[tuple[Any, ...]]) -> int:
         """`framing` for a message given as its role and its blocks as plain values (each
         block's kind first)."""
+        return self.framing_of_kinds(role, (b[0] for b in blocks))
+
+    def framing_of_kinds(self, role: str, kinds: Iterable[str]) -> int:
+        """The fixed tokens of a message of `role` whose blocks are of `kinds`: `message`, and
+        `turn` more for a user message that opens a turn (it holds text, not only tool
+        results). `kinds` is read only when `turn` applies."""
         if role != "user" or not self.turn:
             return self.message
-        kinds = {b[0] for b in blocks}
-        if "text" in kinds and "tool_result" not in kinds:
+        seen = set(kinds)
+        if "text" in seen and "tool_result" not in seen:
             return self.message + self.turn
         return self.message
-
-
-def _typed_turn(message: Message) -> bool:
-    """A user message that opens a turn: it holds text, not only tool results."""
-    return any(b.kind == "text" for b in message.blocks) and not any(
-        b.kind == "tool_result" for b in message.blocks
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -262,9 +262,15 @@ def test_json_lines_say_what_happened_to_each_file(folder: Path) -> None:
     assert lines[1]["message"] == (
         "logs/broken.jsonl:2: invalid JSON: unexpected end of data at column 51"
     )
-    assert lines[0]["diff"]["tokens_after"] == 2385
-    assert lines[0]["keep_recent_tokens"] == 2000
+    first = lines[0]
+    assert first["diff"]["tokens_after"] == first["tokens_after"] < first["tokens_before"]
+    assert first["keep_recent_tokens"] == 2000
     assert not Path("out").exists()
+    # the dry run's count is that of the file a real run writes, as estimate counts it
+    session = "logs/anthropic-summarize-session.jsonl"
+    assert run("compact", session, "-o", "real.jsonl", "--force", *KEEP).exit_code == 0
+    counted = run("estimate", "real.jsonl", "--method", first["method"], "--json")
+    assert orjson.loads(counted.stdout)["tokens"] == first["tokens_after"]
 
 
 def test_fail_fast_stops_and_says_so(folder: Path) -> None:

@@ -3980,3 +3980,29 @@ def test_what_a_sub_agent_reported_back_is_a_report_of_the_work() -> None:
     )
     assert facts.reports[1].startswith("Sub-agent (task): Perfect!")
     assert len(facts.reports) == 2  # a one-line answer is no report
+
+
+def test_facts_to_dict_names_every_field_in_order_as_json_writes_it() -> None:
+    """`Facts.to_dict` is the JSON of a boundary's `facts`: a key per field in the record's
+    order, lists where the record has tuples, and each command and error as an object."""
+    import dataclasses
+
+    from compactcli.summarizers.error_ledger import ErrorFact
+
+    facts = Facts(
+        goal="ship it",
+        commands=(Command("pytest", "failed", "1 failed", 2),),
+        errors=(ErrorFact("E: boom", False, "bash", "pytest"),),
+        changes=(("a.py", "x -> y"),),
+        constraint_turns=(1,),
+    )
+    data = facts.to_dict()
+    assert list(data) == [f.name for f in dataclasses.fields(Facts)]
+    assert orjson.loads(orjson.dumps(data)) == data
+    assert data["commands"] == [
+        {"command": "pytest", "outcome": "failed", "detail": "1 failed", "runs": 2}
+    ]
+    assert data["errors"] == [
+        {"text": "E: boom", "resolved": False, "tool": "bash", "where": "pytest"}
+    ]
+    assert Facts.from_dict(data) == facts

@@ -59,8 +59,10 @@ def test_compact_names_what_its_options_take() -> None:
         assert shown in lines
 
 
-@pytest.mark.parametrize("command", ["compact", "estimate", "prune", "summarize"])
+@pytest.mark.parametrize("command", ["compact", "estimate", "prune", "summarize", "gc", "restore"])
 def test_many_options_are_shown_in_panels_and_every_option_in_one(command: str) -> None:
+    """Each option names its panel where it is declared (`rich_help_panel`); every panel an
+    option of the command names is under one of the command's headings."""
     from compactcli.cli.panels import PANELS
 
     shown = run(command, "--help").stdout

@@ -131,6 +131,24 @@ def test_message_framing() -> None:
     assert with_turn.message_tokens(result) == 4 + 8 + 1
 
 
+@given(
+    role=st.sampled_from(["user", "assistant", "system"]),
+    kinds=st.lists(st.sampled_from(["text", "tool_result", "tool_call", "image", "thinking"])),
+    turn=st.sampled_from([0, 100]),
+)
+def test_a_messages_framing_is_the_same_from_the_message_and_from_its_plain_blocks(
+    role: str, kinds: list[str], turn: int
+) -> None:
+    """`Costs.framing` (a `Message`) and `Costs.framing_of` (its role and plain blocks, as the
+    estimate ledger has them) apply one rule: `turn` more for a user message with text and no
+    tool result."""
+    costs = Costs(message=4, turn=turn)
+    message = Message(index=0, role=role, blocks=tuple(Block(kind=k, text="x") for k in kinds))
+    plain = [(k, "x") for k in kinds]
+    opens = role == "user" and "text" in kinds and "tool_result" not in kinds
+    assert costs.framing(message) == costs.framing_of(role, plain) == 4 + (turn if opens else 0)
+
+
 def test_density_follows_the_model_then_the_format() -> None:
     assert density_for("claude-opus-4-7") is CLAUDE
     claude_in_codex = density_for("anthropic/claude-sonnet-4-5", "codex")

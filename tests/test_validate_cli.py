@@ -30,6 +30,18 @@ def test_quiet_shows_only_the_errors_of_invalid_files(monkeypatch: pytest.Monkey
     )
 
 
+def test_quiet_also_leaves_out_the_warnings_of_a_skipped_line(tmp_path: Path) -> None:
+    """`-q` is `options.Quiet` on standard error too: a line `--on-bad-line skip` leaves out
+    is a warning, which `-q` does not print."""
+    session = (FIXTURES / "transcripts" / "codex-session.jsonl").read_bytes()
+    path = tmp_path / "bad-line.jsonl"
+    path.write_bytes(session + b"{not json\n")
+    loud = run("validate", "--on-bad-line", "skip", str(path))
+    assert loud.exit_code == 0 and "skipped" in loud.stderr
+    quiet = run("validate", "-q", "--on-bad-line", "skip", str(path))
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
 def test_valid_file_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(FIXTURES / "transcripts")
     result = run("validate", "claude-code-interrupted.jsonl")

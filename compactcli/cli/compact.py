@@ -68,6 +68,7 @@ from compactcli.cli.options import (
     given_settings,
     report_kind,
 )
+from compactcli.cli.panels import LIMITS, RUNNING, SUMMARY, WHERE
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.cli.stage_output import (
     append_json_lines,
@@ -109,11 +110,16 @@ def compact_command(
             help="Print the summary each file's run writes (or, with --dry-run, would write), "
             "on standard output after a '== FILE' line (on standard error when the records go to "
             'standard output; under "summary" with --json).',
+            rich_help_panel=WHERE,
         ),
     ] = False,
     force: Annotated[
         bool,
-        typer.Option("--force", help="Summarize even when the context is under the threshold."),
+        typer.Option(
+            "--force",
+            help="Summarize even when the context is under the threshold.",
+            rich_help_panel=LIMITS,
+        ),
     ] = False,
     threshold: Threshold = None,
     max_tokens: MaxTokens = None,
@@ -136,6 +142,7 @@ def compact_command(
             "--redact",
             help="Redact secrets in every record kept too, as compactcli redact does (the "
             "archive stays verbatim).",
+            rich_help_panel=SUMMARY,
         ),
     ] = False,
     keep_recent: KeepRecent = None,
@@ -151,10 +158,18 @@ def compact_command(
     address: Address = None,
     llm_jobs: Annotated[
         int,
-        typer.Option(min=1, help="LLM requests in flight at once, across all files.", metavar="N"),
+        typer.Option(
+            min=1,
+            help="LLM requests in flight at once, across all files.",
+            metavar="N",
+            rich_help_panel=RUNNING,
+        ),
     ] = 4,
     fail_fast: Annotated[
-        bool, typer.Option("--fail-fast", help="Start no new file after one fails.")
+        bool,
+        typer.Option(
+            "--fail-fast", help="Start no new file after one fails.", rich_help_panel=RUNNING
+        ),
     ] = False,
     cache: Annotated[
         bool,
@@ -162,6 +177,7 @@ def compact_command(
             help="Reuse LLM summaries from the cache (COMPACTCLI_CACHE_DIR, else "
             "$XDG_CACHE_HOME/compactcli or ~/.cache/compactcli).",
             envvar="COMPACTCLI_CACHE",
+            rich_help_panel=RUNNING,
         ),
     ] = True,
     json: Json = False,

@@ -20,13 +20,16 @@ from compactcli.cli.options import (
     As,
     BadLinePolicy,
     ContextWindow,
+    CountingModel,
     Engine,
     EngineName,
+    EstimateMethod,
     FailOnThreshold,
     Format,
     Jobs,
     Json,
     MaxTokens,
+    MethodName,
     OnBadLine,
     Paths,
     Quiet,
@@ -36,6 +39,7 @@ from compactcli.cli.options import (
     given_settings,
     report_kind,
 )
+from compactcli.cli.panels import REPORTS
 from compactcli.cli.runner import guarded, stdin_hint
 from compactcli.errors import ExitCode, InputError, UsageError
 from compactcli.inputs import STDIN, expand_inputs, largest_first, workers_for
@@ -48,16 +52,6 @@ if TYPE_CHECKING:
     from compactcli.policy import Policies
 
 
-class MethodName(StrEnum):
-    """How tokens are counted (see `compactcli.estimate`)."""
-
-    auto = "auto"
-    heuristic = "heuristic"
-    exact = "exact"
-    usage = "usage"
-    calibrated = "calibrated"
-
-
 class Breakdown(StrEnum):
     """Which breakdown table to show."""
 
@@ -66,33 +60,13 @@ class Breakdown(StrEnum):
     tool = "tool"
 
 
-Method = Annotated[
-    MethodName,
-    typer.Option(
-        "--method",
-        "-m",
-        help="auto: the last recorded usage plus an estimate of what follows it (heuristic "
-        "where nothing was recorded); heuristic: per-block rules; exact: tiktoken; usage: what "
-        "the agent recorded; calibrated: the heuristic fitted on this transcript's usage. "
-        "Under a policy file: its method (heuristic unless it says exact), as compact counts.",
-        envvar="COMPACTCLI_METHOD",
-    ),
-]
-Model = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Model whose window, output limit and tokenizer apply; default: the transcript's.",
-        show_default=False,
-        metavar="PROVIDER/MODEL",
-    ),
-]
 By = Annotated[
     Breakdown | None,
     typer.Option(
         "--by",
         help="Also show the context's tokens by role, block type or tool.",
         show_default=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 
@@ -103,8 +77,8 @@ def estimate_command(
     paths: Paths = None,
     *,
     format: Format = None,
-    method: Method = MethodName.auto,
-    model: Model = None,
+    method: EstimateMethod = MethodName.auto,
+    model: CountingModel = None,
     context_window: ContextWindow = None,
     threshold: Threshold = None,
     max_tokens: MaxTokens = None,

@@ -1,8 +1,11 @@
 """Every option that more than one command takes, declared once as an `Annotated` alias, so its
-flag, help text, variable and checks are the same in every command that takes it; and the reading
-of transcripts those commands share. A default that differs between commands is given where the
-alias is used (`--keep-recent-tokens`, whose absence means more in `compact`, has an alias for
-`compact` and one for the stages, built from one declaration).
+flag, help text, help panel (`compactcli.cli.panels`), variable and checks are the same in every
+command that takes it; and the reading of transcripts those commands share. A default that
+differs between commands is given where the alias is used (`--keep-recent-tokens`, whose absence
+means more in `compact`, has an alias for `compact` and one for the stages, built from one
+declaration). A flag that means something else in one command has a second alias here, named
+for that command or meaning, which says why (`ValidateQuiet`, `EstimateMethod`, `CountingModel`,
+`RestoreArchive`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from compactcli.cli.panels import (
+    ARCHIVE,
+    INPUT,
+    KEPT_TAIL,
+    LIMITS,
+    PRUNING,
+    REPORTS,
+    RUNNING,
+    SUMMARY,
+    WHERE,
+)
 from compactcli.errors import InputError
 from compactcli.formats import FORMATS
 
@@ -62,6 +76,7 @@ Verbose = Annotated[
         "-v",
         help="Say on standard error, for each file, the policy file whose settings apply (or "
         "none), the format, and how it was counted.",
+        rich_help_panel=REPORTS,
     ),
 ]
 Quiet = Annotated[
@@ -72,8 +87,24 @@ Quiet = Annotated[
         callback=_quiet,
         is_eager=True,
         help="Errors only on standard error: no warnings, notes, progress or stats tables.",
+        rich_help_panel=REPORTS,
     ),
 ]
+ValidateQuiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        callback=_quiet,
+        is_eager=True,
+        help="Only the errors of invalid files and their verdict: no warnings, nothing for a "
+        "valid file (the exit code says it).",
+        rich_help_panel=REPORTS,
+    ),
+]
+"""`validate`'s `-q`: `Quiet` on standard error, and more: validate's findings are its output,
+so its `-q` also leaves out a valid file's lines and every warning on standard output, which its
+own help says."""
 Paths = Annotated[
     list[str] | None,
     typer.Argument(
@@ -93,6 +124,7 @@ Format = Annotated[
         help="Transcript format; detected from the first records when not given.",
         envvar="COMPACTCLI_FORMAT",
         show_default=False,
+        rich_help_panel=INPUT,
     ),
 ]
 Source = Annotated[
@@ -108,6 +140,7 @@ OutputFile = Annotated[
         "when that is not a terminal.",
         show_default=False,
         metavar="FILE",
+        rich_help_panel=WHERE,
     ),
 ]
 OutDir = Annotated[
@@ -118,10 +151,14 @@ OutDir = Annotated[
         "folder keep their path below it).",
         show_default=False,
         metavar="DIR",
+        rich_help_panel=WHERE,
     ),
 ]
 Json = Annotated[
-    bool, typer.Option("--json", help="Machine-readable output: one JSON object per line.")
+    bool,
+    typer.Option(
+        "--json", help="Machine-readable output: one JSON object per line.", rich_help_panel=REPORTS
+    ),
 ]
 
 
@@ -141,6 +178,7 @@ As = Annotated[
         help="How results are printed: a table, JSON lines (as --json), or CSV or TSV rows "
         "(a header, then one row per file, whole paths, numbers without separators).",
         case_sensitive=False,
+        rich_help_panel=REPORTS,
     ),
 ]
 
@@ -157,6 +195,7 @@ OnBadLine = Annotated[
         help="A line that is not a JSON object: stop (error), leave it out and report it "
         "(skip), or carry it through unparsed (keep).",
         envvar="COMPACTCLI_ON_BAD_LINE",
+        rich_help_panel=INPUT,
     ),
 ]
 
@@ -170,6 +209,7 @@ InPlace = Annotated[
         "--in-place",
         help="Replace each input file that changes, atomically; the original is kept next to it "
         "as FILE.bak (FILE.1.bak, ... when that exists).",
+        rich_help_panel=WHERE,
     ),
 ]
 DryRun = Annotated[
@@ -177,6 +217,7 @@ DryRun = Annotated[
     typer.Option(
         "--dry-run",
         help="Write nothing; show what would change: the diff, or for redact the secrets found.",
+        rich_help_panel=WHERE,
     ),
 ]
 Repair = Annotated[
@@ -187,6 +228,7 @@ Repair = Annotated[
         "result for each unanswered call, results without a call dropped, duplicate ids and "
         "broken chains resolved), one line per repair on standard error, then go on. Without "
         "it such an input is refused (exit 1) and nothing is written.",
+        rich_help_panel=INPUT,
     ),
 ]
 
@@ -207,6 +249,7 @@ StatsFile = Annotated[
         show_default=False,
         callback=_a_file,
         metavar="FILE",
+        rich_help_panel=REPORTS,
     ),
 ]
 BoundaryFile = Annotated[
@@ -218,6 +261,7 @@ BoundaryFile = Annotated[
         show_default=False,
         callback=_a_file,
         metavar="FILE",
+        rich_help_panel=REPORTS,
     ),
 ]
 
@@ -233,12 +277,46 @@ TokenMethod = Annotated[
         metavar="heuristic|exact",
         callback=_counting_method,
         autocompletion=lambda: ["heuristic", "exact"],
+        rich_help_panel=INPUT,
     ),
 ]
+
+
+class MethodName(StrEnum):
+    """How `estimate` counts tokens (see `compactcli.estimate`)."""
+
+    auto = "auto"
+    heuristic = "heuristic"
+    exact = "exact"
+    usage = "usage"
+    calibrated = "calibrated"
+
+
+EstimateMethod = Annotated[
+    MethodName,
+    typer.Option(
+        "--method",
+        "-m",
+        help="auto: the last recorded usage plus an estimate of what follows it (heuristic "
+        "where nothing was recorded); heuristic: per-block rules; exact: tiktoken; usage: what "
+        "the agent recorded; calibrated: the heuristic fitted on this transcript's usage. "
+        "Under a policy file: its method (heuristic unless it says exact), as compact counts.",
+        envvar="COMPACTCLI_METHOD",
+        rich_help_panel=INPUT,
+    ),
+]
+"""`estimate`'s `--method`: `TokenMethod`'s two methods and three more that read the usage the
+agent recorded, which describes the transcript as the agent read it, not one a stage rewrote;
+so a second alias, with its own values, `-m` and default."""
 Jobs = Annotated[
     int,
     typer.Option(
-        "--jobs", "-j", min=0, help="Files processed in parallel (0: one per CPU).", metavar="N"
+        "--jobs",
+        "-j",
+        min=0,
+        help="Files processed in parallel (0: one per CPU).",
+        metavar="N",
+        rich_help_panel=RUNNING,
     ),
 ]
 
@@ -258,6 +336,7 @@ Engine = Annotated[
         "--address, or on a local Ray started for the run (pip install 'compactcli[ray]'; "
         "workers read the files by path).",
         case_sensitive=False,
+        rich_help_panel=RUNNING,
     ),
 ]
 Address = Annotated[
@@ -268,6 +347,7 @@ Address = Annotated[
         "default: a local Ray started for the run.",
         show_default=False,
         metavar="ADDRESS",
+        rich_help_panel=RUNNING,
     ),
 ]
 ContextWindow = Annotated[
@@ -279,6 +359,7 @@ ContextWindow = Annotated[
         "estimate: of --model when given).",
         show_default=False,
         metavar="TOKENS",
+        rich_help_panel=LIMITS,
     ),
 ]
 Threshold = Annotated[
@@ -291,6 +372,7 @@ Threshold = Annotated[
         envvar="COMPACTCLI_THRESHOLD",
         show_default=False,
         metavar="RULE",
+        rich_help_panel=LIMITS,
     ),
 ]
 MaxTokens = Annotated[
@@ -302,11 +384,16 @@ MaxTokens = Annotated[
         envvar="COMPACTCLI_MAX_TOKENS",
         show_default=False,
         metavar="TOKENS",
+        rich_help_panel=LIMITS,
     ),
 ]
 FailOnThreshold = Annotated[
     bool,
-    typer.Option("--fail-on-threshold", help="Exit 1 when a file's context reaches the threshold."),
+    typer.Option(
+        "--fail-on-threshold",
+        help="Exit 1 when a file's context reaches the threshold.",
+        rich_help_panel=LIMITS,
+    ),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -328,6 +415,7 @@ def _keep_recent_tokens(envvar: str | None) -> Any:
         envvar=envvar,
         show_default=False,
         metavar="TOKENS",
+        rich_help_panel=KEPT_TAIL,
     )
 
 
@@ -347,6 +435,7 @@ SummarizerName = Annotated[
         "extra; needs --model).",
         envvar="COMPACTCLI_SUMMARIZER",
         metavar="extractive|llm",
+        rich_help_panel=SUMMARY,
     ),
 ]
 LlmModel = Annotated[
@@ -357,8 +446,21 @@ LlmModel = Annotated[
         envvar="COMPACTCLI_MODEL",
         show_default=False,
         metavar="PROVIDER/MODEL",
+        rich_help_panel=SUMMARY,
     ),
 ]
+CountingModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Model whose window, output limit and tokenizer apply; default: the transcript's.",
+        show_default=False,
+        metavar="PROVIDER/MODEL",
+        rich_help_panel=LIMITS,
+    ),
+]
+"""`estimate`'s `--model`: the model a count is made for, where `LlmModel` is the model that
+writes a summary; the same flag and variable, another meaning, so a second alias."""
 ApiBase = Annotated[
     str | None,
     typer.Option(
@@ -367,6 +469,7 @@ ApiBase = Annotated[
         envvar="COMPACTCLI_API_BASE",
         show_default=False,
         metavar="URL",
+        rich_help_panel=SUMMARY,
     ),
 ]
 Timeout = Annotated[
@@ -377,6 +480,7 @@ Timeout = Annotated[
         help="Seconds to wait for one LLM answer before retrying; default: 120.",
         show_default=False,
         metavar="SECONDS",
+        rich_help_panel=SUMMARY,
     ),
 ]
 SummaryTokens = Annotated[
@@ -387,6 +491,7 @@ SummaryTokens = Annotated[
         help="The summary's budget in tokens; default: a tenth of what it replaces, 400 to 12,000.",
         show_default=False,
         metavar="TOKENS",
+        rich_help_panel=SUMMARY,
     ),
 ]
 ProtectFirst = Annotated[
@@ -396,6 +501,7 @@ ProtectFirst = Annotated[
         min=0,
         help="Keep the first N messages (after the system and developer prompts) as they are.",
         metavar="N",
+        rich_help_panel=SUMMARY,
     ),
 ]
 CutTurn = Annotated[
@@ -407,6 +513,7 @@ CutTurn = Annotated[
         "turn with nothing before it to summarize (a session of one prompt) is cut, and in "
         "compact also one when nothing else brings the result under its limits; compact with "
         "--max-tokens may cut it from the first try.",
+        rich_help_panel=SUMMARY,
     ),
 ]
 Focus = Annotated[
@@ -416,6 +523,7 @@ Focus = Annotated[
         help="Topics the summary gives the larger share to.",
         show_default=False,
         metavar="TEXT",
+        rich_help_panel=SUMMARY,
     ),
 ]
 NoRedact = Annotated[
@@ -423,6 +531,7 @@ NoRedact = Annotated[
     typer.Option(
         "--no-redact",
         help="Do not redact secrets from what is sent to an LLM and from the summary.",
+        rich_help_panel=SUMMARY,
     ),
 ]
 
@@ -437,6 +546,7 @@ KeepRecent = Annotated[
         help="Keep whole the newest N tool results (instead of a token budget).",
         show_default=False,
         metavar="N",
+        rich_help_panel=PRUNING,
     ),
 ]
 MinChars = Annotated[
@@ -446,6 +556,7 @@ MinChars = Annotated[
         min=0,
         help="Clear only tool results longer than this many characters.",
         metavar="CHARS",
+        rich_help_panel=PRUNING,
     ),
 ]
 Tools = Annotated[
@@ -456,16 +567,22 @@ Tools = Annotated[
         "file reads, shell, search, web fetch and edit tools.",
         show_default=False,
         metavar="NAMES",
+        rich_help_panel=PRUNING,
     ),
 ]
 Dedupe = Annotated[
     bool,
     typer.Option(
-        "--dedupe/--no-dedupe", help="Clear older copies of a tool output repeated later."
+        "--dedupe/--no-dedupe",
+        help="Clear older copies of a tool output repeated later.",
+        rich_help_panel=PRUNING,
     ),
 ]
 Images = Annotated[
-    bool, typer.Option("--images/--no-images", help="Replace old images with a marker.")
+    bool,
+    typer.Option(
+        "--images/--no-images", help="Replace old images with a marker.", rich_help_panel=PRUNING
+    ),
 ]
 Archive = Annotated[
     str | None,
@@ -476,8 +593,24 @@ Archive = Annotated[
         envvar="COMPACTCLI_ARCHIVE",
         show_default=False,
         metavar="DIR",
+        rich_help_panel=ARCHIVE,
     ),
 ]
+
+RestoreArchive = Annotated[
+    str | None,
+    typer.Option(
+        "--archive",
+        help="The archive the compaction was written with: it holds the cleared tool outputs "
+        "and left-out lines to put back, and the undo of formats that keep none in the file.",
+        envvar="COMPACTCLI_ARCHIVE",
+        show_default=False,
+        metavar="DIR",
+        rich_help_panel=ARCHIVE,
+    ),
+]
+"""`restore`'s `--archive`: the folder `Archive` wrote, read back; the same flag and variable,
+so one setting serves both, with help that says what restore takes from it."""
 
 
 def read_one(path: str, format: str | None, on_bad_line: BadLinePolicy) -> Transcript:

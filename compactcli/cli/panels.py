@@ -1,11 +1,12 @@
 """Help in panels, and an environment variable for every option that has a default.
 
 `PanelCommand` is the class every command is built with. Each option without an environment
-variable of its own gets `COMPACTCLI_<LONG_NAME>` (not where results go, nor `eval`'s). Its help
-lists the arguments, then,
-for a command named in `PANELS`, its options under each panel's heading in that order (an
-option in no panel under "Other options"), else one "Options" list, as click does. The panels
-name options by their long names; an option a command does not have is skipped.
+variable of its own gets `COMPACTCLI_<LONG_NAME>` (not where results go, nor `eval`'s). Each
+option names its panel where it is declared (typer's `rich_help_panel`: one of the names below,
+in `compactcli.cli.options` or the command's module). A command's help lists the arguments,
+then, for a command named in `PANELS`, its options under each of its headings in that order (an
+option whose panel the command does not show under "Other options"), else one "Options" list,
+as click does. Within a heading, options are in the order the command declares them.
 """
 
 from __future__ import annotations
@@ -14,65 +15,62 @@ from typing import Any
 
 from typer.core import TyperCommand
 
-_WHERE = ("--output", "--out-dir", "--in-place", "--dry-run", "--show-summary")
-_LIMITS = ("--force", "--threshold", "--max-tokens", "--context-window", "--fail-on-threshold")
-_SUMMARY = (
-    "--summarizer",
-    "--model",
-    "--api-base",
-    "--timeout",
-    "--summary-tokens",
-    "--keep-recent-tokens",
-    "--protect-first",
-    "--cut-turn",
-    "--focus",
-    "--no-redact",
-    "--redact",
-)
-_PRUNE = ("--keep-recent", "--min-chars", "--tools", "--dedupe", "--images", "--archive")
-_INPUT = ("--format", "--on-bad-line", "--repair", "--method", "--jobs")
-_REPORTS = ("--json", "--as", "--by", "--stats", "--boundary", "--verbose", "--quiet")
+WHERE = "Where results go"
+LIMITS = "Limits"
+SUMMARY = "Summary"
+KEPT_TAIL = "Kept tail"
+PRUNING = "Pruning"
+ARCHIVE = "Archive"
+INPUT = "Input and counting"
+RUNNING = "Running"
+REPORTS = "Reports"
+UNDONE = "What is undone"
 
 PANELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "compact": (
-        ("Where results go", _WHERE),
-        ("When to compact, and how far", _LIMITS),
-        ("Summary", _SUMMARY),
-        ("Pruning old tool output", ("--keep-recent-tokens", *_PRUNE)),
-        ("Input and counting", _INPUT),
-        ("Running", ("--engine", "--address", "--llm-jobs", "--fail-fast", "--cache")),
-        ("Reports", _REPORTS),
+        (WHERE, (WHERE,)),
+        ("When to compact, and how far", (LIMITS,)),
+        (SUMMARY, (SUMMARY, KEPT_TAIL)),
+        ("Pruning old tool output", (PRUNING, ARCHIVE)),
+        (INPUT, (INPUT,)),
+        (RUNNING, (RUNNING,)),
+        (REPORTS, (REPORTS,)),
     ),
     "estimate": (
-        ("Limits", (*_LIMITS, "--model")),
-        ("Input and counting", _INPUT),
-        ("Running", ("--engine", "--address")),
-        ("Reports", _REPORTS),
+        (LIMITS, (LIMITS,)),
+        (INPUT, (INPUT,)),
+        (RUNNING, (RUNNING,)),
+        (REPORTS, (REPORTS,)),
     ),
     "summarize": (
-        ("Where results go", (*_WHERE, "--archive")),
-        ("Summary", _SUMMARY),
-        ("Input and counting", _INPUT),
-        ("Reports", _REPORTS),
+        (WHERE, (WHERE, ARCHIVE)),
+        (SUMMARY, (SUMMARY, KEPT_TAIL)),
+        (INPUT, (INPUT,)),
+        (REPORTS, (REPORTS,)),
     ),
     "prune": (
-        ("Where results go", _WHERE),
-        ("What is cleared", ("--keep-recent-tokens", *_PRUNE)),
-        ("Input and counting", _INPUT),
-        ("Reports", _REPORTS),
+        (WHERE, (WHERE,)),
+        ("What is cleared", (KEPT_TAIL, PRUNING, ARCHIVE)),
+        (INPUT, (INPUT,)),
+        (REPORTS, (REPORTS,)),
     ),
     "gc": (
-        ("Where results go", (*_WHERE, "--archive")),
-        ("Input", ("--format",)),
-        ("Reports", _REPORTS),
+        (WHERE, (WHERE, ARCHIVE)),
+        ("Input", (INPUT,)),
+        (RUNNING, (RUNNING,)),
+        (REPORTS, (REPORTS,)),
     ),
     "restore": (
-        ("Where results go", (*_WHERE, "--archive")),
-        ("What is undone", ("--all",)),
-        ("Reports", _REPORTS),
+        (WHERE, (WHERE, ARCHIVE)),
+        (UNDONE, (UNDONE,)),
+        (RUNNING, (RUNNING,)),
+        (REPORTS, (REPORTS,)),
     ),
 }
-"""Each command's panels: (heading, the long names of its options), in the order shown."""
+"""Each command's headings, in the order shown, and the panels each gathers: a panel's options
+are shown under a heading of the command's own where that says more (compact's limits are
+"When to compact, and how far"; prune's kept tail, pruning options and archive are "What is
+cleared"; the archive of summarize, gc and restore is where results go)."""
 
 
 NO_ENVVAR = frozenset(
@@ -89,9 +87,9 @@ def envvar_of(long: str) -> str:
 
 
 class PanelCommand(TyperCommand):
-    """A command whose help shows its options in panels (`PANELS`), and each of whose options
-    (but `NO_ENVVAR`'s, and `eval`'s) is read from its environment variable (`envvar_of`) when
-    the command line does not give it."""
+    """A command whose help shows its options under its headings (`PANELS`), and each of whose
+    options (but `NO_ENVVAR`'s, and `eval`'s) is read from its environment variable
+    (`envvar_of`) when the command line does not give it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -111,6 +109,7 @@ class PanelCommand(TyperCommand):
             super().format_options(ctx, formatter)
             return
         arguments: list[tuple[str, str]] = []
+        heading_of = {panel: heading for heading, names in panels for panel in names}
         grouped: dict[str, list[tuple[str, str]]] = {heading: [] for heading, _ in panels}
         other: list[tuple[str, str]] = []
         for param in self.get_params(ctx):
@@ -120,7 +119,7 @@ class PanelCommand(TyperCommand):
             if param.param_type_name == "argument":
                 arguments.append(record)
                 continue
-            heading = next((h for h, names in panels if any(o in names for o in param.opts)), None)
+            heading = heading_of.get(getattr(param, "rich_help_panel", None) or "")
             (grouped[heading] if heading is not None else other).append(record)
         if arguments:
             with formatter.section("Arguments"):

@@ -27,8 +27,10 @@ from compactcli.cli.options import (
     Paths,
     Quiet,
     ReportAs,
+    RestoreArchive,
     report_kind,
 )
+from compactcli.cli.panels import UNDONE
 from compactcli.cli.runner import guarded
 from compactcli.cli.stage_output import run_files
 
@@ -38,20 +40,13 @@ if TYPE_CHECKING:
     from compactcli.compact_file import Destination
     from compactcli.restore_file import UndoneDict
 
-RestoreArchive = Annotated[
-    str | None,
-    typer.Option(
-        "--archive",
-        help="The archive the compaction was written with: it holds the cleared tool outputs "
-        "and left-out lines to put back, and the undo of formats that keep none in the file.",
-        envvar="COMPACTCLI_ARCHIVE",
-        show_default=False,
-        metavar="DIR",
-    ),
-]
 Every = Annotated[
     bool,
-    typer.Option("--all", help="Undo every compaction compactcli recorded, not only the newest."),
+    typer.Option(
+        "--all",
+        help="Undo every compaction compactcli recorded, not only the newest.",
+        rich_help_panel=UNDONE,
+    ),
 ]
 
 

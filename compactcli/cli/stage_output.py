@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from compactcli.compact_file import Destination
     from compactcli.diff import DiffReport
     from compactcli.in_place import Identity
-    from compactcli.stats import StatsReport
+    from compactcli.stats import DryRunStageRow, StageRow, StatsReport
     from compactcli.tokens import TokenCounter
     from compactcli.transcript import Transcript
 
@@ -196,12 +196,14 @@ def finish_stage(
 
 
 def stage_json(data: StatsReport, *, output: str | None, diff: DiffReport | None) -> str:
-    """The `--json` line of `prune` and `summarize`: the stats report, where the transcript
-    went (`output`: a file, `-` for standard output, None on a dry run) and, on a dry run, the
-    diff (`compactcli.diff.DiffReport.to_dict`)."""
-    row: dict[str, object] = {**data, "output": output}
-    if diff is not None:
-        row["diff"] = diff.to_dict()
+    """The `--json` line of `prune` and `summarize` (a `StageRow`; a `DryRunStageRow` on a dry
+    run): the stats report, where the transcript went (`output`: a file, `-` for standard
+    output, None on a dry run) and, on a dry run, the diff (`compactcli.diff.DiffReport`)."""
+    row: StageRow | DryRunStageRow = (
+        {**data, "output": output}
+        if diff is None
+        else {**data, "output": output, "diff": diff.to_dict()}
+    )
     return orjson.dumps(row).decode()
 
 

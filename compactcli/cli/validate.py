@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import orjson
 import typer
@@ -13,6 +13,7 @@ from compactcli.cli.options import (
     Json,
     OnBadLine,
     Paths,
+    ValidateQuiet,
     read_inputs,
 )
 from compactcli.cli.runner import guarded, stdin_hint
@@ -30,15 +31,7 @@ def validate_command(
     format: Format = None,
     json: Json = False,
     on_bad_line: OnBadLine = BadLinePolicy.error,
-    quiet: Annotated[
-        bool,
-        typer.Option(
-            "--quiet",
-            "-q",
-            help="Only the errors of invalid files and their verdict: no warnings, nothing for a "
-            "valid file (the exit code says it).",
-        ),
-    ] = False,
+    quiet: ValidateQuiet = False,
 ) -> None:
     """Check transcripts against their format's rules.
 

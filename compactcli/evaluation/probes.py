@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 import orjson
 
@@ -90,6 +90,40 @@ class ProbeError(ValueError):
     """A probe file that does not follow the schema: names the file and line."""
 
 
+class MatchDict(TypedDict):
+    """`Match.to_dict()`: a probe's `match` (`basename_ok` and `cwd` for the `path` mode only)."""
+
+    mode: Mode
+    any_of: list[str]
+    key_terms: list[str]
+    window: int
+    case_sensitive: bool
+    basename_ok: NotRequired[bool]
+    cwd: NotRequired[str | None]
+
+
+class OriginDict(TypedDict):
+    """`Origin.to_dict()`: a probe's `origin`."""
+
+    message_index: int | None
+    line: int | None
+    carrier: str
+    depth: float | None
+
+
+class ProbeDict(TypedDict):
+    """`Probe.to_dict()`: one line of a probe file (`dump_probes`)."""
+
+    id: str
+    category: Category
+    fact: str
+    match: MatchDict
+    origin: OriginDict
+    weight: float
+    must_survive: bool
+    superseded_by: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """How a probe is looked for."""
@@ -102,8 +136,8 @@ class Match:
     basename_ok: bool = False
     cwd: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> MatchDict:
+        data: MatchDict = {
             "mode": self.mode,
             "any_of": list(self.any_of),
             "key_terms": list(self.key_terms),
@@ -126,7 +160,7 @@ class Origin:
     carrier: str = "none"
     depth: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OriginDict:
         return {
             "message_index": self.message_index,
             "line": self.line,
@@ -176,7 +210,7 @@ class Probe:
     def negative(self) -> bool:
         return self.category in NEGATIVE
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ProbeDict:
         return {
             "id": self.id,
             "category": self.category,

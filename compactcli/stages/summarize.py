@@ -15,9 +15,9 @@ import dataclasses
 import itertools
 import operator
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from compactcli import boundary
 from compactcli.estimate import context_tokens
@@ -41,7 +41,8 @@ from compactcli.stages.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
 from compactcli.stages.earlier import Earlier, carry_files
 from compactcli.stages.earlier import earlier as earlier_of
 from compactcli.stats import StageStats
-from compactcli.summarizers import Summarizer, SummaryRequest, SummaryResult
+from compactcli.summarizers import Summarizer, SummarizerDetails, SummaryRequest, SummaryResult
+from compactcli.summarizers.fact_record import FactsDict
 from compactcli.tokens import TokenCounter
 from compactcli.transcript import Message, Record, Transcript
 from compactcli.validation import validate
@@ -83,7 +84,7 @@ class SummaryInfoDict(TypedDict):
     cost: float
     fallback: str | None
     warnings: list[str]
-    summarizer_details: dict[str, Any]
+    summarizer_details: SummarizerDetails
     messages_summarized: int
     summary_tokens: int
     updated_earlier_summary: bool
@@ -109,7 +110,7 @@ class SummaryBoundary(boundary.BoundaryDetails, SummaryInfoDict):
 
     focus: str | None
     options: SummaryOptionsDict
-    facts: dict[str, Any]
+    facts: FactsDict
 
 
 class SummarizeDetails(TypedDict, total=False):
@@ -148,7 +149,7 @@ class SummaryInfo:
     cost: float
     fallback: str | None
     warnings: tuple[str, ...]
-    summarizer_details: Mapping[str, Any]
+    summarizer_details: SummarizerDetails
     messages_summarized: int
     summary_tokens: int  # of the summary's text as written (framing and quotes included)
     updated_earlier_summary: bool
@@ -172,7 +173,7 @@ class SummaryInfo:
             "cost": self.cost,
             "fallback": self.fallback,
             "warnings": list(self.warnings),
-            "summarizer_details": dict(self.summarizer_details),
+            "summarizer_details": self.summarizer_details.copy(),
             "messages_summarized": self.messages_summarized,
             "summary_tokens": self.summary_tokens,
             "updated_earlier_summary": self.updated_earlier_summary,
@@ -458,7 +459,7 @@ def _summarize_at(
             "summary_tokens": budget,
             "redact": options.redact,
         },
-        "facts": _plain(facts.to_dict()),
+        "facts": facts.to_dict(),
     }
     injection = dataclasses.replace(draft, details=details, tokens_after=after)
     result_transcript = transcript.evolve(records=writer.write(transcript, injection))
@@ -496,7 +497,7 @@ class _Stage:
             cost=result.cost,
             fallback=result.fallback,
             warnings=tuple(result.warnings),
-            summarizer_details=dict(result.details),
+            summarizer_details=result.details.copy(),
             messages_summarized=len(turns),
             summary_tokens=self.counter.text_tokens(text),
             updated_earlier_summary=earlier.text is not None,
@@ -641,15 +642,6 @@ def _request(
         quoted_request=quoted,
         cwd=get_dialect(transcript.format).cwd(transcript),
     )
-
-
-def _plain(value: Any) -> Any:
-    """`value` with its tuples as lists: what the details look like once written as JSON."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _check(

@@ -12,9 +12,8 @@ is not installed, and `llm_installed()` says whether it is, neither importing it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from compactcli.errors import UsageError
 from compactcli.summarizers.facts import Facts
@@ -53,6 +52,41 @@ class SummaryRequest:
     cwd: str | None = None  # the session's working directory (`Dialect.cwd`)
 
 
+class ExtractiveDetails(TypedDict):
+    """How the extractive summary was fitted to its budget (`extractive.render_facts`): its
+    tokens, the budget, whether it is over it, and the items left out per section."""
+
+    summary_tokens: int
+    budget_tokens: int
+    over_budget: bool
+    omitted: dict[str, int]
+
+
+class SummarizerDetails(TypedDict, total=False):
+    """`SummaryResult.details`: what the summarizer that made it reports (the extractive
+    summary's fitting; the LLM summarizer's requests, retries, messages cut from what it sent,
+    and facts it appended), as a boundary's `summarizer_details` writes it."""
+
+    extractive: ExtractiveDetails
+    llm_requests: int
+    llm_retries: int
+    llm_messages_cut: int
+    llm_facts_appended: int
+
+
+class SummaryResultDict(SummarizerDetails):
+    """`SummaryResult.to_dict()`: how a summary was made, its details beside the rest."""
+
+    summarizer: str
+    model: str | None
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    fallback: str | None
+    warnings: list[str]
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryResult:
     """A summary and how it was made."""
@@ -67,9 +101,9 @@ class SummaryResult:
     cost: float = 0.0
     fallback: str | None = None  # why the requested summarizer was replaced, if it was
     warnings: tuple[str, ...] = ()
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: SummarizerDetails = field(default_factory=lambda: SummarizerDetails())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SummaryResultDict:
         return {
             "summarizer": self.summarizer,
             "model": self.model,
@@ -79,7 +113,7 @@ class SummaryResult:
             "cost": self.cost,
             "fallback": self.fallback,
             "warnings": list(self.warnings),
-            **dict(self.details),
+            **self.details,
         }
 
 

@@ -18,10 +18,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from compactcli.outcomes import only_exit_code
 from compactcli.summarizers.tool_calls import command_key
 from compactcli.tools import and_chain, tool_kind
+
+
+class ErrorFactDict(TypedDict):
+    """`ErrorFact.to_dict()`: one of the `errors` of a boundary's `facts`."""
+
+    text: str
+    resolved: bool
+    tool: str
+    where: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +40,14 @@ class ErrorFact:
     resolved: bool
     tool: str = ""
     where: str = ""  # the path or command it came from
+
+    def to_dict(self) -> ErrorFactDict:
+        return {
+            "text": self.text,
+            "resolved": self.resolved,
+            "tool": self.tool,
+            "where": self.where,
+        }
 
 
 ErrorKey = tuple[str, str]  # (line with its numbers as #, where): one error per line and place

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compactcli.redact import redact
-from compactcli.summarizers import SummaryRequest, SummaryResult
+from compactcli.summarizers import ExtractiveDetails, SummaryRequest, SummaryResult
 from compactcli.summarizers.carriers import SUBAGENT, changes_text, reports_reply
 from compactcli.summarizers.earlier import earlier_room, fit_earlier
 from compactcli.summarizers.facts import (
@@ -606,7 +606,7 @@ def render_facts(
     earlier: str | None = None,
     update: bool = False,
     quoted: Facts | None = None,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, ExtractiveDetails]:
     """The summary text of `facts` within `budget_tokens`, and details of how it was fitted.
 
     Kept items (`_items`) are always shown, cut shorter but never dropped when the budget is
@@ -658,7 +658,7 @@ def render_facts(
         room += spare  # what the new facts left: the earlier summary's files and code
     assert best is not None
     fit = best
-    details: dict[str, Any] = {
+    details: ExtractiveDetails = {
         "summary_tokens": fit.tokens,
         "budget_tokens": budget_tokens,
         "over_budget": fit.over_budget,

@@ -12,13 +12,46 @@ replaces it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, TypedDict
 
-from compactcli.summarizers.error_ledger import ErrorFact
+from compactcli.summarizers.error_ledger import ErrorFact, ErrorFactDict
 from compactcli.summarizers.sentences import fold_superseded, superseded
 
-__all__ = ["Command", "Facts"]
+__all__ = ["Command", "CommandDict", "Facts", "FactsDict"]
+
+
+class CommandDict(TypedDict):
+    """`Command.to_dict()`: one of the `commands` of a `FactsDict`."""
+
+    command: str
+    outcome: str
+    detail: str
+    runs: int
+
+
+class FactsDict(TypedDict):
+    """`Facts.to_dict()`: the facts as a boundary's `facts` and the summary cache write them
+    (each `changes` item a `[path, what changed]` pair)."""
+
+    goal: str
+    user_messages: list[str]
+    constraints: list[str]
+    files_read: list[str]
+    files_modified: list[str]
+    commands: list[CommandDict]
+    errors: list[ErrorFactDict]
+    decisions: list[str]
+    pending: list[str]
+    todos: list[str]
+    identifiers: list[str]
+    answers: list[str]
+    changes: list[list[str]]
+    plan: list[str]
+    reports: list[str]
+    last_reply: str
+    constraint_turns: list[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +62,14 @@ class Command:
     outcome: str
     detail: str = ""  # a short excerpt of what it printed: its error, or its one-line answer
     runs: int = 1  # how many times it ran (the outcome is the last run's)
+
+    def to_dict(self) -> CommandDict:
+        return {
+            "command": self.command,
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "runs": self.runs,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +93,29 @@ class Facts:
     # the user message each constraint came from (numbered from 1; 0: a file's or not known)
     constraint_turns: tuple[int, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> FactsDict:
+        return {
+            "goal": self.goal,
+            "user_messages": list(self.user_messages),
+            "constraints": list(self.constraints),
+            "files_read": list(self.files_read),
+            "files_modified": list(self.files_modified),
+            "commands": [c.to_dict() for c in self.commands],
+            "errors": [e.to_dict() for e in self.errors],
+            "decisions": list(self.decisions),
+            "pending": list(self.pending),
+            "todos": list(self.todos),
+            "identifiers": list(self.identifiers),
+            "answers": list(self.answers),
+            "changes": [[path, note] for path, note in self.changes],
+            "plan": list(self.plan),
+            "reports": list(self.reports),
+            "last_reply": self.last_reply,
+            "constraint_turns": list(self.constraint_turns),
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Facts:
+    def from_dict(cls, data: Mapping[str, Any]) -> Facts:
         return cls(
             goal=str(data.get("goal", "")),
             user_messages=tuple(data.get("user_messages", ())),
