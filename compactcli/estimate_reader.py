@@ -1,4 +1,5 @@
-"""The fast JSONL reader that `estimate_file` streams a transcript through.
+"""The JSONL reader that `estimate_file` streams a transcript through (a second path:
+docs/benchmarks.md).
 
 `read_lines(path)` yields (line number, parsed object or None, None or the line's bytes) for
 every record of a file, with the records and errors of `compactcli.jsonl.iter_records`: it

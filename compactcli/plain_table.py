@@ -12,9 +12,9 @@ sure of that: the table is wider than the console and rich would do more than na
 folding column and cut that column's cells (without spaces) into lines, a cell holds anything
 but printable ASCII, or rich would read markup or emoji codes in it. `write_table` and
 `write_line` also leave to rich a stream that may be a terminal. The caller then prints with
-rich. This is rich's layout from 14.3 on (earlier rich counted 2 columns of padding in an edge
-column's least width), the oldest the package accepts. Nothing here imports rich or typer;
-tests/test_plain_table.py compares the two renderers on random tables.
+rich. This is the layout of rich 14.3 and later, the versions the package accepts. Nothing
+here imports rich or typer; tests/test_plain_table.py compares the two renderers on random
+tables.
 """
 
 from __future__ import annotations

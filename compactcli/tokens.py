@@ -14,7 +14,7 @@ cannot be read, and for a document, instead of its base64 length.
   mostly words, by its share of ASCII letters, nearer prose's), CJK characters one token each.
   It looks at each string with C-speed string methods only (`str.isascii` first; the arrows of
   numbered file listings removed and checked again; `bytes.translate` to count letters; a
-  compiled regular expression for the rest), so it runs near JSON-parsing speed.
+  compiled regular expression for the rest).
   Its constants come from `Density` profiles fitted on recorded usage: `CLAUDE` (Anthropic's
   tokenizer, denser on code and JSON) and `OPENAI` (o200k_base); `density_for(model, format)`
   picks one.
