@@ -23,6 +23,7 @@ from compactcli.formats.claude_code.records import (
     _light_block,
     _record_message,
     _ShapeError,
+    _unit,
 )
 from compactcli.formats.claude_code.usage import chain_usage, usage_entry
 from compactcli.transcript import Message, Record
@@ -115,8 +116,7 @@ class ClaudeCodeStreamer(Streamer):
         model = message.get("model")
         if isinstance(model, str) and not model.startswith("<"):
             self.model = model
-        unit = message.get("id") or raw.get("requestId") or raw.get("uuid")
-        return (index, "assistant", unit if isinstance(unit, str) else None, tuple(blocks))
+        return (index, "assistant", _unit(raw, message), tuple(blocks))
 
     def _slow(self, index: int, raw: Any, lineno: int) -> LightMessage:
         try:
