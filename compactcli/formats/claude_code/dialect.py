@@ -3,8 +3,8 @@
 It reads, edits and checks the session files Claude Code writes (FORMATS.md §1 and §6); its
 docstring states what each view means. The parsing of one record (`records`), the skeletons the
 chain rules read (`chain`), the chain rules themselves, which the loader and the streamer share
-(`chain_nodes`), the parsed state of a transcript (`state`), the checks (`checks`) and the
-streamed views (`stream`) are modules of this package.
+(`chain_nodes`), the usage a record reports (`usage`), the parsed state of a transcript
+(`state`), the checks (`checks`) and the streamed views (`stream`) are modules of this package.
 """
 
 from __future__ import annotations
