@@ -3,11 +3,12 @@
 
 A second path is code that states a rule again only to make a command faster. Each stays only
 where it pays: at least 10% of its command's time, or 10 ms of start-up or exit. For every such
-path this runs the command it serves as a user runs it (`compactcli estimate FILE > out`,
-`compactcli compact FILE --force -o OUT`), once as shipped and once with the general code in
-its place, and prints the medians and their ratio. The general code is put in place by the
-driver of each run, before the command starts (a class attribute set, or a function's code
-pointed at the general one), so nothing in the package is switched for the benchmark.
+path this runs the command it serves as a user runs it (`compactcli estimate FILE > out`, with
+`--method heuristic` or `exact` for a path of those, `compactcli compact FILE --force -o OUT`),
+once as shipped and once with the general code in its place, and prints the medians and their
+ratio. The general code is put in place by the driver of each run, before the command starts (a
+class attribute set, or a function's code pointed at the general one), so nothing in the package
+is switched for the benchmark.
 
 Inputs (about `--mb` MB each, 50 by default; the sizes are printed):
 
@@ -298,7 +299,7 @@ class Variant:
 
     path: str  # the row of docs/benchmarks.md this measures
     name: str
-    command: str  # estimate | exact | compact | estimate-small | compact-small
+    command: str  # estimate | heuristic | exact | compact | estimate-small | compact-small
     shapes: tuple[str, ...]
     late: str = ""
     early: str = ""
@@ -346,52 +347,6 @@ if "feed" in vars(ClaudeCodeStreamer):
     del ClaudeCodeStreamer.feed
 """
 
-_CHAIN_BY_SKELETONS = """
-from compactcli.formats.base import StreamedView
-from compactcli.formats.claude_code import chain as C, records as R
-from compactcli.formats.claude_code.dialect import _int, _usage_total
-from compactcli.transcript import Usage
-
-def _skeleton(self, index, raw, is_message, kind):
-    if not hasattr(self, "skeletons"):
-        self.skeletons, self.with_message, self.usages = {}, set(), {}
-    self.skeletons[index] = C._skeleton(raw)
-    if is_message:
-        self.with_message.add(index)
-    message = raw.get("message")
-    if kind == "assistant" and isinstance(message, dict):
-        usage = message.get("usage")
-        if message.get("model") != R.SYNTHETIC_MODEL and isinstance(usage, dict):
-            total = _usage_total(usage)
-            if total:
-                key = R._message_id(raw) or raw.get("requestId") or raw.get("uuid")
-                self.usages[index] = (total, usage, key)
-
-def finish(self):
-    if not hasattr(self, "skeletons"):
-        self.skeletons, self.with_message, self.usages = {}, set(), {}
-    count = max(self.skeletons) + 1 if self.skeletons else 0
-    skeletons = [self.skeletons.get(i) for i in range(count)]
-    chain = C._build_chain(skeletons)
-    context = [
-        i for i in chain.records if i in self.with_message and skeletons[i][C._SK_REACHES]
-    ]
-    found = {}
-    for i in chain.records:
-        if i in self.usages and i not in chain.zeroed:
-            total, usage, key = self.usages[i]
-            found[key if isinstance(key, str) else f"#{i}"] = (i, total, usage)
-    usage = [
-        Usage(index=i, context=total, input=_int(u, "input_tokens"),
-              output=_int(u, "output_tokens"), cached=_int(u, "cache_read_input_tokens"), key=k)
-        for k, (i, total, u) in found.items()
-    ]
-    return StreamedView(context=context, usage=usage, model=self.model)
-
-ClaudeCodeStreamer._skeleton = _skeleton
-ClaudeCodeStreamer.finish = finish
-"""
-
 VARIANTS = [
     Variant("reader", "iter_records", "estimate", ALL_SHAPES, late=_ITER_RECORDS),
     Variant("reader", "iter_records unhashed", "estimate", ALL_SHAPES, _ITER_RECORDS + _NO_HASH),
@@ -419,13 +374,18 @@ VARIANTS = [
         late=_DROP_FEED,
         requires="compactcli.formats.claude_code.stream:ClaudeCodeStreamer.feed",
     ),
-    Variant(
-        "chain_rules",
-        "add_light per record, chain by chain.py",
-        "estimate",
-        CLAUDE_SHAPES,
-        late=_DROP_FEED + _CHAIN_BY_SKELETONS,
-        requires="compactcli.formats.claude_code.stream:ClaudeCodeStreamer._recover",
+    *(
+        Variant(
+            "light_blocks",
+            "light of _record_message",
+            command,
+            CLAUDE_SHAPES,
+            late="from compactcli.formats.claude_code.stream import ClaudeCodeStreamer as S\n"
+            "S._light_message = lambda self, index, raw, kind, lineno: "
+            "self._slow(index, raw, lineno)",
+            requires="compactcli.formats.claude_code.stream:ClaudeCodeStreamer._light_message",
+        )
+        for command in ("estimate", "heuristic")
     ),
     Variant(
         "light",
@@ -619,6 +579,8 @@ def _argv(command: str, source: Path, output: Path) -> list[str]:
         return ["compactcli", "estimate", str(source)]
     if command == "exact":
         return ["compactcli", "estimate", "--method", "exact", str(source)]
+    if command == "heuristic":
+        return ["compactcli", "estimate", "--method", "heuristic", str(source)]
     return ["compactcli", "compact", str(source), "--force", "-o", str(output)]
 
 

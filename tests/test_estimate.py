@@ -354,6 +354,21 @@ def test_claude_code_streamer_rebuilds_the_same_chain(path: Path) -> None:
     _assert_same_views(str(path))
 
 
+def test_claude_code_streamer_reads_a_record_type_that_is_no_string(tmp_path: Path) -> None:
+    """A record with a uuid whose type is an array or object is no chain record, to `add` and
+    `add_light` as to the views (the streamer maps records by the loader's skeletons)."""
+    lines = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"content": "hi"}},
+        {"type": ["user"], "uuid": "x1", "parentUuid": "u1"},
+        {"type": {"kind": "user"}, "uuid": "x2", "parentUuid": "x1"},
+        {"type": 7, "uuid": "x3", "parentUuid": "u1"},
+    ]
+    path = tmp_path / "odd-types.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    _assert_same_views(str(path))
+    assert list(_streamed(str(path))[1].context) == [0]
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

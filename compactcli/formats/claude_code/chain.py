@@ -1,12 +1,13 @@
 """The skeletons of Claude Code records, the loader's uuid map of them, and their context chain.
 
 A record's skeleton (`_skeleton`) holds the plain values of it that the chain rules, the views and
-the checks read. `_graph` builds the uuid map (`loadTranscriptFile`: a later duplicate replaces an
-earlier one, legacy `progress` records bridged over, as `ChainNodes` bridges them) that the checks
-and the writer read. `_build_chain` maps the skeletons into a `ChainNodes` table in file order
-(kept with the uuid map) and builds its chain (`buildConversationChain`, by the rules
-`ChainNodes.build` states): the `_Chain` it returns holds the record indexes in context order and
-the records whose usage the loader zeroes.
+the checks read; `_add_node` maps one into a `ChainNodes` table (the loader's table and the
+streamer's are filled by it alike). `_graph` builds the uuid map (`loadTranscriptFile`: a later
+duplicate replaces an earlier one, legacy `progress` records bridged over, as `ChainNodes` bridges
+them) that the checks and the writer read. `_build_chain` maps the skeletons into a `ChainNodes`
+table in file order (kept with the uuid map) and builds its chain (`buildConversationChain`, by
+the rules `ChainNodes.build` states): the `_Chain` it returns holds the record indexes in context
+order and the records whose usage the loader zeroes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from compactcli.formats.claude_code.chain_nodes import (
     bridge_over,
     bridged,
 )
-from compactcli.formats.claude_code.records import CHAIN_TYPES, LEGACY_TYPES, SYNTHETIC_MODEL
+from compactcli.formats.claude_code.records import CHAIN_TYPES, LEGACY_TYPES, _reaches_model
 from compactcli.transcript import Transcript
 
 Skeleton = tuple[Any, ...]
@@ -90,12 +91,6 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
                         results = True
                         break
     source = get("sourceToolAssistantUUID", _ABSENT)
-    if get("isVirtual") is True:
-        reaches = False
-    elif kind == "assistant" and get("isApiErrorMessage") is True:
-        reaches = not (isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL)
-    else:
-        reaches = True
     return (
         kind,
         uuid if isinstance(uuid, str) else None,
@@ -106,7 +101,7 @@ def _skeleton(raw: Mapping[str, Any]) -> Skeleton:
         stamp if isinstance(stamp, str) else None,
         message_id,
         results,
-        reaches,
+        _reaches_model(raw),
         bool(get("isCompactSummary")),
         "compactcli" in raw,
         next(iter(raw), None) == "parentUuid",
@@ -175,41 +170,56 @@ class _Chain:
     zeroed: frozenset[int]  # records whose usage Claude Code zeroes on load
 
 
+def _add_node(
+    nodes: ChainNodes,
+    index: int,
+    skeleton: Skeleton,
+    flags: int = 0,
+    interned: dict[str, str] | None = None,
+) -> int | None:
+    """Map record `index`, of `skeleton`, into `nodes`: a chain record as a node (its flag
+    bits with `flags`, the filler's own, added), a progress record as a bridge. Returns the
+    record's node, None for a record that is no chain record. `interned` keeps one string per
+    `message.id`, shared by the nodes that name it."""
+    uuid = skeleton[_SK_UUID]
+    if uuid is None:
+        return None
+    kind = skeleton[_SK_KIND]
+    if kind not in CHAIN_TYPES:
+        if kind in LEGACY_TYPES:
+            nodes.add_progress(uuid, skeleton[_SK_PARENT])
+        return None  # a type that is an array or object is no chain type
+    if skeleton[_SK_SIDECHAIN]:
+        flags |= SIDECHAIN
+    unit = None
+    if kind == "user":
+        code = USER
+        if skeleton[_SK_RESULTS]:
+            flags |= RESULTS
+    elif kind == "assistant":
+        code, unit = ASSISTANT, skeleton[_SK_MESSAGE_ID]
+        if unit is not None and interned is not None:
+            unit = interned.setdefault(unit, unit)
+    else:
+        code = BOUNDARY if skeleton[_SK_BOUNDARY] else OTHER
+    return nodes.add(
+        index,
+        uuid,
+        skeleton[_SK_PARENT],
+        code,
+        flags,
+        skeleton[_SK_STAMP],
+        unit,
+        skeleton[_SK_SEGMENT],
+    )
+
+
 def _fill(nodes: ChainNodes, skeletons: Skeletons, start: int) -> None:
     """Map `skeletons[start:]` into `nodes`, in file order."""
-    add = nodes.add
     for i in range(start, len(skeletons)):
         skeleton = skeletons[i]
-        if skeleton is None:
-            continue
-        uuid = skeleton[_SK_UUID]
-        if uuid is None:
-            continue
-        kind = skeleton[_SK_KIND]
-        if kind not in CHAIN_TYPES:
-            if kind in LEGACY_TYPES:
-                nodes.add_progress(uuid, skeleton[_SK_PARENT])
-            continue  # a type that is an array or object is no chain type
-        flags = SIDECHAIN if skeleton[_SK_SIDECHAIN] else 0
-        unit = None
-        if kind == "user":
-            code = USER
-            if skeleton[_SK_RESULTS]:
-                flags |= RESULTS
-        elif kind == "assistant":
-            code, unit = ASSISTANT, skeleton[_SK_MESSAGE_ID]
-        else:
-            code = BOUNDARY if skeleton[_SK_BOUNDARY] else OTHER
-        add(
-            i,
-            uuid,
-            skeleton[_SK_PARENT],
-            code,
-            flags,
-            skeleton[_SK_STAMP],
-            unit,
-            skeleton[_SK_SEGMENT],
-        )
+        if skeleton is not None:
+            _add_node(nodes, i, skeleton)
 
 
 def _chain_nodes(skeletons: Skeletons, graph: _Graph | None) -> ChainNodes:

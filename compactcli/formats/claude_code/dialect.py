@@ -3,8 +3,8 @@
 It reads, edits and checks the session files Claude Code writes (FORMATS.md §1 and §6); its
 docstring states what each view means. The parsing of one record (`records`), the skeletons the
 chain rules read (`chain`), the chain rules themselves, which the loader and the streamer share
-(`chain_nodes`), the parsed state of a transcript (`state`), the checks (`checks`) and the
-streamed views (`stream`) are modules of this package.
+(`chain_nodes`), the usage a record reports (`usage`), the parsed state of a transcript
+(`state`), the checks (`checks`) and the streamed views (`stream`) are modules of this package.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ from compactcli.formats.claude_code.records import (
     _DAG_TYPES,
     ENVELOPE_KEYS,
     METADATA_TYPES,
-    SYNTHETIC_MODEL,
-    _message_id,
 )
 from compactcli.formats.claude_code.state import (
     _chain_of,
@@ -44,6 +42,7 @@ from compactcli.formats.claude_code.state import (
     _state_of,
 )
 from compactcli.formats.claude_code.stream import ClaudeCodeStreamer
+from compactcli.formats.claude_code.usage import chain_usage, usage_entry
 from compactcli.transcript import Block, Compaction, Message, Record, Transcript, Usage, set_in
 
 _CONTEXT = "claude-code.context"
@@ -52,26 +51,6 @@ _COMPACTIONS = "claude-code.compactions"
 _FINDINGS = "claude-code.validate"
 _BOUNDARY_NAMESPACE = uuidlib.UUID("6f0c3c1e-2d1b-4f7a-9a52-1c4e8f3b7d20")
 """Namespace for the uuids of the boundary records compactcli writes (reproducible, v4-shaped)."""
-_USAGE_KEYS = (
-    "input_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "output_tokens",
-)
-
-
-def _usage_total(usage: Mapping[str, Any]) -> int:
-    total = 0
-    for key in _USAGE_KEYS:
-        value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
-    return total
-
-
-def _int(usage: Mapping[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _content_blocks(raw: Mapping[str, Any]) -> list[Any]:
@@ -265,34 +244,12 @@ class ClaudeCodeDialect(Dialect):
 
     def _usage(self, transcript: Transcript) -> list[Usage]:
         chain = self._context_chain(transcript)
-        found: dict[str, tuple[int, int, Mapping[str, Any]]] = {}
-        for i in chain.records:
-            raw = transcript.records[i].raw
-            if raw.get("type") != "assistant" or i in chain.zeroed:
-                continue
-            message = raw.get("message")
-            if not isinstance(message, dict) or message.get("model") == SYNTHETIC_MODEL:
-                continue
-            usage = message.get("usage")
-            if not isinstance(usage, dict):
-                continue
-            total = _usage_total(usage)
-            if total == 0:
-                continue
-            key = _message_id(raw) or raw.get("requestId") or raw.get("uuid")
-            key = key if isinstance(key, str) else f"#{i}"
-            found[key] = (i, total, usage)  # the last record of a request counts
-        return [
-            Usage(
-                index=i,
-                context=total,
-                input=_int(usage, "input_tokens"),
-                output=_int(usage, "output_tokens"),
-                cached=_int(usage, "cache_read_input_tokens"),
-                key=key,
-            )
-            for key, (i, total, usage) in found.items()
-        ]
+        records, zeroed = transcript.records, chain.zeroed
+        return chain_usage(
+            (i, *entry)
+            for i in chain.records
+            if i not in zeroed and (entry := usage_entry(records[i].raw)) is not None
+        )
 
     def streamer(self, source: str = "-") -> ClaudeCodeStreamer:
         """The views of `context`, `usage`, `messages` and `model`, fed record by record."""

@@ -9,7 +9,8 @@ with an impossible shape. `_record_lite` reads a record as `_record_message` doe
 errors, the same calls noted, None for the same records) without making its message: its
 `_Lite` holds the role, the model and the tool calls and results, and makes the message when
 asked. `_light_block` gives the common block shapes as plain values (`LightBlock`), the same as
-`_block` makes of them.
+`_block` makes of them. `_reaches_model` says whether a record with a message is sent to the
+model when it is on the chain; `_unit` gives an assistant message's unit.
 """
 
 from __future__ import annotations
@@ -182,6 +183,13 @@ def _attachment_reaches_model(attachment: Mapping[str, Any]) -> bool:
     return True
 
 
+def _unit(raw: Mapping[str, Any], message: Mapping[str, Any]) -> str | None:
+    """The `Message.unit` of an assistant record: `message.id`, else `requestId`, else the
+    uuid (None when the first of them that is set is not a string)."""
+    unit = message.get("id") or raw.get("requestId") or raw.get("uuid")
+    return unit if isinstance(unit, str) else None
+
+
 def _message_id(raw: Mapping[str, Any]) -> str | None:
     message = raw.get("message")
     if isinstance(message, dict):
@@ -342,13 +350,12 @@ def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -
                 path=("message",),
             )
         model = message.get("model")
-        unit = message.get("id") or raw.get("requestId") or uuid
         return Message(
             index=index,
             role="assistant",
             blocks=blocks,
             id=uuid,
-            unit=unit if isinstance(unit, str) else None,
+            unit=_unit(raw, message),
             model=model if isinstance(model, str) else None,
             path=("message",),
         )

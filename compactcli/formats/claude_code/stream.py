@@ -16,28 +16,19 @@ from typing import Any
 
 from compactcli.errors import InputError
 from compactcli.formats.base import LightBlock, LightMessage, StreamedView, Streamer, light
-from compactcli.formats.claude_code.chain_nodes import (
-    ASSISTANT,
-    BOUNDARY,
-    OTHER,
-    RESULTS,
-    SIDECHAIN,
-    USER,
-    ChainNodes,
-    Segment,
-)
+from compactcli.formats.claude_code.chain import _SK_KIND, _SK_REACHES, _add_node, _skeleton
+from compactcli.formats.claude_code.chain_nodes import ChainNodes
 from compactcli.formats.claude_code.records import (
     _DAG_TYPES,
-    CHAIN_TYPES,
-    LEGACY_TYPES,
-    SYNTHETIC_MODEL,
     _light_block,
     _record_message,
     _ShapeError,
+    _unit,
 )
-from compactcli.transcript import Message, Record, Usage
+from compactcli.formats.claude_code.usage import chain_usage, usage_entry
+from compactcli.transcript import Message, Record
 
-_REACHES, _SYNTHETIC, _USAGE = 4, 8, 16  # flag bits of the streamer's own, beside the table's
+_REACHES, _USAGE = 4, 8  # flag bits of the streamer's own, beside the table's
 _ZERO4 = (0, 0, 0, 0)
 _ABSENT = object()
 
@@ -82,7 +73,7 @@ class ClaudeCodeStreamer(Streamer):
             raise InputError(self.source, record.lineno, str(error)) from None
         if message is not None and message.model and not message.model.startswith("<"):
             self.model = message.model
-        self._skeleton(index, raw, message is not None, raw.get("type"))
+        self._map(index, raw, message is not None)
         return (message,) if message is not None else ()
 
     def add_light(self, index: int, raw: Any, lineno: int) -> Sequence[LightMessage]:
@@ -99,7 +90,7 @@ class ClaudeCodeStreamer(Streamer):
                 raise InputError(self.source, lineno, str(error)) from None
             found = light(message) if message is not None else None
         if isinstance(kind, str) and kind in _DAG_TYPES:
-            self._skeleton(index, raw, found is not None, kind)
+            self._map(index, raw, found is not None)
         return (found,) if found is not None else ()
 
     def _light_message(self, index: int, raw: Any, kind: str, lineno: int) -> LightMessage:
@@ -125,8 +116,7 @@ class ClaudeCodeStreamer(Streamer):
         model = message.get("model")
         if isinstance(model, str) and not model.startswith("<"):
             self.model = model
-        unit = message.get("id") or raw.get("requestId") or raw.get("uuid")
-        return (index, "assistant", unit if isinstance(unit, str) else None, tuple(blocks))
+        return (index, "assistant", _unit(raw, message), tuple(blocks))
 
     def _slow(self, index: int, raw: Any, lineno: int) -> LightMessage:
         try:
@@ -138,104 +128,41 @@ class ClaudeCodeStreamer(Streamer):
             self.model = message.model
         return light(message)
 
-    def _skeleton(self, index: int, raw: Mapping[str, Any], is_message: bool, kind: Any) -> None:
-        """Map a chain or progress record into `nodes`, and keep an assistant record's usage."""
-        uuid = raw.get("uuid")
-        if type(uuid) is not str:
+    def _map(self, index: int, raw: Mapping[str, Any], is_message: bool) -> None:
+        """Map a chain or progress record into `nodes` (`_add_node`, as the loader maps it),
+        and keep an assistant record's usage (`usage_entry`)."""
+        skeleton = _skeleton(raw)
+        flags = _REACHES if is_message and skeleton[_SK_REACHES] else 0
+        node = _add_node(self.nodes, index, skeleton, flags, self.interned)
+        if node is None:
             return
-        parent = raw.get("parentUuid")
-        if type(parent) is not str:
-            parent = None
-        if kind in LEGACY_TYPES:
-            self.nodes.add_progress(uuid, parent)
-            return
-        if kind not in CHAIN_TYPES:
-            return
-        flags = _REACHES if is_message and raw.get("isVirtual") is not True else 0
-        code = OTHER
-        unit: str | None = None
-        segment: Segment | None = None
-        usage: tuple[int, int, int, int] = _ZERO4
-        request: Any = None
-        if kind == "user":
-            code = USER
-            message = raw.get("message")
-            content = message.get("content") if type(message) is dict else None
-            if type(content) is list:
-                for block in content:
-                    if type(block) is dict and block.get("type") == "tool_result":
-                        flags |= RESULTS
-                        break
-        elif kind == "assistant":
-            code = ASSISTANT
-            message = raw.get("message")
-            if type(message) is dict:
-                message_id = message.get("id")
-                if type(message_id) is str and message_id:
-                    unit = self.interned.setdefault(message_id, message_id)
-                if message.get("model") == SYNTHETIC_MODEL:
-                    flags |= _SYNTHETIC
-                    if raw.get("isApiErrorMessage") is True:
-                        flags &= ~_REACHES
-                found = message.get("usage")
-                if type(found) is dict:
-                    flags |= _USAGE
-                    usage = _usage_values(found)
-                    if unit is None:
-                        request = raw.get("requestId") or uuid
-        elif kind == "system" and raw.get("subtype") == "compact_boundary":
-            code = BOUNDARY
-            metadata = raw.get("compactMetadata")
-            seg = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
-            if isinstance(seg, dict):
-                segment = (seg.get("headUuid"), seg.get("anchorUuid"), seg.get("tailUuid"))
-        if raw.get("isSidechain") is True:
-            flags |= SIDECHAIN
-        node = self.nodes.add(index, uuid, parent, code, flags, raw.get("timestamp"), unit, segment)
+        entry = usage_entry(raw) if skeleton[_SK_KIND] == "assistant" else None
+        values = _ZERO4 if entry is None else entry[1]
         slot = node * 4
         if slot == len(self.usage):
-            self.usage.extend(usage)
+            self.usage.extend(values)
         else:  # a later duplicate replaces the earlier record
-            self.usage[slot : slot + 4] = array("q", usage)
+            self.usage[slot : slot + 4] = array("q", values)
             self.request.pop(node, None)
-        if isinstance(request, str):
-            self.request[node] = request
+        if entry is not None:
+            self.nodes.flags[node] |= _USAGE
+            key = entry[0]
+            if key is not None and self.nodes.unit[node] is None:
+                self.request[node] = key
 
     def finish(self) -> StreamedView:
         nodes = self.nodes
         chain, zeroed = nodes.build()
-        flags, record, kinds, usage = nodes.flags, nodes.record, nodes.kind, self.usage
+        flags, record, usage = nodes.flags, nodes.record, self.usage
         context = array("l", [record[n] for n in chain if flags[n] & _REACHES])
-        last: dict[str, int] = {}  # usage key -> its last node (in the key's first place)
         units, request = nodes.unit, self.request
-        for node in chain:
-            if kinds[node] != ASSISTANT or node in zeroed:
-                continue
-            if flags[node] & _SYNTHETIC or not flags[node] & _USAGE or usage[node * 4] == 0:
-                continue
-            last[units[node] or request.get(node) or f"#{record[node]}"] = node
-        found = [
-            Usage(
-                index=record[node],
-                context=usage[node * 4],
-                input=usage[node * 4 + 1],
-                output=usage[node * 4 + 2],
-                cached=usage[node * 4 + 3],
-                key=key,
+        found = chain_usage(
+            (
+                record[node],
+                units[node] or request.get(node),
+                (usage[node * 4], usage[node * 4 + 1], usage[node * 4 + 2], usage[node * 4 + 3]),
             )
-            for key, node in last.items()
-        ]
+            for node in chain
+            if flags[node] & _USAGE and node not in zeroed
+        )
         return StreamedView(context=context, usage=found, model=self.model)
-
-
-def _usage_values(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """(total, input, output, cache read) tokens of a `message.usage` object: the total is the
-    context the request held, its input, cache writes, cache reads and output."""
-    fresh = usage.get("input_tokens")
-    made = usage.get("cache_creation_input_tokens")
-    read = usage.get("cache_read_input_tokens")
-    out = usage.get("output_tokens")
-    fresh = fresh if type(fresh) is int else 0
-    read = read if type(read) is int else 0
-    out = out if type(out) is int else 0
-    return fresh + read + out + (made if type(made) is int else 0), fresh, out, read
