@@ -1,18 +1,13 @@
 """Token accounting: how full a transcript's context is, and how much the whole file holds.
 
-`estimate(transcript, options)` counts a transcript already read, `estimate_file(path, options)`
-a file, streamed (by `compactcli.estimate_reader`, keeping only what the format's `Streamer`
-needs to decide the context view and a few integers per message in a
-`compactcli.estimate_ledger.Ledger`; with the `usage` and `auto` methods, from the file's end
-when its last records decide the figures, by `compactcli.estimate_tail`, the figures of the whole
-file then unknown), and `estimate_records(records, format, options)` a stream of records; each
-returns an `EstimateReport`, the same one for the same bytes, in which every number says which
-method made it (`EstimateOptions` describes the methods; the agent's usage
-records are read by `compactcli.estimate_usage`). `failures(report)` is the CI check: what is
-over the budget and, when asked, the compaction threshold. The library never prints; errors are
+`estimate` counts a transcript already read, `estimate_file` a file, streamed and, where the
+format allows, read from its end (keeping only what the format's `Streamer` needs and a few
+integers per message, never the whole transcript), and `estimate_records` a stream of records;
+each returns an `EstimateReport`, the same one for the same bytes, in which every number says
+which method made it (`EstimateOptions`). `failures(report)` is the CI check: what is over the
+budget and, when asked, the compaction threshold. The library never prints; errors are
 `CompactError`s (`InputError` for unreadable input, `BackendError` for a tokenizer that cannot
-be loaded, `UsageError` for bad options).
-"""
+be loaded, `UsageError` for bad options)."""
 
 from __future__ import annotations
 
@@ -454,13 +449,16 @@ def estimate_file(
     counter: HeuristicCounter | TiktokenCounter | None = None,
     tail: TailStats | None = None,
 ) -> EstimateReport:
-    """Count the transcript in file `path` (`-` for standard input), streaming it.
+    """Count the transcript in file `path` (`-` for standard input), streaming it
+    (`compactcli.estimate_reader`) and keeping only what the format's `Streamer` needs to decide
+    the context view and a few integers per message (`compactcli.estimate_ledger.Ledger`).
 
     The format is detected from the first records unless named. Raises `InputError` for
     unreadable input, as `read_transcript` does. With the `usage` and `auto` methods and
     `options.from_end`, a file (not standard input, bad lines an error) is first read from its
-    end (`compactcli.estimate_tail`; `tail` records what that read did); the forward read
-    answers whenever its last records do not decide the figures.
+    end (`compactcli.estimate_tail`; `tail` records what that read did), the figures of the
+    whole file then unknown; the forward read answers whenever its last records do not decide
+    the figures. The agent's usage records are read by `compactcli.estimate_usage`.
     """
     if format is not None:
         get_dialect(format)

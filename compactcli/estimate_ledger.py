@@ -1,17 +1,11 @@
 """The per-message cost ledger that `estimate` counts into: a few integers per message.
 
 `Ledger` keeps, for every message of a transcript in file order, its record index, role, unit,
-fixed cost (framing and media), text tokens and framing under one counter, and the (kind, tool)
-key of each of its blocks, in compact arrays; `add` and `add_light` add a message (out of
-file order: `ValueError`), `cost` gives a message's tokens with its text scaled by a factor,
-and `blocks_of` and `positions` read entries back.
-`Lines` (`RecordLines` for records held in memory) gives the input line of each record.
-`feed_ledger(lines, streamer, ledger)` passes every line's record to a format's `Streamer` and
-the messages it returns to the ledger, and returns the number of records; a counter that counts
-texts in groups (tiktoken's: `batch_chars`) gets the texts of many of a light streamer's
-messages at once (Claude Code's, whose records are parsed as they come), with the same figures
-as one message at a time.
-"""
+fixed cost, text tokens and the (kind, tool) key of each of its blocks in compact arrays, so a
+large file's costs are held without its messages. `feed_ledger(lines, streamer, ledger)` passes
+every record to a format's `Streamer` and the messages it returns to the ledger, with the same
+figures whether a counter counts texts one message at a time or in groups. `Lines` (and
+`RecordLines` for records held in memory) gives the input line of each record."""
 
 from __future__ import annotations
 
@@ -33,6 +27,11 @@ NO_UNIT = 0
 
 class Ledger:
     """Per-message costs (framing and text, split by block kind and tool), kept compactly.
+
+    Per message, in file order: its record index, role, unit, fixed cost (framing and media),
+    text tokens and framing under one counter. `add` and `add_light` add a message (out of file
+    order: `ValueError`), `cost` gives a message's tokens with its text scaled by a factor, and
+    `blocks_of` and `positions` read entries back.
 
     One entry of each array per message; a message of one block (most of them) keeps that
     block's (kind, tool) key in `key`, one of several blocks keeps -1 there and its blocks'
@@ -130,6 +129,7 @@ class Ledger:
         return range(low, high)
 
     def cost(self, position: int, factor: float = 1.0) -> int:
+        """The tokens of message `position`: its fixed cost plus its text scaled by `factor`."""
         text = self.text[position]
         if factor != 1.0:
             text = int(text * factor + 0.5)
@@ -171,8 +171,10 @@ def feed_ledger(
     lines: Iterable[tuple[int, Any, Line | None]], streamer: Streamer, ledger: Ledger
 ) -> int:
     """Feed every line's record to `streamer` and its messages to `ledger`; the record count.
-    With a counter that counts in groups (`batch_chars`), a light streamer's messages wait in
-    a `_Batch` until their texts make one, and all have been added when this returns."""
+    With a counter that counts in groups (tiktoken's `batch_chars`), a light streamer's messages
+    (Claude Code's, whose records are parsed as they come) wait in a `_Batch` until their texts
+    make one, with the same figures as one message at a time, and all have been added when this
+    returns."""
     note = ledger.lines.note
     index = -1
     if streamer.light:

@@ -1,23 +1,13 @@
 """The last recorded usage of a transcript file, read from its end.
 
-`read_from_end(path, format, head, counter)` reads a file backwards in blocks (`BLOCK` bytes
-first, twice as many each time after), parses only the whole lines of what it has read, from
-the last one back, and feeds those records, in file order, to the format's `Streamer` and a
-`Ledger` made with `counter`, as the forward read feeds every record. After each block the
-format's tail check (`compactcli.formats.Format.tail`) says whether the records read decide the
-last usage anchor of the context view and every context message after the start of its response
-exactly as the whole file does (or hold the whole context view, with no usage on it); then it
-returns that `Ledger` and `StreamedView`, from which `compactcli.estimate` reports the `usage`
-and `auto` figures. It returns None (the caller reads the file forward) whenever that is not
-certain from what was read: the format has no tail check or its check declines (a compaction, a
-branch or a usage it cannot place), a line that is not a JSON object comes before the records
-decide, a record of another format's family, a record the format cannot read, or reading back
-reaches the start of the file (with no usage or no model named in what was read, say). The
-records before what was read are taken as the agent writes them (appended in time order, each
-after its parent, a response's records together, ids unique); they are never read, so nothing
-is known of them: not how many they are, not their tokens, not whether they parse. `stats` (a
-`TailStats`), when given, counts the bytes read.
-"""
+`read_from_end(path, format, head, counter)` reads a file backwards, a growing block at a time,
+and feeds the records it reads, in file order, to the format's `Streamer` and a `Ledger` as the
+forward read feeds every record, until the format's tail check says they decide the last usage
+anchor of the context view, and what follows it, exactly as the whole file does; from its
+`TailResult` `compactcli.estimate` reports the `usage` and `auto` figures. Whenever that is not
+certain from what was read it returns None, and the caller reads the file forward. The records
+before what was read are taken as the agent writes them and never read, so nothing is known of
+them: not how many they are, not their tokens, not whether they parse."""
 
 from __future__ import annotations
 
@@ -111,10 +101,26 @@ def read_from_end(
     block: int | None = None,
     stats: TailStats | None = None,
 ) -> TailResult | None:
-    """The last usage anchor of file `path` and the context after it, from its end (see the
-    module); `head` holds the parsed objects of the file's first records, as format detection
-    read them; `block` is the first read's size (`BLOCK` by default). None: read the file
-    forward."""
+    """The last usage anchor of file `path` and the context after it, from its end; `head`
+    holds the parsed objects of the file's first records, as format detection read them.
+
+    The file is read backwards in blocks (`block` bytes first, `BLOCK` by default, twice as many
+    each time after); only the whole lines of what was read are parsed, from the last one back,
+    and those records are fed, in file order, to the format's `Streamer` and a `Ledger` made
+    with `counter`. After each block the format's tail check (`compactcli.formats.Format.tail`)
+    says whether the records read decide the last usage anchor of the context view and every
+    context message after the start of its response exactly as the whole file does (or hold the
+    whole context view, with no usage on it); then they are returned, counted. The records
+    before them are taken as the agent writes them (appended in time order, each after its
+    parent, a response's records together, ids unique).
+
+    None (read the file forward) whenever that is not certain from what was read: the format
+    has no tail check or its check declines (a compaction, a branch or a usage it cannot
+    place), a line that is not a JSON object comes before the records decide, a record of
+    another format's family, a record the format cannot read, or reading back reaches the start
+    of the file (with no usage or no model named in what was read, say). `stats`, when given,
+    counts the bytes read and says why it gave up.
+    """
     stats = stats if stats is not None else TailStats()
     block = block or BLOCK
     check = get_format(format).tail()

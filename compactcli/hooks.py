@@ -1,29 +1,13 @@
 """What `compactcli hook` answers to the JSON an agent gives its hooks.
 
-`answer(payload)` reads the object Claude Code hands a hook or its status line on standard input
-(`transcript_path`, `hook_event_name`, `source`, ...) and returns the text to print, or raises
-`InputError`/`UsageError` for a payload it cannot use. It never writes to the transcript (the
-agent is still appending to it).
-
-- The status line (`statusLine`: no `hook_event_name`, or `"Status"`): one line, the context
-  used against the agent's own compaction trigger and its window, as `compactcli estimate`
-  counts it (`auto`: the last usage the agent recorded, plus what came after it).
-- `SessionStart` with `"source": "compact"`: the facts ledger of the history the agent's own
-  compaction left behind (every message of the file that is no longer in its context and came
-  before its end; and when the file does not hold that compaction yet, as Claude Code runs the
-  hook before it writes its boundary, every message of the context it compacted too: files
-  modified, the user's rules, errors, pending asks, ...), rendered as the
-  extractive summary renders facts within `LEDGER_TOKENS`; Claude Code adds what a
-  `SessionStart` hook prints to the context, so what its summary dropped comes back; for a
-  format whose agent reads a hook's output as JSON (its entry's `hook_json`: Codex), as that
-  JSON (`hookSpecificOutput.additionalContext`). Other sources (startup, resume, clear) print
-  nothing.
-- The event an agent's extension sends before the agent compacts (its format entry's
-  `compaction_event`: pi's `session_before_compact`, as compactcli's pi extension
-  `compactcli/data/pi/compactcli-compaction.ts` hands it on): the summary the agent writes into
-  its compaction entry, compactcli's extractive summary of the messages before the first kept
-  entry (`agent_compaction`), so the agent compacts offline, without a model call.
-"""
+`answer(payload)` reads the object an agent hands a hook or its status line on standard input
+(`transcript_path`, `hook_event_name`, `source`, ...) and returns the text to print ('' when
+the hook has nothing to add), or raises `InputError`/`UsageError` for a payload it cannot use.
+It answers the status line (`status_line`), a `SessionStart` after the agent's own compaction
+(`after_compaction`: the facts ledger of the history it left behind, so what the agent's summary
+dropped comes back) and the event an agent's extension sends before it compacts
+(`agent_compaction`: compactcli's extractive summary, so the agent compacts without a model
+call). It never writes to the transcript: the agent is still appending to it."""
 
 from __future__ import annotations
 
@@ -68,7 +52,9 @@ def _transcript_path(payload: Mapping[str, Any]) -> str:
 
 
 def status_line(payload: Mapping[str, Any]) -> str:
-    """One line: the context used, against the agent's compaction trigger and its window."""
+    """One line: the context used, against the agent's compaction trigger and its window, as
+    `compactcli estimate` counts it (`auto`: the last usage the agent recorded, plus what came
+    after it). It answers the status line (`statusLine`: no `hook_event_name`, or `"Status"`)."""
     from compactcli.estimate import estimate_file
 
     path = _transcript_path(payload)
@@ -82,7 +68,15 @@ def status_line(payload: Mapping[str, Any]) -> str:
 
 
 def after_compaction(payload: Mapping[str, Any]) -> str:
-    """The facts ledger of the history the agent's compaction took out of its context."""
+    """The facts ledger of the history the agent's compaction took out of its context, what
+    `SessionStart` with `"source": "compact"` prints (other sources print nothing).
+
+    The agent adds what a `SessionStart` hook prints to the context, so what its summary dropped
+    comes back. The ledger is rendered as the extractive summary renders facts, within
+    `LEDGER_TOKENS` (`_ledger`); for a format whose agent reads a hook's output as JSON (its
+    entry's `hook_json`: Codex), it is given as that JSON
+    (`hookSpecificOutput.additionalContext`).
+    """
     from compactcli.formats import get_format
     from compactcli.loading import read_transcript
 
@@ -102,7 +96,11 @@ def after_compaction(payload: Mapping[str, Any]) -> str:
 
 
 def _ledger(transcript: Transcript, dialect: Dialect, context: Sequence[Message]) -> str:
-    """The facts ledger of what the compaction left behind (see `after_compaction`)."""
+    """The facts ledger of what the compaction left behind (see `after_compaction`): every
+    message of the file that is no longer in its context and came before its end, and, when the
+    file does not hold that compaction yet (Claude Code runs the hook before it writes its
+    boundary), every message of the context it compacted too: files modified, the user's rules,
+    errors, pending asks, ..."""
     from compactcli.summarizers.extractive import render_facts
     from compactcli.summarizers.facts import extract_facts
     from compactcli.tokens import get_counter
@@ -135,7 +133,10 @@ def compaction_events() -> dict[str, str]:
 
 def agent_compaction(payload: Mapping[str, Any], event: str) -> str:
     """The summary for the compaction an agent is about to write (`event`, as its extension
-    hands it on: pi's `session_before_compact`): compactcli's extractive summary of the context
+    hands it on: pi's `session_before_compact`, as compactcli's pi extension
+    `compactcli/data/pi/compactcli-compaction.ts` sends it; its format entry's
+    `compaction_event`): the summary the agent writes into its compaction entry, so the agent
+    compacts offline, without a model call. It is compactcli's extractive summary of the context
     messages before the entry `first_kept_entry_id` names (all of them when it names none), an
     earlier summary among them updated, with `focus` (the agent's custom instructions) when
     given. The transcript must be of the format whose entry names `event`."""

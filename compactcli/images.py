@@ -1,23 +1,11 @@
 """An image's size read from its header, and what a provider charges for an image of that size.
 
-`size_of_bytes(data)` reads the width and height of a PNG (IHDR), JPEG (the first SOF marker),
-GIF or WebP (VP8, VP8L, VP8X) image from its first bytes; `size_of_base64(text)` does the same
-for base64 text or a `data:` URL, decoding only the few windows of bytes the header needs (a
-JPEG's segments are skipped by their lengths, never decoded), so a large image costs a few KB of
-decoding. Both return None for anything they cannot read (another format, truncated or damaged
-data, a zero size) and never raise. `image_size(value)` takes a JSON value holding base64 data
-(a string, or None for a URL or a file reference) and is what the formats call on each image;
-`source_size(block)` reads an Anthropic-shape `image` block (`source.type: base64`).
-
-`image_tokens(size, rule)` is the one rule for an image's tokens, by provider:
-
-- `anthropic`: the image is scaled down, keeping its aspect ratio, until its long edge is at most
-  1568 px and it has at most about 1.15 megapixels; it then costs width * height / 750 tokens.
-- `openai` (GPT-4o-style tiles): scaled to fit 2048 x 2048, then its shortest side scaled down
-  to 768 px; 85 tokens plus 170 per 512-px tile. An image sent with `detail: low` costs 85.
-
-An `ImageSize` records width, height and whether the image asked for low detail.
-"""
+`size_of_bytes`, `size_of_base64`, `image_size` and `source_size` read the width and height of a
+PNG, JPEG, GIF or WebP image from its first bytes, decoding only the few bytes of base64 the
+header needs, so a large image costs a few KB of decoding; they return None for anything they
+cannot read (another format, truncated or damaged data, a zero size) and never raise.
+`image_tokens(size, rule)` is the one rule for an image's tokens, by provider (`anthropic` or
+`openai`), which every token counter uses (`compactcli.tokens.Costs`)."""
 
 from __future__ import annotations
 
@@ -159,7 +147,8 @@ def _size(read: Reader) -> tuple[int, int] | None:
 
 
 def size_of_bytes(data: bytes) -> tuple[int, int] | None:
-    """(width, height) of the image whose bytes start with `data`; None when not readable."""
+    """(width, height) of the image whose bytes start with `data`: a PNG (IHDR), JPEG (the first
+    SOF marker), GIF or WebP (VP8, VP8L, VP8X); None when not readable."""
 
     def read(offset: int, count: int) -> bytes:
         return data[offset : offset + count]
@@ -193,7 +182,9 @@ def _base64_reader(text: str) -> Reader:
 
 
 def size_of_base64(text: str) -> tuple[int, int] | None:
-    """(width, height) of the image that base64 `text` (or a `data:` URL) encodes."""
+    """(width, height) of the image that base64 `text` (or a `data:` URL) encodes, as
+    `size_of_bytes` reads it, decoding only the few windows of bytes the header needs (a JPEG's
+    segments are skipped by their lengths, never decoded); None when not readable."""
     if text.startswith("data:"):
         comma = text.find(",", 0, 256)
         if comma < 0 or ";base64" not in text[:comma]:
@@ -206,8 +197,9 @@ def size_of_base64(text: str) -> tuple[int, int] | None:
 
 
 def image_size(data: Any, *, low: bool = False) -> ImageSize | None:
-    """The size of the image whose base64 data (or `data:` URL) is `data`; None when `data` is
-    not a string or its header cannot be read."""
+    """The size of the image whose base64 data (or `data:` URL) is `data`, what the formats call
+    on each image; None when `data` is not a string (a URL or a file reference) or its header
+    cannot be read."""
     if not isinstance(data, str):
         return None
     found = size_of_base64(data)
@@ -239,7 +231,15 @@ def _openai(width: int, height: int, low: bool) -> int:
 
 
 def image_tokens(size: ImageSize, rule: ImageRule) -> int:
-    """The tokens an image of `size` costs under the provider's `rule`."""
+    """The tokens an image of `size` costs under the provider's `rule`.
+
+    - `anthropic`: the image is scaled down, keeping its aspect ratio, until its long edge is at
+      most 1568 px and it has at most about 1.15 megapixels; it then costs width * height / 750
+      tokens.
+    - `openai` (GPT-4o-style tiles): scaled to fit 2048 x 2048, then its shortest side scaled
+      down to 768 px; 85 tokens plus 170 per 512-px tile. An image sent with `detail: low` costs
+      85.
+    """
     if rule == "openai":
         return _openai(size.width, size.height, size.low)
     return _anthropic(size.width, size.height)

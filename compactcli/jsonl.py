@@ -1,20 +1,12 @@
 """Reading and writing JSONL transcripts, byte-exact and atomic.
 
-Reading: `iter_records` streams a file (or standard input for `-`) one record at a time, with
-the exact bytes and line ending of every line, so untouched records can be written back as they
-were. Bad input raises `InputError` naming the file and line: invalid JSON, invalid UTF-8, a
-truncated last line, a line that is JSON but not an object, an empty file; and when the first
-line is bad because the file is one JSON document, or pretty-printed records (`not_json_lines`),
-that is what it says.
-`on_bad_line="skip"` leaves such lines out and counts them in a `BadLines` tally instead;
-`"keep"` carries them through unparsed, to be written back verbatim. A `SourceInfo` gathers
-the sha256 and size of the bytes read.
-
-Writing: `render` turns records back into bytes (original bytes where unchanged, orjson where
-edited); `write_bytes` writes them to standard output, or to a file through
-`compactcli.atomic` (a temporary file in the target's folder that is fsynced and renamed over
-the target), so a reader never sees a partial file.
-"""
+`iter_records` streams a file (or standard input for `-`) one record at a time with the exact
+bytes and line ending of every line, so untouched records are written back as they were; bad
+input raises `InputError` naming the file, line and what is wrong (for a file that is one JSON
+document or pretty-printed records, `not_json_lines` says so), unless `on_bad_line` skips such
+lines (counted in `BadLines`) or keeps them verbatim. `render` turns records back into bytes
+(original bytes where unchanged, orjson where edited) and `write_bytes` writes them to standard
+output, or atomically to a file, so a reader never sees a partial file."""
 
 from __future__ import annotations
 
@@ -221,8 +213,12 @@ def iter_records(
     """Stream the records of `path` (or of `data`, the bytes of a file named `path`), one per
     line, keeping each line's exact bytes.
 
-    Blank lines are carried through as unparsed records. Raises `InputError` for bad lines
-    (unless `on_bad_line` says otherwise) and for a file with no record at all.
+    Blank lines are carried through as unparsed records. Raises `InputError` naming the file
+    and line for a bad line: invalid JSON, invalid UTF-8, a truncated last line, a line that is
+    JSON but not an object (`first_line_reason`); and for a file with no record at all.
+    `on_bad_line="skip"` leaves such lines out and counts them in `bad` instead; `"keep"`
+    carries them through unparsed, to be written back verbatim. `info` gathers the sha256 and
+    size of the bytes read.
     """
     name = display_name(path)
     info = info if info is not None else SourceInfo(path)

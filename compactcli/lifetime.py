@@ -1,33 +1,13 @@
 """The end of a command-line process: the work it can leave to the system.
 
 A process that has written its output is about to hand all of its memory back to the system at
-once. Freeing a large transcript first, object by object (hundreds of thousands of them for a
-100 MB file), and then tearing the interpreter down module by module, is work with no result.
-The command line opts in to skipping it; the library never does on its own:
-
-- `enable()` turns `keep` on for the rest of the process (the command line calls it first).
-- `keep(*objects)` is a no-op unless enabled. When enabled, it keeps `objects` referenced until
-  the process ends, in place of what the previous call kept (so a batch frees each file's data
-  but the last's when the next file's comes), and moves every object then tracked by the cyclic
-  garbage collector out of its sight (`gc.freeze`), so that no later collection walks them
-  either. What the previous call froze is handed back to the collector first (`gc.unfreeze`), so
-  a long batch leaves nothing but the last file's data out of it.
-- `exit_now(code)` flushes standard output and standard error and ends the process with `code`
-  without the interpreter's teardown (`os._exit`), when nothing else is left to run at exit: no
-  thread but the main one and no exit handler registered (a library such as an LLM client may
-  register some), apart from those `exit_past` named. Otherwise it raises `SystemExit(code)` as
-  usual. A standard output whose reader went away (`| head`) is left unflushed, quietly, as the
-  error boundary leaves it (`compactcli.cli.runner`); one that cannot be written for another reason
-  (a full disk) is reported in one line on standard error, and a run that would have exited 0 exits
-  5 (`ExitCode.OUTPUT`). Either way it is pointed at /dev/null (`silence_stdout`), so that what it
-  still holds is dropped.
-- `exit_past(threads, handlers)` names threads and a count of exit handlers that `exit_now` may end
-  the process past, when enabled: those of a client whose server notices the process gone by itself
-  (a Ray driver joined to a running cluster: the cluster ends the driver's job when its connection
-  closes, so disconnecting first is a second of work with no result).
-- `collector_paused()` (a context manager, also a decorator) holds off automatic cyclic garbage
-  collection while one transcript is processed, library or command line alike.
-"""
+once, so freeing a large transcript object by object and tearing the interpreter down module by
+module is work with no result. The command line opts in to skipping it (`enable`, then `keep`
+for each file's data and `exit_now` at the end); the library never does on its own, and `keep`
+and `exit_past` do nothing unless enabled. `exit_now` ends the process with the code it is given,
+or 5 (`ExitCode.OUTPUT`) in place of 0 when standard output cannot be written.
+`collector_paused` holds off cyclic garbage collection while one transcript is processed,
+library or command line alike."""
 
 from __future__ import annotations
 
@@ -48,7 +28,8 @@ _state: dict[str, Any] = {"enabled": False, "kept": (), "past_threads": (), "pas
 
 
 def enable() -> None:
-    """Let `keep` hold objects until the process ends (see the module docstring)."""
+    """Let `keep` hold objects until the process ends, and `exit_now` skip the interpreter's
+    teardown, for the rest of the process (the command line calls it first)."""
     _state["enabled"] = True
 
 
@@ -57,7 +38,15 @@ def enabled() -> bool:
 
 
 def keep(*objects: Any) -> None:
-    """Hold `objects` until the process ends, out of the collector's sight, when enabled."""
+    """Hold `objects` until the process ends, out of the collector's sight, when enabled (a
+    no-op otherwise).
+
+    They are kept referenced in place of what the previous call kept, so a batch frees each
+    file's data but the last's when the next file's comes. Every object then tracked by the
+    cyclic garbage collector is moved out of its sight (`gc.freeze`), so that no later
+    collection walks them either; what the previous call froze is handed back to the collector
+    first (`gc.unfreeze`), so a long batch leaves nothing but the last file's data out of it.
+    """
     if not _state["enabled"]:
         return
     gc.unfreeze()
@@ -67,7 +56,10 @@ def keep(*objects: Any) -> None:
 
 def exit_past(threads: Iterable[threading.Thread], handlers: int) -> None:
     """Let `exit_now` end the process although `threads` still run and `handlers` more exit
-    handlers are registered (see the module docstring); nothing unless enabled."""
+    handlers are registered; nothing unless enabled. They are those of a client whose server
+    notices the process gone by itself (a Ray driver joined to a running cluster: the cluster
+    ends the driver's job when its connection closes, so disconnecting first is work with no
+    result)."""
     if not _state["enabled"]:
         return
     _state["past_threads"] = (*_state["past_threads"], *threads)
@@ -75,7 +67,17 @@ def exit_past(threads: Iterable[threading.Thread], handlers: int) -> None:
 
 
 def exit_now(code: int) -> NoReturn:
-    """End the process with `code`, skipping the interpreter's teardown when that is safe."""
+    """End the process with `code`, skipping the interpreter's teardown when that is safe.
+
+    Standard output and standard error are flushed first. When nothing else is left to run at
+    exit (no thread but the main one and no exit handler registered, an LLM client may register
+    some, apart from those `exit_past` named), the process ends at once (`os._exit`); otherwise
+    this raises `SystemExit(code)` as usual. A standard output whose reader went away (`| head`)
+    is left unflushed, quietly, as the error boundary leaves it (`compactcli.cli.runner`); one
+    that cannot be written for another reason (a full disk) is reported in one line on standard
+    error, and a run that would have exited 0 exits 5 (`ExitCode.OUTPUT`). Either way it is
+    pointed at /dev/null (`silence_stdout`), so that what it still holds is dropped.
+    """
     try:
         if sys.stdout is not None:
             sys.stdout.flush()

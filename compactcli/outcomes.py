@@ -2,16 +2,11 @@
 
 `outcome(block, shell, command)` says whether a call was `ok`, `failed` or `rejected` (with the
 reason the user gave), and for a failure its distinctive error line (`compactcli.error_lines`);
-with `soft`, a call that did not fail but printed an error is `ok` with that line
-(`content_error`). A shell result fails on a non-zero exit code (`exit_code`), an aborted run,
-a traceback, a shell that could not run the command, or a failed code-mode script; a search
-that found nothing, or a lookup of programs that did not find one, does not. `aborted` and
-`refused_call` tell a stopped run and a call the tool refused to run as written from a failure
-of the work. Prune writes the error line into the placeholder of a result it clears
-(`CLEARED_RESULT`, then `CLEARED_FAILURE` or `CLEARED_SOFT`), which `cleared_error` /
-`cleared_soft_error` read back. `carries_error` and `pasted_errors` find error lines in any
-text. Nothing here reads a summarizer.
-"""
+a search that found nothing is no failure, and `aborted` and `refused_call` tell a stopped run
+or a refused call from a failure of the work. Prune writes the error line into the placeholder
+of a result it clears, and `cleared_error` / `cleared_soft_error` read it back, so a cleared
+result keeps its outcome. `carries_error` and `pasted_errors` find error lines in any text.
+Nothing here reads a summarizer."""
 
 from __future__ import annotations
 
@@ -88,7 +83,8 @@ _CLEARED_SOFT = compile_lazily(r"sha256:[0-9a-f]{64}" + re.escape(CLEARED_SOFT) 
 
 
 def cleared_error(text: str) -> str | None:
-    """The error line a prune placeholder kept for a result that failed; None otherwise."""
+    """The error line a prune placeholder kept for a result that failed (`CLEARED_RESULT`,
+    then `CLEARED_FAILURE` and the line); None otherwise."""
     if not text.startswith((CLEARED_RESULT, CLEARED_DUPLICATE)):
         return None
     match = _CLEARED_ERROR.search(text)
@@ -97,7 +93,7 @@ def cleared_error(text: str) -> str | None:
 
 def cleared_soft_error(text: str) -> str | None:
     """The error line a prune placeholder kept for a result that did not fail but printed an
-    error (`content_error`); None otherwise."""
+    error (`content_error`; after `CLEARED_SOFT`); None otherwise."""
     if not text.startswith((CLEARED_RESULT, CLEARED_DUPLICATE)):
         return None
     match = _CLEARED_SOFT.search(text)
@@ -394,7 +390,10 @@ def outcome(
     log: bool = False,
     soft_lines: int = SOFT_LINES,
 ) -> Outcome:
-    """How a tool call went, from its result block. A search or a look that found nothing
+    """How a tool call went, from its result block: `ok`, `failed` or `rejected` (with the
+    reason the user gave), and for a failure its distinctive error line. A shell result fails
+    on a non-zero exit code (`exit_code`), an aborted run, a traceback, a shell that could not
+    run the command, or a failed code-mode script. A search or a look that found nothing
     (`_no_match`: `grep` exit 1, `ls x 2>/dev/null` exit 1 or 2) did not fail. With `soft`, a
     call that did not fail but whose output carries an error (`content_error`; of a read-only
     command, whose output is what it read, only `access_failed`) is `ok` with that error line;

@@ -1,21 +1,12 @@
 """Tables and lines for a stream that is not a terminal, written without importing rich.
 
-Contract: for a stream that rich would treat as not a terminal, `table_text` returns exactly
-the text (character for character, trailing spaces included) that a `rich.console.Console(
-file=stream, highlight=False, soft_wrap=True, width=console_width())` (the console
-`compactcli.console` makes for such a stream) prints for the table that
-`compactcli.console.totals_table` builds from the same arguments (box=None, pad_edge=False,
-show_edge=False, a bold header, columns in `right` right-justified, columns in `fold` at least
-12 wide and folding, the `total` row after a section break, in bold), and `line_text` returns
-exactly what that console prints for one line of text. Each returns None whenever it cannot be
-sure of that: the table is wider than the console and rich would do more than narrow its one
-folding column and cut that column's cells (without spaces) into lines, a cell holds anything
-but printable ASCII, or rich would read markup or emoji codes in it. `write_table` and
-`write_line` also leave to rich a stream that may be a terminal. The caller then prints with
-rich. This is the layout of rich 14.3 and later, the versions the package accepts. Nothing
-here imports rich or typer; tests/test_plain_table.py compares the two renderers on random
-tables.
-"""
+For a stream that rich would treat as not a terminal, `table_text` and `line_text` return
+exactly the text (character for character, trailing spaces included) that the console
+`compactcli.console` makes for such a stream prints for the same table or line, or None
+whenever they cannot be sure of that; `write_table` and `write_line` write it, or leave the
+stream to rich (also for one that may be a terminal), and the caller then prints with rich.
+The layout copied is that of the rich versions pyproject.toml accepts; nothing here imports rich
+or typer, and tests/test_plain_table.py compares the two renderers on random tables."""
 
 from __future__ import annotations
 
@@ -123,7 +114,17 @@ def console_width(environ: Mapping[str, str] = os.environ) -> int | None:
 
 def table_text(table: Table, width: int) -> str | None:
     """The table as rich prints it on a console `width` columns wide that is not a terminal,
-    or None when this cannot be sure to match rich (see the module's docstring)."""
+    or None when this cannot be sure to match rich.
+
+    The console is `rich.console.Console(file=stream, highlight=False, soft_wrap=True,
+    width=console_width())`, as `compactcli.console` makes it for such a stream, and the table
+    the one `compactcli.console.totals_table` builds from the same arguments (box=None,
+    pad_edge=False, show_edge=False, a bold header, columns in `right` right-justified, columns
+    in `fold` at least 12 wide and folding, the `total` row after a section break, in bold).
+    None when the table is wider than the console and rich would do more than narrow its one
+    folding column and cut that column's cells (without spaces) into lines, when a cell holds
+    anything but printable ASCII, or when rich would read markup or emoji codes in it.
+    """
     count = len(table.columns)
     rows = [table.columns, *table.rows]
     if table.total is not None:

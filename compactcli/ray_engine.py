@@ -1,29 +1,13 @@
 """Ray as the engine: the same per-session work as a local run, scheduled over a Ray cluster.
 
-Two ways in (install with `pip install 'compactcli[ray]'`):
-
-- `map_files(paths, work, failed)` runs `work(path)` for each file in Ray tasks (files in
-  batches that shrink as the work runs out, largest files first, one task each, a task whose
-  worker died run again at most `RETRIES` times) and gives the results in input order; an exception
-  in `work` becomes `failed(path, error)`, and the other files go on. The command line's
-  `--engine ray` runs its own per-file work this way, so its outputs and reports are those of
-  the local run; workers read the files by path, so they must see them (a local Ray, or a
-  shared filesystem).
-- `compact_sessions(inputs, output=..., stats=...)` and `estimate_sessions(inputs, stats=...)`
-  take paths, folders or URIs (`s3://`, `gs://`, ... through pyarrow's filesystems), or a Ray
-  Dataset of `path` and `bytes` rows, and run `compactcli.in_memory.compact_bytes` or
-  `estimate_bytes` on each session in the workers. Outputs are written by the workers under
-  `output`, at each input's path below the inputs' common folder (atomically, a temporary file
-  renamed, on a local filesystem; object stores write an object whole); one stats row per
-  session (`SessionRow`; a session that fails is a row with its `error`, and the job goes on)
-  is written under `stats` as Parquet or JSON lines, and the materialized stats dataset is
-  returned.
-
-LLM summaries: the summary cache (`compactcli.cache`, a folder: shared by every worker of a
-machine, and of a cluster when it is on a shared filesystem) and the circuit breaker (a named
-Ray actor, `BREAKER_ACTOR`, that every worker's LLM summarizer reports to) work across workers.
-`connect(address)` joins a running Ray (`auto`, or `ray://HOST:PORT`) or starts a local one.
-"""
+Two ways in (install with `pip install 'compactcli[ray]'`): `map_files` runs a per-file function
+in Ray tasks, as the command line's `--engine ray` does with its own work, so outputs and
+reports are those of the local run (workers read files by path, so they must see them);
+`compact_sessions` and `estimate_sessions` take paths, folders, URIs or a Ray Dataset, run
+`compactcli.in_memory` on each session in the workers and return one stats row per session
+(`SessionRow`). A session that fails is reported, and the others go on. With LLM summaries the
+summary cache and the circuit breaker (`BREAKER_ACTOR`) are shared across workers. `connect`
+joins a running Ray or starts a local one."""
 
 from __future__ import annotations
 
@@ -100,7 +84,8 @@ def require_ray() -> None:
 
 
 def connect(address: str | None = None, *, num_cpus: int | None = None) -> None:
-    """Join the Ray at `address` (`auto`: the one `ray start` runs on this machine), or start
+    """Join the Ray at `address` (`auto`: the one `ray start` runs on this machine, or
+    `ray://HOST:PORT`), or start
     a local one when None (of `num_cpus`, default all); quietly (errors only), in the
     `compactcli` namespace (Ray says nothing of its own actors there). Nothing when this process
     is connected already. A command line that joined a running Ray ends without disconnecting
@@ -167,9 +152,12 @@ def map_files(
     """`work(path)` for every path in Ray tasks: the results in input order, each also given to
     `on_result` as soon as it and every result before it have arrived; a path whose `work`
     raised gets `failed(path, error)`, made in the worker. `work` and `failed` must be picklable
-    (module-level functions, or `functools.partial`s of them); so must results. Plain Ray tasks,
-    not a Ray Data map: the files are names, not data to stream, and a job of Ray Data costs
-    this command about 2.5 s more on a running Ray (scripts/bench_ray.py, docs/ray.md)."""
+    (module-level functions, or `functools.partial`s of them); so must results. Files go out in
+    batches that shrink as the work runs out, largest files first, one task each (`_batches`),
+    and a task whose worker died is run again at most `RETRIES` times. Workers read the files by
+    path, so they must see them (a local Ray, or a shared filesystem). Plain Ray tasks, not a
+    Ray Data map: the files are names, not data to stream, and a Ray Data job costs more to
+    start on a running Ray (docs/ray.md)."""
     if not paths:
         return []
     connect(address)
@@ -395,12 +383,17 @@ def compact_sessions(
     cache_dir: str | None = None,
     address: str | None = None,
 ) -> Dataset:
-    """Compact every session `inputs` name (paths, folders, URIs, or a Dataset of `path` and
-    `bytes` rows) in Ray workers, as `compactcli compact` does (`settings`: its settings, as
-    `compactcli.in_memory.compact_bytes` takes them). Each result is written under `output` (a
-    folder or URI; None: nothing written) at the session's path below the inputs' common
-    folder; the stats rows (`SessionRow`) are written under `stats` (`stats_format` `parquet`
-    or `json`) and returned as a materialized Dataset."""
+    """Compact every session `inputs` name (paths, folders, URIs such as `s3://` or `gs://`
+    through pyarrow's filesystems, or a Dataset of `path` and `bytes` rows) in Ray workers, as
+    `compactcli compact` does (`settings`: its settings, as `compactcli.in_memory.compact_bytes`
+    takes them). Each result is written by the workers under `output` (a folder or URI; None:
+    nothing written) at the session's path below the inputs' common folder (atomically on a
+    local filesystem, a temporary file renamed; an object store writes an object whole); the
+    stats rows (`SessionRow`; a session that fails is a row with its `error`, and the job goes
+    on) are written under `stats` (`stats_format` `parquet` or `json`, JSON lines) and returned
+    as a materialized Dataset. The LLM summarizer's cache (`cache_dir`, a folder: shared by
+    every worker of a machine, and of a cluster when it is on a shared filesystem) and circuit
+    breaker (`BREAKER_ACTOR`, `shared_breaker`) work across workers."""
     from compactcli.compact_file import DEFAULTS
 
     given = dict(settings or {})

@@ -1,33 +1,13 @@
 """Token counters: how many tokens a text, a block or a message costs.
 
-Every counter satisfies `TokenCounter`: `method` (the name reported next to every number it
-makes), `text_tokens(text)`, `block_tokens(block)` (and `block_parts(block)`, the same split into
-fixed costs and text) and `message_tokens(message)`, plus `count_texts(texts)` for many texts.
-Blocks and messages are costed by the same rules whatever counts the text (`Costs`): a fixed
-overhead per message, per tool call or result block and per typed user turn, and per image
-what the provider charges for its size (`compactcli.images`, by the profile's `image_rule`:
-Anthropic's for Claude's profile, OpenAI's tiles for OpenAI's), or a fixed cost when its size
-cannot be read, and for a document, instead of its base64 length.
-
-- `HeuristicCounter` (`heuristic`, or `calibrated` when fitted): characters divided by a
-  density that depends on what the text is (prose, tool output, JSON; a tool output that is
-  mostly words, by its share of ASCII letters, nearer prose's), CJK characters one token each.
-  It looks at each string with C-speed string methods only (`str.isascii` first; the arrows of
-  numbered file listings removed and checked again; `bytes.translate` to count letters; a
-  compiled regular expression for the rest).
-  Its constants come from `Density` profiles fitted on recorded usage: `CLAUDE` (Anthropic's
-  tokenizer, denser on code and JSON) and `OPENAI` (o200k_base); `density_for(model, format)`
-  picks one.
-- `TiktokenCounter` (`exact`): tiktoken's count of the text, `o200k_base` by default and
-  `cl100k_base` for older OpenAI models (`encoding_for_model`). tiktoken is imported only when
-  the first text is counted, and its encoding is loaded once per process, offline, from
-  TIKTOKEN_CACHE_DIR or DATA_GYM_CACHE_DIR when the file is there, else from the copy shipped
-  with compactcli (`compactcli/data/tiktoken/`). An encoding that cannot be loaded raises
-  `BackendError` with what to do instead; nothing ever reaches the network. Fed many blocks
-  at once (`parts_of`), it counts their texts in a row (`batch_chars`), with the same counts.
-
-`get_counter(method, model=..., format=...)` builds the counter a method name asks for.
-"""
+Every counter satisfies `TokenCounter` and reports its `method` next to every number it makes;
+blocks and messages are costed by the same rules whatever counts the text (`Costs`: fixed
+overheads per message, tool block and typed user turn, and each image or document by what its
+provider charges). `HeuristicCounter` (`heuristic`, or `calibrated` when fitted) divides
+characters by a `Density` fitted on recorded usage and needs no tokenizer; `TiktokenCounter`
+(`exact`) counts with tiktoken, loaded offline and never from the network. The same inputs give
+the same counts, one at a time or in batches. `get_counter(method, model=..., format=...)`
+builds the counter a method name asks for."""
 
 from __future__ import annotations
 
@@ -100,7 +80,10 @@ def cjk_chars(text: str) -> int:
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """What every token counter offers (the prune and diff stages use the same shape)."""
+    """What every token counter offers (the prune and diff stages use the same shape): `method`
+    (the name reported next to every number it makes), `text_tokens(text)`,
+    `block_tokens(block)` (and `block_parts(block)`, the same split into fixed costs and text),
+    `message_tokens(message)`, and `count_texts(texts)` for many texts."""
 
     @property
     def method(self) -> str: ...
@@ -121,7 +104,9 @@ class Costs:
     """Fixed costs that are not text: framing per message and per tool block, media.
 
     `image` is the cost of an image whose size is unknown; an image whose size was read costs
-    what `image_rule`'s provider charges for it (`compactcli.images.image_tokens`).
+    what `image_rule`'s provider charges for it (`compactcli.images.image_tokens`: Anthropic's
+    rule for Claude's profile, OpenAI's tiles for OpenAI's). A document costs `document`, not
+    its base64 length.
     `sent_as` is what an agent sends its model of a tool output, when it does not send it whole
     (its format's `compactcli.formats.Format.sends`: Codex sends a long output as its head and
     tail; the file holds the whole output), and a tool output costs that (`sent`).
@@ -362,7 +347,16 @@ class _Costing:
 
 
 class HeuristicCounter(_Costing):
-    """Characters over a density, by kind of text; CJK by character. No tokenizer needed."""
+    """Characters over a density, by kind of text; CJK by character. No tokenizer needed.
+
+    The density depends on what the text is (prose, tool output, JSON; a tool output that is
+    mostly words, by its share of ASCII letters, nearer prose's), and comes from a `Density`
+    profile fitted on recorded usage: `CLAUDE` (Anthropic's tokenizer, denser on code and JSON)
+    or `OPENAI` (o200k_base), as `density_for(model, format)` picks. Each string is read with
+    C-level string methods only (`str.isascii` first; the arrows of numbered file listings
+    removed and checked again; `bytes.translate` to count letters; a compiled regular
+    expression for the rest).
+    """
 
     __slots__ = (
         "_cjk",
@@ -497,6 +491,9 @@ def _tiktoken_cache(folder: str) -> Iterator[None]:
 def load_encoding(name: str) -> Any:
     """tiktoken encoding `name`, loaded once per process from a local copy; never downloads.
 
+    The copy is read from TIKTOKEN_CACHE_DIR or DATA_GYM_CACHE_DIR when the file is there, else
+    from the one shipped with compactcli (`compactcli/data/tiktoken/`).
+
     Raises `BackendError` when tiktoken is missing or no local copy of the encoding exists.
     """
     if name not in _SHIPPED:
@@ -530,6 +527,11 @@ def load_encoding(name: str) -> Any:
 class TiktokenCounter(_Costing):
     """Exact tiktoken counts of the text; the encoding is loaded on first use.
 
+    The encoding is `o200k_base` by default and `cl100k_base` for older OpenAI models
+    (`encoding_for_model`); tiktoken is imported only when the first text is counted, and the
+    encoding is loaded once per process by `load_encoding` (offline: one that cannot be loaded
+    raises `BackendError` with what to do instead). Fed many blocks at once (`parts_of`), it
+    counts their texts in a row (`batch_chars`), with the same counts as one at a time.
     `loader(name)` returns the encoding (an object with `encode_ordinary`); tests inject one.
     """
 
@@ -589,8 +591,8 @@ class TiktokenCounter(_Costing):
         return [(fixed, sum(counts[start:end])) for fixed, start, end in spans]
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
-        """Token counts of `texts`, in order (counted in this thread: tiktoken's own thread
-        pool is slower than one thread on the machines we measured)."""
+        """Token counts of `texts`, in order, counted in this thread (tiktoken's own thread
+        pool is slower than one thread)."""
         count = self._counter or self.load()
         return [count(t) if t else 0 for t in texts]
 

@@ -1,22 +1,12 @@
-"""How to undo a compaction: what compactcli records about each transcript it writes, and the
-input's bytes put back from it.
+"""How to undo a compaction: the `Undo` compactcli records for each transcript it writes.
 
-`record(before, after, archive=..., inline=...)` compares the records a command is about to
-write with the transcript it read, and returns `after` with its `Undo` written into the newest
-record of ours the command added (under `compactcli.undo`), so a session in an append-only format
-carries how to undo its compaction. The undo lists, for each line of the input in order, the
-output line that holds it unchanged (`keep`), or holds it with one span changed (`patch`: the
-input's bytes of that span), or that the line was left out (`lines`). Lines the command added are
-in none of them. A short span without a secret (a relinked `parentUuid`) is kept inline; a long
-one (a cleared tool output) and every left-out line are kept in the archive by sha256, or, with
-no archive, only counted (`lost`). With an archive the undo is also written there, named by the
-sha256 of the output it undoes (`journal`), which serves formats with no record of ours.
-
-`restore(data, archive)` finds the newest undo that applies to `data` (in the archive's journal
-first, then in the file) and rebuilds the input's bytes; they must have the sha256 the input had,
-so a restore is exact or refused with its reason (`RestoreError`). Nothing here writes a
-transcript: `compactcli.cli.restore` does.
-"""
+`record(before, after, ...)` writes into the output's newest record of ours (or, with an
+archive, also into the archive's journal, named by the output's sha256) how to get each input
+line back from the output: kept, patched in one span, or left out, with short spans inline and
+long ones and left-out lines kept in the archive by sha256 (only counted, with no archive).
+`restore(data, archive)` rebuilds the input's bytes from the newest undo that applies; they must
+have the sha256 the input had, so a restore is exact or refused with its reason
+(`RestoreError`). Nothing here writes a transcript: `compactcli.cli.restore` does."""
 
 from __future__ import annotations
 
@@ -46,7 +36,15 @@ Piece = str | dict[str, Any]
 
 
 class Undo(TypedDict):
-    """How to get the input back from one output (`compactcli.undo`)."""
+    """How to get the input back from one output (`compactcli.undo`).
+
+    `ops` lists, for each line of the input in order, the output line that holds it unchanged
+    (`keep`), or holds it with one span changed (`patch`: the input's bytes of that span), or
+    that the line was left out (`lines`). Lines the command added are in none of them. A short
+    span without a secret (a relinked `parentUuid`) is kept inline; a long one (a cleared tool
+    output) and every left-out line are kept in the archive by sha256, or, with no archive, only
+    counted (`lost`).
+    """
 
     source_sha256: str  # of the input, which a restore must give back
     lines: int  # of the output this undoes
@@ -265,13 +263,15 @@ def record(
     stage: str | None = None,
     journal: bool = True,
 ) -> Transcript:
-    """`after` with the undo of writing it for `before` in the newest record of ours it added,
-    and, with `archive` and `journal`, that undo in the archive's journal too. `inline=False`
-    keeps every span of the input out of the transcript (`--redact`: the output must not carry
-    what it hid). `stage` names what is undone (default: the last stage of `after.stats`).
-    `after` unchanged when the undo cannot be made (`build`); and as it is when its newest
-    record of ours holds the undo of `before` already (a stage records its own: a command that
-    runs one stage records it again)."""
+    """`after` with the undo of writing it for `before` in the newest record of ours it added
+    (under `compactcli.undo`), so a session in an append-only format carries how to undo its
+    compaction, and, with `archive` and `journal`, that undo in the archive's journal too, named
+    by the sha256 of the output it undoes (which serves formats with no record of ours).
+    `inline=False` keeps every span of the input out of the transcript (`--redact`: the output
+    must not carry what it hid). `stage` names what is undone (default: the last stage of
+    `after.stats`). `after` unchanged when the undo cannot be made (`build`); and as it is when
+    its newest record of ours holds the undo of `before` already (a stage records its own: a
+    command that runs one stage records it again)."""
     store = Archive(archive) if archive and journal else None
     newest = next((r for r in reversed(after.records) if boundary.is_ours(r.raw)), None)
     held = _details(newest.raw) if newest is not None else None
@@ -372,7 +372,8 @@ def apply(lines: Sequence[bytes], undo: Undo, archive: Archive | None) -> tuple[
 
 
 def restore(data: bytes, archive: str | None = None) -> Restored:
-    """The newest compaction of `data` undone (`Restored`); `RestoreError` when none is
+    """The newest compaction of `data` undone (`Restored`), by the newest undo that applies to
+    it (in the archive's journal first, then in the file); `RestoreError` when none is
     recorded, or it cannot be undone exactly."""
     store = Archive(archive) if archive else None
     lines = data.splitlines(keepends=True)

@@ -1,17 +1,12 @@
 """What a person typed in a user message, told apart from the text an agent injects there.
 
-Agents send the model, as user messages, text nobody typed: Claude Code meta text, Codex context,
-skill bodies, compaction summaries, a pi extension's messages. `typed_text(text)` reads one user
-text block into the message the person typed and the shell command they ran (`typed_block(block)`
-the same of a block: none for an extension's text or pi's `!` command), `skill_file(text)` names
-the `SKILL.md` of a skill body, `squeeze(text)` tidies whitespace and `undrawn(text)` leaves out
-the lines of a pasted banner or box (no letter or digit in them), and `given_files(text)` names
-the documents a message gives the agent to read (attached, or named); `bare_command(text)` tells a
-Spec Kit command's template sent with no input typed, and `bare_command_line(text)` says it in a
-line. Both the
-summary's facts and the cut read user text through here, so they agree on what a prompt is. Pure
-functions.
-"""
+Agents send the model, as user messages, text nobody typed: Claude Code meta text, Codex
+context, skill bodies, compaction summaries, a pi extension's messages. `typed_text` and
+`typed_block` read the message the person typed and the shell command they ran; the other
+functions name a skill body's `SKILL.md` (`skill_file`), tidy text (`squeeze`, `undrawn`), name
+the documents a message gives the agent (`given_files`) and tell a Spec Kit command's template
+sent with no input typed (`bare_command`, `bare_command_line`). Both the summary's facts and the
+cut read user text through here, so they agree on what a prompt is. Pure functions."""
 
 from __future__ import annotations
 

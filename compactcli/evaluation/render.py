@@ -1,16 +1,11 @@
 """Writing a generated session as a transcript, in each format whose entry names a renderer.
 
 `render(session, format)` returns the records (JSON objects, in file order) and, for every
-planted fact, the index of the first record that carries it; `Rendered.to_bytes` writes them as
-JSONL, one `dumps` line each (compact, UTF-8, keys in insertion order). `render_more(turns,
-transcript, session, salt)` renders further turns to append to an existing transcript of the same
-session and format (a compacted one, for the drift rounds); in a format whose records name
-their parent, the records chain from the record the dialect's `append_parent` names (passed to
-the renderer last, as a `leaf` entry). The formats rendered are those whose registry entry names
-a renderer (`Format.renderer`, `RENDER_FORMATS`: Claude Code and Anthropic Messages by
-`render_claude`, Codex and OpenAI chat by `render_openai`), from seeded draws (`render_common`),
-so the same arguments always give the same bytes; another format is a `UsageError`.
-"""
+planted fact, the index of the first record that carries it; `render_more` renders further
+turns to append to an existing transcript of the same session and format (a compacted one, for
+the drift rounds). The formats rendered are those whose registry entry names a renderer
+(`RENDER_FORMATS`); draws are seeded, so the same arguments always give the same bytes, and
+another format is a `UsageError`."""
 
 from __future__ import annotations
 
@@ -26,7 +21,9 @@ from compactcli.formats import FORMATS, get_dialect, get_format
 from compactcli.transcript import Transcript
 
 RENDER_FORMATS = tuple(name for name, entry in FORMATS.items() if entry.renderer is not None)
-"""The formats the evaluation generates sessions in, in the order of the registry."""
+"""The formats the evaluation generates sessions in, in the order of the registry: those whose
+entry names a renderer (`Format.renderer`: Claude Code and Anthropic Messages by
+`render_claude`, Codex and OpenAI chat by `render_openai`, drawing from `render_common`)."""
 
 
 def dumps(record: Mapping[str, Any]) -> bytes:
@@ -36,7 +33,8 @@ def dumps(record: Mapping[str, Any]) -> bytes:
 
 @dataclass(slots=True)
 class Rendered:
-    """Records of a transcript, and the record index carrying each planted fact."""
+    """Records of a transcript, and the record index carrying each planted fact (the first
+    record that carries it); `to_bytes` writes them as JSONL, one `dumps` line each."""
 
     records: list[JsonObject]
     anchors: dict[str, int] = field(default_factory=dict)
@@ -56,7 +54,10 @@ def render(session: Session, fmt: str) -> Rendered:
 def render_more(
     turns: Sequence[Turn], transcript: Transcript, session: Session, salt: int
 ) -> Rendered:
-    """Records for `turns`, to append after `transcript` (of the same session and format)."""
+    """Records for `turns`, to append after `transcript` (of the same session and format),
+    `salt` varying the draws. In a format whose records name their parent, the records chain
+    from the record the dialect's `append_parent` names (passed to the renderer last, as a
+    `leaf` entry)."""
     renderer = _renderer(transcript.format)
     existing = [r.raw for _, r in transcript.objects()]
     dialect = get_dialect(transcript.format)

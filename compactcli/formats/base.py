@@ -1,48 +1,13 @@
 """The contract every format dialect fulfils, and the checks that several formats share.
 
-A dialect turns a transcript's raw records into typed views (`Message`, `Block`) and knows its
-format's rules. It never edits records here; it only reads them. Every method is a pure function
-of the transcript it is given.
-
-- `sniff(objects)`: how sure (0-100) it is that these first records are its format.
-- `messages(t)`: every message in the file, in file order (all branches, sidechains included).
-- `context(t)`: the messages the model would see if the session resumed now, in order.
-- `compactions(t)`: earlier compactions (the agent's own, or ours).
-- `usage(t)`: the token usage the agent recorded, on the context view, one entry per request.
-- `validate(t)`: the format's invariants (FORMATS.md §6) as `Finding`s.
-
-Writing, for the stages (defaults here fit most formats; a dialect overrides what differs):
-
-- `clear_result(record, block, text)`: the record with one tool result's content replaced by
-  `text` (and any copy of it the format keeps, such as Claude Code's `toolUseResult`).
-- `replace_with_text(record, block, text)`: the record with one block (an image) replaced by a
-  text block of the format's own shape.
-- `prune_boundary(transcript, details)`: the records that mark a compaction that cleared tool
-  output, in the format's native form, or none where the format has no place for one.
-- `link_keys` and `append_parent(t, context)`: in a format whose records name their parent,
-  the keys that do it and the id a record appended after the transcript names as its parent.
-- `user_shell(record, block)` and `clear_user_shell(record, block, text)`: a shell command the
-  user ran (not a tool call) whose output the format sends to the model as part of a message
-  (pi's `!cmd`): its command, output and whether it failed, and the record with that output
-  replaced by `text`. None / not supported by default.
-
-Reading a file as a stream, for `estimate` (which must not hold a whole transcript):
-
-- `streamer()`: a `Streamer` fed one record at a time. `add(index, record)` returns the messages
-  of that record that are already known (in file order); `finish()` returns a `StreamedView`:
-  the context view as record indexes in context order (each listed record contributes all of its
-  messages), the recorded usage, the model, the window the agent recorded, and any messages not
-  returned yet. The default (`BufferingStreamer`) keeps the records and answers from the views
-  above at the end; a dialect overrides it to keep only what its context rules need.
-- `context_window(t)`: the context window the agent itself recorded in the file, if any.
-- A format whose usage can be read from the end of a file registers a `TailCheck` (its
-  `Format.tail_check`): given the last records of a file streamed as a file of their own, a
-  `TailVerdict` says whether they decide the whole file's last usage anchor and what follows it.
-
-Shared helpers: `atomic_units` (messages that must stay together), `check_unique`, and
-`remembered`, which keeps a view method's result on the transcript (`Transcript.view`), so the
-stages of one run that ask for the same view of the same transcript compute it once.
-"""
+A `Dialect` turns a transcript's raw records into typed views (`Message`, `Block`) and knows its
+format's rules: its reading methods (`sniff`, `messages`, `context`, `compactions`, `usage`,
+`validate`) are pure functions of the transcript they are given and never edit records; its
+writing methods for the stages (`clear_result`, `replace_with_text`, `prune_boundary`,
+`append_parent`, `user_shell`, ...) return new records, by defaults here that fit most formats
+and that a dialect overrides where its format differs. A `Streamer` reads a file one record at a
+time for `estimate`, which must not hold a whole transcript, and a `TailCheck` judges a file by
+its last records. Shared helpers: `atomic_units`, `check_unique`, `light` and `remembered`."""
 
 from __future__ import annotations
 
@@ -101,7 +66,9 @@ def remembered(
     method: Callable[[D, Transcript], list[T]],
 ) -> Callable[[D, Transcript], list[T]]:
     """`method` (a view: a pure function of the transcript's records) computed once per
-    transcript and remembered on it; every call returns a new list of the same items."""
+    transcript and remembered on it (`Transcript.view`), so the stages of one run that ask for
+    the same view of the same transcript compute it once; every call returns a new list of the
+    same items."""
     name = method.__qualname__
 
     @functools.wraps(method)
@@ -149,7 +116,7 @@ class Dialect(ABC):
 
     @abstractmethod
     def messages(self, transcript: Transcript) -> list[Message]:
-        """Every message in file order."""
+        """Every message in file order (all branches, sidechains included)."""
 
     @abstractmethod
     def context(self, transcript: Transcript) -> list[Message]:
@@ -157,21 +124,25 @@ class Dialect(ABC):
 
     @abstractmethod
     def compactions(self, transcript: Transcript) -> list[Compaction]:
-        """Earlier compactions found in the transcript, oldest first."""
+        """Earlier compactions found in the transcript (the agent's own, or ours), oldest
+        first."""
 
     @abstractmethod
     def usage(self, transcript: Transcript) -> list[Usage]:
-        """Recorded usage on the context view, in context order, one entry per model request."""
+        """The token usage the agent recorded on the context view, in context order, one entry
+        per model request."""
 
     @abstractmethod
     def validate(self, transcript: Transcript) -> list[Finding]:
-        """The format's invariants, checked; errors and warnings in line order."""
+        """The format's invariants (FORMATS.md §6), checked; errors and warnings in line
+        order."""
 
     result_content_key: ClassVar[str] = "content"
     """The key of a tool result's content inside the result block's object."""
 
     def clear_result(self, record: Record, block: Block, text: str) -> Record:
-        """`record` with the content of tool result `block` replaced by `text`."""
+        """`record` with the content of tool result `block` replaced by `text`; a dialect whose
+        format keeps a copy of it (Claude Code's `toolUseResult`) replaces that too."""
         path = (*block.path, self.result_content_key)
         return record.with_raw(set_in(record.raw, path, self.result_text(text)))
 
@@ -184,21 +155,26 @@ class Dialect(ABC):
         return {"type": "text", "text": text}
 
     def replace_with_text(self, record: Record, block: Block, text: str) -> Record:
-        """`record` with `block` (an image, a document) replaced by a text block."""
+        """`record` with `block` (an image, a document) replaced by a text block of the format's
+        own shape (`text_block`)."""
         return record.with_raw(set_in(record.raw, block.path, self.text_block(text)))
 
     def prune_boundary(self, transcript: Transcript, details: Mapping[str, Any]) -> list[Record]:
-        """Records to append that mark a tool-output compaction, leaving the context view as it
-        is (the count of the context stays the one made before them); none by default."""
+        """Records to append that mark a compaction that cleared tool output, in the format's
+        native form, leaving the context view as it is (the count of the context stays the one
+        made before them); none by default, and none where the format has no place for one."""
         return []
 
     def user_shell(self, record: Record, block: Block) -> UserShell | None:
-        """The command the user ran that `block` (of `record`) shows with its output, or None
-        when it shows none (the default: only some formats record such commands)."""
+        """The shell command the user ran (not a tool call) that `block` (of `record`) shows with
+        its output, which the format sends to the model as part of a message (pi's `!cmd`): its
+        command, output and whether it failed; None when it shows none (the default: only some
+        formats record such commands)."""
         return None
 
     def clear_user_shell(self, record: Record, block: Block, text: str) -> Record:
-        """`record` with the output of the command `block` shows replaced by `text`."""
+        """`record` with the output of the command `block` shows replaced by `text` (not
+        supported by default)."""
         raise NotImplementedError(f"{self.name} records no commands run by the user")
 
     link_keys: ClassVar[tuple[str, str] | None] = None
@@ -271,15 +247,22 @@ def light(message: Message, names: dict[str, str | None] | None = None) -> Light
 class StreamedView:
     """What a `Streamer` knows once every record of a file has been fed to it."""
 
-    context: Sequence[int]  # record indexes of the context view, in context order
+    # record indexes of the context view, in context order (each listed record contributes all
+    # of its messages)
+    context: Sequence[int]
     usage: Sequence[Usage]  # as `Dialect.usage`
     model: str | None = None
-    context_window: int | None = None  # as `Dialect.context_window`
+    context_window: int | None = None  # the window the agent recorded: `Dialect.context_window`
     messages: Sequence[Message] = ()  # messages `add` did not return, in file order
 
 
 class Streamer(ABC):
-    """Reads a transcript one record at a time (see the module docstring)."""
+    """Reads a transcript one record at a time, for `estimate` (which must not hold a whole
+    transcript): `add(index, record)` returns the messages of that record that are already known
+    (in file order); `finish()` returns the `StreamedView`: the context view, the recorded usage,
+    the model, the window the agent recorded, and any messages not returned yet. A dialect's
+    `Dialect.streamer` gives one; the default (`BufferingStreamer`) keeps the records, and a
+    dialect overrides it to keep only what its context rules need."""
 
     light: ClassVar[bool] = False
     """True when `add_light` is implemented (a faster path that builds no views)."""
@@ -299,7 +282,8 @@ class Streamer(ABC):
 
 
 class BufferingStreamer(Streamer):
-    """The default streamer: keeps every record and answers from the dialect's views."""
+    """The default streamer: keeps every record and answers from the dialect's views once
+    `finish` is called."""
 
     def __init__(self, dialect: Dialect, source: str = "-") -> None:
         self.dialect = dialect
@@ -415,9 +399,12 @@ class TailVerdict:
 TailCheck = Callable[
     [Sequence[Mapping[str, Any]], "Streamer", StreamedView, "int | None"], TailVerdict
 ]
-"""A format's tail check: (the records read, in file order; the streamer fed them; its view;
-the index among them of the first record of the last usage anchor's response, None when they
-hold no usage on their context) -> verdict (never `decided` without a usage)."""
+"""A format's tail check, named by its entry (`Format.tail_check`) for a format whose usage can
+be read from the end of a file: (the last records of a file, streamed as a file of their own, in
+file order; the streamer fed them; its view; the index among them of the first record of the
+last usage anchor's response, None when they hold no usage on their context) -> a `TailVerdict`
+on whether they decide the whole file's last usage anchor and what follows it (never `decided`
+without a usage)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,22 +1,12 @@
-"""What compactcli knows of one transcript format: `Format`, the entry each format package
-defines as its `FORMAT`.
+"""`Format`: what compactcli knows of one transcript format, the `FORMAT` each package defines.
 
-A `Format` names the modules that hold the format's dialect (reading, views, validation,
-edits), its writer (how a summary and a boundary are written in) and its repair (what the agent
-fixes on load), as `module:name` strings, so an entry is cheap to import and free of cycles;
-`dialect()`, `writer()`, `repair()` and the other methods load what they name. Its presets are
-plain values or `module:name` strings too: the tokenizer family its models use when the model is
-unknown; the agent's own compaction threshold (a `compactcli.limits` spec) and, for an agent
-whose trigger is a rule of its own, that rule (`threshold_rule`, the preset named after the
-format); the wrapper the agent puts around a summary it wrote; where the title it gives a
-session is read (`title`); the check that says whether a file's last records decide its last
-usage (`tail`, for `compactcli.estimate_tail`); what the agent sends its model of a long tool
-output (`sent_result`, for `compactcli.tokens.Costs`); the shape of the records only this
-format's family writes (`family`, for `compactcli.formats.mixed`); how a record appended to a
-session names its parent (the dialect's `parent_key` and `append_parent`); what the agent does
-with `compactcli hook` (`hook_json`, `compaction_event`, for `compactcli.hooks`); and how the
-synthetic evaluation writes a generated session in the format (`renderer`).
-"""
+A `Format` names the modules that hold the format's dialect (reading, views, validation, edits),
+its writer (how a summary and a boundary are written in) and its repair (what the agent fixes on
+load) as `module:name` strings, so an entry is cheap to import and free of cycles; `dialect()`,
+`writer()`, `repair()` and the other methods load what they name. Its presets (tokenizer family,
+the agent's own compaction threshold, summary wrapper, title, tail check, record family, hooks,
+evaluation renderer) are plain values or `module:name` strings too, each read by the module that
+needs it."""
 
 from __future__ import annotations
 
@@ -44,7 +34,21 @@ RepairFunction = Callable[["Transcript", Sequence["Finding"]], tuple["Transcript
 
 @dataclass(frozen=True, slots=True)
 class Format:
-    """One format: where its parts live (`module:name`, or a module) and its presets."""
+    """One format: where its parts live (`module:name`, or a module) and its presets.
+
+    The presets: the tokenizer family its models use when the model is unknown; the agent's own
+    compaction threshold (a `compactcli.limits` spec) and, for an agent whose trigger is a rule
+    of its own, that rule (`threshold_rule`, the preset named after the format); the wrapper the
+    agent puts around a summary it wrote; where the title it gives a session is read (`title`);
+    the check that says whether a file's last records decide its last usage (`tail`, for
+    `compactcli.estimate_tail`); what the agent sends its model of a long tool output
+    (`sent_result`, for `compactcli.tokens.Costs`); the shape of the records only this format's
+    family writes (`family`, for `compactcli.formats.mixed`); what the agent does with
+    `compactcli hook` (`hook_json`, `compaction_event`, for `compactcli.hooks`); and how the
+    synthetic evaluation writes a generated session in the format (`renderer`). How a record
+    appended to a session names its parent is the dialect's (`Dialect.link_keys`,
+    `Dialect.append_parent`).
+    """
 
     name: str
     dialect_class: str  # module:class of its `Dialect`

@@ -1,17 +1,12 @@
 """Files that mix formats: records that only one family of formats writes, and then another's.
 
 Format detection reads only the first records, so a file whose later records are another agent's
-(a Codex rollout appended to a Claude Code session, two files concatenated) would be read as one
-format with the rest passed through as unknown records. Each record whose shape only one family
-of formats writes has that family (`family`), and a transcript's records all have the same one,
-or none: `check_records` (a whole transcript) and `checked_lines` (a stream) raise `InputError`
-at the first record of another family. The families are the registered formats' own
-(`Format.family`, a `compactcli.formats.base.RecordFamily`), disjoint (a record's shape belongs
-to at most one), asked in the order of the registry;
-a record with a `type` that is not a string, or of no family's shape (metadata records,
-Responses items, unknown types), has no family and goes with any. The readers check only a
-detected format; a format named with `--format` reads the file as that format.
-"""
+(a Codex rollout appended to a Claude Code session, two files concatenated) would otherwise be
+read as one format with the rest passed through as unknown records. A transcript's records must
+all belong to one family (the registered formats' own `Format.family`, disjoint), or to none:
+`check_records` (a whole transcript) and `checked_lines` (a stream) raise `InputError` at the
+first record of another family. Only a detected format is checked; a format named with
+`--format` reads the file as that format."""
 
 from __future__ import annotations
 
@@ -41,7 +36,9 @@ def families() -> dict[str, RecordFamily]:
 
 def family(raw: Mapping[str, Any], known: Iterable[RecordFamily] | None = None) -> str | None:
     """The family only `raw`'s shape belongs to (the first of `known`, the registered ones by
-    default, that holds it), or None."""
+    default, that holds it, asked in the order of the registry), or None: a record with a `type`
+    that is not a string, or of no family's shape (metadata records, Responses items, unknown
+    types), has no family and goes with any."""
     kind = raw.get("type")
     if kind is not None and not isinstance(kind, str):
         return None  # an array or object: no family has such a type (nor can it be hashed)

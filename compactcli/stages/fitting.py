@@ -1,17 +1,12 @@
-"""Making a summary fit: the kept tail, the cut and the summary size that bring a result within
-its limits.
+"""Making a summary fit: the kept tail, the cut and the summary size that bring a result in limits.
 
-`summarize_to_fit(state)` runs the summarize stage on a round's pruned transcript (`FitState`:
-what `compactcli.stages.compact` gives it) and, with `fit`, again with smaller kept tails while
-the result is over the threshold or the budget, the current turn cut when that comes nearer, a
-smaller or a roomier summary when no tail is enough, and the tail grown back into room a budget
-leaves. Each try is a summary made again, which costs nothing much without a model; a summary a
-model writes is sized with the extractive summary first and the model asked once, with the tail,
-cut and size that one fitted with (`_fit_for_a_model`). The result is a `Fitted`: the summary
-used, its count, and what was tried. `over_limits` and `target_tokens` read a count against the
-limits; `summary_details`, `summarize_results` and `stage_reason` read what the summarize stages
-of a result did.
-"""
+`summarize_to_fit(state)` runs the summarize stage on a round's pruned transcript (`FitState`,
+from `compactcli.stages.compact`) and, with `fit`, tries again with other kept tails, cuts and
+summary sizes until the result is within the threshold and the budget, or no try comes nearer;
+it returns a `Fitted`: the summary used, its count, and what was tried. Tries are cheap without a
+model, so a model is asked once, with what the extractive summary fitted with. `over_limits`
+and `target_tokens` read a count against the limits; `summary_details`, `summarize_results` and
+`stage_reason` read what the summarize stages of a result did."""
 
 from __future__ import annotations
 
@@ -166,7 +161,12 @@ def unsummarized(state: FitState) -> Fitted:
 
 def summarize_to_fit(state: FitState) -> Fitted:
     """The summary of the pruned transcript, made to fit its limits with `fit`: by a model,
-    `_fit_for_a_model`; else `_fit`."""
+    `_fit_for_a_model`; else `_fit`.
+
+    With `fit`, the summary is made again with smaller kept tails while the result is over the
+    threshold or the budget, the current turn cut when that comes nearer, a smaller or a
+    roomier summary when no tail is enough, and the tail grown back into room a budget leaves.
+    """
     if state.options.fit and state.summarizer.name == "llm":
         return _fit_for_a_model(state)
     return _fit(state)

@@ -1,17 +1,12 @@
 """The errors a session met, and which of them a later step resolved.
 
-`ErrorLedger` holds one `ErrorFact` per error line and place (the path or command it came
-from; lines that differ only in their numbers, a process id or a port, are one), in the order
-last seen, and marks an error resolved when a later call succeeds where it failed
-(`ErrorLedger.resolve`): the same command (its quoting aside) or a wider run of it, each command
-of a chain joined by `&&` (a failed chain's error once every command of it has passed, or only
-the one its line names: `failed to push` is `git push`'s), the same command run again with a
-small change (a flag added, an argument mended), or the same path with a tool of the same kind;
-a command's error resolved resolves the same line another command printed. An unresolved error
-that is only an exit code is given once for the commands that failed with it (`values`).
-Unresolved errors are indexed by what resolves them, so each successful call of a long session
-looks at its few candidates, not at every error.
-"""
+`ErrorLedger` holds one `ErrorFact` per error line and place (the path or command it came from;
+lines that differ only in their numbers are one), in the order last seen, and marks an error
+resolved when a later call succeeds where it failed (`ErrorLedger.resolve`: the same command or
+a wider run of it, the commands of a failed chain, the same command mended, or the same path
+with a tool of the same kind). `values` gives them, an unresolved error that is only an exit
+code said once for the commands that failed with it. Unresolved errors are indexed by
+what resolves them, so each successful call of a long session looks at only its few candidates."""
 
 from __future__ import annotations
 
@@ -36,6 +31,9 @@ class ErrorFactDict(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class ErrorFact:
+    """One error the session met: its line, whether a later call resolved it, and where it came
+    from (the tool, and the path or command)."""
+
     text: str  # the distinctive error line
     resolved: bool
     tool: str = ""

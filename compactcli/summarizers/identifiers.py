@@ -1,18 +1,11 @@
 """Names a summary keeps verbatim, found in user and assistant text.
 
-`identifiers(text)` returns, in order and each once, the identifiers a text names: a commit (a 7-40
-digit hex id after "commit", "sha" or "revision", and `git commit`'s own `[branch abc1234]` line,
-`GIT_COMMIT_LINE`), a pull request or issue number (`#123`, "PR 123"; never a colour such as `#333`
-or `#112233`, a count such as `Task #3` or `call #1/8`, nor a one-digit `#1` with no word of issues
-near it), a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a
-standard such as `UTF-8`), a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its
-name, or main, master, develop, trunk), a URL, a local port (`localhost:3000`, "port 8080"), a
-version (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's verb or
-preposition as the name, "Use 0.8.28"), a blockchain address or transaction hash written whole
-(`0x` and 40 or 64 hex digits). Each is a string such as "commit 2e45f5f", "#12", "AB-1"
-or "branch feat/x"; `named` gives what it names (`2e45f5f`); `said_once` leaves out a number a
-listed URL names (`#5` beside `.../issues/5`) and a branch a listed commit names.
-"""
+`identifiers(text)` returns, in order and each once, the identifiers a text names (commits, pull
+request and issue numbers, tracker tickets, branches, URLs, local ports, versions, blockchain
+addresses), each as a string such as "commit 2e45f5f", "#12", "AB-1" or "branch feat/x", and
+leans towards missing one rather than taking a colour, a count or a sentence's word for one.
+`named` gives what an identifier names (`2e45f5f`), `said_once` leaves out one that another
+already says, and `newest` keeps those only the conversation holds first."""
 
 from __future__ import annotations
 
@@ -152,9 +145,24 @@ def announced(output: str) -> str:
 
 
 def identifiers(text: str) -> list[str]:
-    """The identifiers `text` names, in order, as "commit 2e45f5f", "#123", "AB-12" or
-    "branch feat/x" (see the module docstring). Each pattern runs only where a plain substring
-    test says it can match: most texts name none."""
+    """The identifiers `text` names, in order and each once, as "commit 2e45f5f", "#123",
+    "AB-12" or "branch feat/x". Each pattern runs only where a plain substring test says it can
+    match: most texts name none.
+
+    - a commit: a 7-40 digit hex id after "commit", "sha" or "revision", and `git commit`'s own
+      `[branch abc1234]` line (`GIT_COMMIT_LINE`);
+    - a pull request or issue number (`#123`, "PR 123"; never a colour such as `#333` or
+      `#112233`, a count such as `Task #3` or `call #1/8`, nor a one-digit `#1` with no word of
+      issues near it);
+    - a tracker ticket or case id (`ABC-123`, `PV-2026-0451` whole; not a standard such as
+      `UTF-8`);
+    - a branch (after "branch", with a `/`, `-`, `_`, `.` or a digit in its name, or main,
+      master, develop, trunk);
+    - a URL, and a local port (`localhost:3000`, "port 8080");
+    - a version (`pkg@1.2.3`, `group:artifact:2.6.0`, "Spring Boot 3.3.4"; never a sentence's
+      verb or preposition as the name, "Use 0.8.28");
+    - a blockchain address or transaction hash written whole (`0x` and 40 or 64 hex digits).
+    """
     found: list[tuple[int, str]] = []
     low = text.lower()
     if "commit" in low or "sha" in low or "revision" in low:

@@ -1,21 +1,11 @@
 """`ChainNodes`: Claude Code's uuid map as a table of nodes, and the resume-chain rules over it.
 
-The table is filled record by record, in file order (`add` for a chain record, `add_progress`
-for a legacy progress record): each uuid is one node, numbered in the order its uuid first
-appears (the loader's map order); a later record with the same uuid takes the earlier one's node
-and replaces all it held; a parent that is a progress record is read as that record's own
-(bridged) parent. Per node it holds the record index, the parent node (`ROOT` for none,
-`MISSING` for a uuid that is no chain record), a kind (`USER`, `ASSISTANT`, `BOUNDARY`,
-`OTHER`), flag bits (`SIDECHAIN`, `RESULTS`; the other bits are the filler's own), the
-timestamp as written, the `message.id` of an assistant record and a boundary's preserved
-segment (head, anchor, tail). `build` applies the rules of `buildConversationChain`: the newest
-preserved segment spliced in (`applyPreservedSegmentRelinks`; the records before the last
-compact boundary that it does not keep dropped), the leaf taken as the newest terminal
-user/assistant record that is not a sidechain (of any record, when all are sidechains), the walk
-from it to the root (stopping at a dropped or missing record), the siblings and tool results the
-walk missed put back after their response (`recoverOrphanedParallelToolResults`), and the
-preserved assistant records named, whose usage the loader zeroes.
-"""
+The table is filled record by record, in file order, and holds a few compact values per uuid
+(the loader's map entry: its record, parent, kind, flags, timestamp, response id and a
+boundary's preserved segment), not the records themselves, so a large file is mapped without
+holding it. `build` applies the rules of Claude Code's `buildConversationChain` to it and gives
+the context chain the loader would walk on resume, and the preserved assistant records whose
+usage the loader zeroes; the dialect's views and the streamer both read the chain from it."""
 
 from __future__ import annotations
 
@@ -79,7 +69,16 @@ class Stamps:
 
 
 class ChainNodes:
-    """The uuid map of one transcript as nodes, and its context chain (`build`)."""
+    """The uuid map of one transcript as nodes, and its context chain (`build`).
+
+    Each uuid is one node, numbered in the order its uuid first appears (the loader's map
+    order); a later record with the same uuid takes the earlier one's node and replaces all it
+    held; a parent that is a progress record is read as that record's own (bridged) parent. Per
+    node it holds the record index, the parent node (`ROOT` for none, `MISSING` for a uuid that
+    is no chain record), a kind (`USER`, `ASSISTANT`, `BOUNDARY`, `OTHER`), flag bits
+    (`SIDECHAIN`, `RESULTS`; the other bits are the filler's own), the timestamp as written, the
+    `message.id` of an assistant record and a boundary's preserved segment (head, anchor, tail).
+    """
 
     __slots__ = (
         "bridge",
@@ -123,7 +122,8 @@ class ChainNodes:
         return other
 
     def add_progress(self, uuid: str, parent: str | None) -> None:
-        """A legacy progress record: a record naming it as parent reads its parent instead."""
+        """A legacy progress record (`add` maps chain records): a record naming it as parent
+        reads its parent instead."""
         bridge_over(self.bridge, uuid, parent)
 
     def add(
@@ -202,7 +202,16 @@ class ChainNodes:
 
     def build(self) -> tuple[Sequence[int], set[int]]:
         """The context chain (nodes from the root to the leaf, in context order) and the
-        nodes whose usage the loader zeroes (the preserved segment's assistant records)."""
+        nodes whose usage the loader zeroes (the preserved segment's assistant records).
+
+        The rules of `buildConversationChain`: the newest preserved segment spliced in
+        (`applyPreservedSegmentRelinks`, `_relink`; the records before the last compact boundary
+        that it does not keep dropped), the leaf taken as the newest terminal user/assistant
+        record that is not a sidechain (of any record, when all are sidechains), the walk from it
+        to the root (stopping at a dropped or missing record), and the siblings and tool results
+        the walk missed put back after their response (`recoverOrphanedParallelToolResults`,
+        `_recover`).
+        """
         count = len(self.record)
         alive = bytearray(b"\x01") * count
         parent = self.resolved_parents()

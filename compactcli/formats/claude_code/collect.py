@@ -1,17 +1,11 @@
 """What of a Claude Code session `compactcli gc` keeps: what the CLI loads next, and the metadata.
 
 `collect(transcript, chain)` returns the records of a new session file: the records on the
-context chain (`chain`: from the newest compact boundary, or the first record, to the leaf, as
-the loader walks it) and the metadata records that live outside the chain (titles, tags, mode,
-last prompt, content replacements: `METADATA_TYPES`), in file order. Left out: the history before
-the last boundary, dead branches and side chains, legacy `progress` records, file-history
-snapshots, blank lines, and the `toolUseResult` copy of each tool result (the UI's, never sent to
-the model). A kept record whose parent was left out gets the record before it on the chain as
-its parent (null for the first: the chain's root), which is what the loader makes of it (it
-bridges over `progress` records and re-parents a preserved segment's head onto the summary); a
-boundary's `logicalParentUuid` that names a record left out becomes null. Nothing else in a
-kept record changes.
-"""
+context chain the loader walks and the metadata records that live outside it, in file order,
+each kept record unchanged but for the parent links the records left out make stale, which are
+set to what the loader makes of them. Everything else (history before the last boundary, dead
+branches, side chains, progress records, file-history snapshots, blank lines, the UI's copy of
+each tool result) is left out, so resuming the new file gives the model the same context."""
 
 from __future__ import annotations
 
@@ -37,7 +31,20 @@ def _parent_of(raw: Any) -> Any:
 
 
 def collect(transcript: Transcript, chain: Sequence[int]) -> list[Record]:
-    """The records of `transcript` a collected session keeps (see the module)."""
+    """The records of `transcript` a collected session keeps.
+
+    Kept: the records on the context chain (`chain`: from the newest compact boundary, or the
+    first record, to the leaf, as the loader walks it) and the metadata records that live
+    outside the chain (titles, tags, mode, last prompt, content replacements:
+    `METADATA_TYPES`), in file order. Left out: the history before the last boundary, dead
+    branches and side chains, legacy `progress` records, file-history snapshots, blank lines,
+    and the `toolUseResult` copy of each tool result (the UI's, never sent to the model). A kept
+    record whose parent was left out gets the record before it on the chain as its parent (null
+    for the first: the chain's root), which is what the loader makes of it (it bridges over
+    `progress` records and re-parents a preserved segment's head onto the summary); a
+    boundary's `logicalParentUuid` that names a record left out becomes null. Nothing else in a
+    kept record changes.
+    """
     records = transcript.records
     on_chain = frozenset(chain)
     kept: list[int] = []

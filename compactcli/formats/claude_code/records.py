@@ -1,17 +1,11 @@
 """Claude Code record kinds, and the parsing of one record into its message (FORMATS.md §1).
 
-The record-type sets (`CHAIN_TYPES`, `LEGACY_TYPES`, `METADATA_TYPES`, `SILENT_ATTACHMENTS`),
-the envelope keys a written record copies (`ENVELOPE_KEYS`), and `_record_message`, which makes
-the `Message` of a user, assistant, attachment or `system/local_command` record (None for any
-other record, or an attachment that never reaches the model), noting each tool call's name in
-`names` so later results can be named, and raises `_ShapeError` for a record of a known type
-with an impossible shape. `_record_lite` reads a record as `_record_message` does (the same
-errors, the same calls noted, None for the same records) without making its message: its
-`_Lite` holds the role, the model and the tool calls and results, and makes the message when
-asked. `_light_block` gives the common block shapes as plain values (`LightBlock`), the same as
-`_block` makes of them. `_reaches_model` says whether a record with a message is sent to the
-model when it is on the chain; `_unit` gives an assistant message's unit.
-"""
+The record-type sets (`CHAIN_TYPES`, `LEGACY_TYPES`, `METADATA_TYPES`, `SILENT_ATTACHMENTS`) and
+the envelope keys a written record copies (`ENVELOPE_KEYS`); `_record_message`, which makes the
+`Message` of one record, and its lighter readings, which agree with it record for record:
+`_record_lite` (the same checks and errors without making the message), `_light_block` (common
+blocks as plain values), `_reaches_model` (whether a record is sent to the model when it is on
+the chain) and `_unit` (an assistant message's unit)."""
 
 from __future__ import annotations
 
@@ -326,7 +320,10 @@ def _blocks(content: Any, base: JsonPath, names: dict[str, str]) -> tuple[Block,
 
 
 def _record_message(index: int, raw: Mapping[str, Any], names: dict[str, str]) -> Message | None:
-    """The message of one record, or None when the record is not a message."""
+    """The message of one user, assistant, attachment or `system/local_command` record, or None
+    for any other record, or an attachment that never reaches the model. Each tool call's name
+    is noted in `names`, so later results can be named; a record of a known type with an
+    impossible shape raises `_ShapeError`."""
     kind = raw.get("type")
     uuid = raw.get("uuid") if isinstance(raw.get("uuid"), str) else None
     if kind in ("user", "assistant"):
@@ -518,7 +515,8 @@ def _reaches_model(raw: Mapping[str, Any]) -> bool:
 
 
 def _light_block(item: Mapping[str, Any], names: dict[str, str]) -> LightBlock | None:
-    """`_block` as plain values for the common block shapes; None for anything else."""
+    """`_block` as plain values for the common block shapes (`LightBlock`, the same as `_block`
+    makes of them); None for anything else."""
     kind = item.get("type")
     if kind == "text":
         text = item.get("text", "")

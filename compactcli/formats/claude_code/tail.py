@@ -1,21 +1,12 @@
 """Whether the last records of a Claude Code session file decide its last usage anchor.
 
-`tail_check(records, streamer, view, first)` is the format's `TailCheck`: `records` are the
-last records of a file, fed to `streamer` (a `ClaudeCodeStreamer`) as a file of their own,
-`view` what it made of them and `first` the record that starts the response of the last usage
-anchor (None: no usage). It applies the rules of `ChainNodes.build` to them: the preserved
-segment of their last compact boundary spliced in (when it keeps one, its walk from tail to head
-must lie in them), the leaf (a record that is not a sidechain), and the walk from it back to the
-root. They decide the whole file's figures when that walk reaches, before `first`, an assistant
-record of another response, or ends at a record whose parent is null (a boundary, or the first
-record) or at a record the boundary drops: the chain from there to the leaf, the responses on it
-and the records the loader puts back after them are then the whole file's, for a file written as
-Claude Code writes it (records appended in time order, each after its parent, the records of one
-response together, uuids unique). With no usage, a walk that ends so decides too: the context is
-all there, to be counted by the heuristic. A loop, or a response not on the walk: the file is
-read forward. A walk that leaves the records first, a preserved segment that starts before them,
-or no leaf outside sidechains (a subagent's file has none): read further back.
-"""
+`tail_check` is the format's `TailCheck`: it applies the resume-chain rules of
+`ChainNodes.build` to a file's last records, read as a file of their own, and says they decide
+the whole file's figures only when the chain from the leaf back through them, the responses on
+it and the records the loader puts back after them are certainly the whole file's, for a file
+written as Claude Code writes it (records appended in time order, each after its parent, the
+records of one response together, uuids unique). Otherwise it asks to read further back, or has
+the file read forward."""
 
 from __future__ import annotations
 
@@ -40,7 +31,21 @@ def tail_check(
     view: StreamedView,
     first: int | None,
 ) -> TailVerdict:
-    """The `TailCheck` of Claude Code session files (see the module)."""
+    """The `TailCheck` of Claude Code session files.
+
+    `records` are the last records of a file, fed to `streamer` (a `ClaudeCodeStreamer`) as a
+    file of their own, `view` what it made of them and `first` the record that starts the
+    response of the last usage anchor (None: no usage). The rules of `ChainNodes.build` are
+    applied to them: the preserved segment of their last compact boundary spliced in (when it
+    keeps one, its walk from tail to head must lie in them), the leaf (a record that is not a
+    sidechain), and the walk from it back to the root. They decide the whole file's figures
+    when that walk reaches, before `first`, an assistant record of another response, or ends at
+    a record whose parent is null (a boundary, or the first record) or at a record the boundary
+    drops. With no usage, a walk that ends so decides too: the context is all there, to be
+    counted by the heuristic. A loop, or a response not on the walk: the file is read forward.
+    A walk that leaves the records first, a preserved segment that starts before them, or no
+    leaf outside sidechains (a subagent's file has none): read further back.
+    """
     if not isinstance(streamer, ClaudeCodeStreamer):
         return TailVerdict.no("not a Claude Code streamer")
     segment = False  # the last boundary read keeps a preserved segment

@@ -2,15 +2,9 @@
 
 `collect(transcript)` returns the records of a new rollout file. Codex replays a rollout in
 order, and a `compacted` line that carries a `replacement_history` replaces the whole history
-the lines before it built (FORMATS.md §2.3), so nothing before the last such line is needed to
-rebuild the model's context: `collect` keeps the `session_meta` line, the last `turn_context`
-before that compaction (the settings in force), the `user_message` events (the user's turns:
-Codex reads from them what the session was told before, and renders the context it adds on
-resume from that), every line of a type it does not know (passed through), and every line from
-the compaction on. It drops the other `response_item`, `event_msg`, `compacted` and
-`turn_context` lines before it (the model's history the compaction replaced, and the UI events of
-that history). A rollout with no such compaction keeps every line.
-"""
+the lines before it built (FORMATS.md §2.3), so of the lines before the last such compaction
+only those Codex still reads on resume, and lines of types it does not know, are kept; every
+line from the compaction on is kept, and a rollout with no such compaction keeps every line."""
 
 from __future__ import annotations
 
@@ -40,7 +34,18 @@ def _kept_event(record: Record) -> bool:
 
 
 def collect(transcript: Transcript) -> list[Record]:
-    """The records of `transcript` a collected rollout keeps (see the module)."""
+    """The records of `transcript` a collected rollout keeps.
+
+    Nothing before the last `compacted` line that carries a `replacement_history` is needed to
+    rebuild the model's context, so before it only these are kept: the `session_meta` line, the
+    last `turn_context` before that compaction (the settings in force), the `user_message`
+    events (the user's turns: Codex reads from them what the session was told before, and
+    renders the context it adds on resume from that), and every line of a type it does not know
+    (passed through). The other `response_item`, `event_msg`, `compacted` and `turn_context`
+    lines before it (the model's history the compaction replaced, and the UI events of that
+    history) are dropped. Every line from the compaction on is kept; a rollout with no such
+    compaction keeps every line.
+    """
     records = transcript.records
     cut = next((i for i in range(len(records) - 1, -1, -1) if _replaces(records[i])), None)
     if cut is None:
