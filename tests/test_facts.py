@@ -495,6 +495,20 @@ def test_a_pasted_review_gives_its_fixes_as_rules_and_not_its_evidence() -> None
     assert "Evidence" not in middle and "Brief rationale" not in middle
 
 
+def test_a_pasted_audit_too_long_to_quote_keeps_the_checks_it_failed() -> None:
+    filler = "".join(f"- Module {n} is covered by `tests/test_{n}.py`.\n" for n in range(40))
+    audit = (
+        f"Fix all of these findings:\n\n# Coverage Audit\n{filler}\n# README Audit\n"
+        "## Hard Gate Failures\n1. **Environment rules violation (STRICT): FAIL**\n"
+        "2. **Demo credentials for auth-enabled system: FAIL**\n"
+        f"## Coverage\n{filler}- Formatting/readability: **PASS**\n"
+    )
+    middle = condense(audit, 1200).split(" […] ")[1]
+    assert "1. **Environment rules violation (STRICT): FAIL**" in middle
+    assert "2. **Demo credentials for auth-enabled system: FAIL**" in middle
+    assert "PASS" not in middle
+
+
 def test_an_error_pasted_in_is_an_error_and_no_rule() -> None:
     pasted = "it fails:\nError: No tests found\nNever hide a TypeError behind a retry."
     facts = extract_facts(conversation(("user", pasted)))

@@ -479,11 +479,20 @@ _HEADING = compile_lazily(r"#{1,6} \S")
 quizzes, spaced repetition queue`)."""
 
 
+_VERDICT = compile_lazily(r"(?<![\w-])(?:FAIL(?:ED|S)?|VIOLATION|BLOCKER)(?![\w-])|❌")
+"""A check a pasted review or audit says failed (`Demo credentials ...: **FAIL**`, `❌`):
+what the work must still meet."""
+
+
 def _says_a_rule_or_an_error(line: str) -> bool:
     review = _REVIEW_LABEL.match(line)
     if review:  # a finding's fix, not what supports it
         return review.group("fix") is not None
-    return carries_error(line) or _CONSTRAINT.search(line) is not None
+    return (
+        carries_error(line)
+        or _CONSTRAINT.search(line) is not None
+        or _VERDICT.search(line) is not None
+    )
 
 
 def _fenced_pieces(text: str, fenced: bool) -> tuple[list[str], set[int]]:
