@@ -11,6 +11,7 @@ reads as current.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -479,6 +480,7 @@ _HEADING = compile_lazily(r"#{1,6} \S")
 quizzes, spaced repetition queue`)."""
 
 
+@functools.lru_cache(maxsize=4096)  # `condense` reads the same lines for each of its limits
 def _says_a_rule_or_an_error(line: str) -> bool:
     review = _REVIEW_LABEL.match(line)
     if review:  # a finding's fix, not what supports it
