@@ -437,6 +437,7 @@ CONDENSED_LINE_CHARS = 240
 """The longest line of a long message's middle that `condense` keeps."""
 
 
+@functools.lru_cache(maxsize=1024)  # a message is condensed for the facts and for each shape
 def condense(text: str, limit: int) -> str:
     """`text` when it fits in `limit` characters; else its head, the lines of its middle that
     set a rule or carry an error (a pasted stack trace's exception, a "never do X" in the
