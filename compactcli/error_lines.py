@@ -141,9 +141,10 @@ def error_line(text: str) -> str:
     text = unmarked(TOOL_ERROR_TAG.sub("", shell_output(text)))
     lines = [bare(line) for line in text.splitlines()]  # PowerShell 7's
     kept = [line for line in lines if line and not NOISE_LINE.match(line)]  # `     | message`
-    exits = [line for line in lines if EXIT_CODE.search(line)]
+    exit_line = next((line for line in lines if EXIT_CODE.search(line)), None)
     if not kept:  # nothing but the exit code: that is the error
-        return cut_error((exits or [line for line in lines if line] or [""])[0])
+        found = exit_line if exit_line is not None else next((line for line in lines if line), "")
+        return cut_error(found)
     lines = kept
     if _PS_RECORD.search(text):  # a PowerShell error record: its first line is the message
         for at, line in enumerate(lines):
@@ -198,13 +199,14 @@ def error_line(text: str) -> str:
     ):
         last = failing[0]  # what it announced (`by running:`) is a fix; the message came first
     words = _words(last)
-    if exits and (  # a short line of numbers or an address is output (`HTTP 000`, `final URL:`)
+    # a short line of numbers or an address is output (`HTTP 000`, `final URL:`)
+    if exit_line is not None and (
         not words or (words < MESSAGE_WORDS and (any(c.isdigit() for c in last) or "://" in last))
     ):
         at = len(failing) - 1 if failing and failing[-1] == last else -1
         if at > 0 and failing[at - 1].endswith(":") and _words(failing[at - 1]) >= MESSAGE_WORDS:
             return cut_error(failing[at - 1])  # the message that announced it (`... exists:`)
-        return cut_error(exits[0])
+        return cut_error(exit_line)
     return cut_error(last)
 
 

@@ -4,10 +4,10 @@ Agents name the same tools differently (Claude Code `Read`, pi `read`, Codex `ex
 SWE-agent `str_replace_editor`). `tool_kind(name)` and `call_kind(name, arguments)` put a call in
 one of a few kinds (`COMPACTABLE` ones produce output worth clearing when it is old);
 `main_argument`, `shell_command` and `touched_files` say what it did, `shell_reads` the paths a
-shell command prints (`cat`, `sed -n`, `nl`, `head`, `tail`), `reads_instructions` whether a call
-reads an instruction file (`AGENTS.md`, `SKILL.md`, ...), and `read_only_command` whether a shell
-command only looks. A Codex code-mode script (`exec`, see `compactcli.code_mode`)
-is read as the calls it makes.
+shell command prints (`cat`, `sed -n`, `nl`, `head`, `tail`), `call_reads` the paths a call
+reads and whether one is an instruction file (`AGENTS.md`, `SKILL.md`, ...), and
+`read_only_command` whether a shell command only looks. A Codex code-mode script (`exec`, see
+`compactcli.code_mode`) is read as the calls it makes.
 """
 
 from __future__ import annotations
@@ -274,9 +274,10 @@ def local_path(path: str, cwd: str | None) -> str:
     return given
 
 
-def touched_files(name: str | None, arguments: Any) -> Touched:
+def touched_files(name: str | None, arguments: Any, *, command: str | None = None) -> Touched:
     """Files the call read or modified, from its arguments, with Codex `apply_patch` headers read
     from the patch text; for a code-mode script, its calls' files and those its patch text names.
+    `command` is the call's `shell_command` with `lines`, when the caller has it.
     """
     if is_script(name, arguments):
         read: list[str] = []
@@ -292,19 +293,20 @@ def touched_files(name: str | None, arguments: Any) -> Touched:
     kind = tool_kind(name)
     paths = list(_paths(arguments))
     if kind == "edit":
-        command = arguments.get("command") if isinstance(arguments, Mapping) else None
-        if command in _READ_ONLY_COMMANDS:  # str_replace_editor `view`, search_replace `search`
+        sub = arguments.get("command") if isinstance(arguments, Mapping) else None
+        if sub in _READ_ONLY_COMMANDS:  # str_replace_editor `view`, search_replace `search`
             return Touched(read=tuple(paths))
         return Touched(modified=tuple(paths))
     if kind == "read":
         return Touched(read=tuple(paths))
     if kind == "shell" and isinstance(arguments, Mapping):
-        command = next((_text(arguments.get(k)) for k in _COMMAND_KEYS if arguments.get(k)), None)
-        if command and "*** Begin Patch" in command:  # apply_patch run through the shell
-            return Touched(modified=tuple(_paths(command)))
-        text = shell_command(name, arguments, lines=True)
-        written = [path for path, _ in shell_writes(name, arguments, command=text)]
-        deleted = shell_deletes(name, arguments, command=text)
+        given = next((_text(arguments.get(k)) for k in _COMMAND_KEYS if arguments.get(k)), None)
+        if given and "*** Begin Patch" in given:  # apply_patch run through the shell
+            return Touched(modified=tuple(_paths(given)))
+        if command is None:
+            command = shell_command(name, arguments, lines=True)
+        written = [path for path, _ in shell_writes(name, arguments, command=command)]
+        deleted = shell_deletes(name, arguments, command=command)
         if written or deleted:
             return Touched(modified=tuple(dict.fromkeys([*written, *deleted])))
     return Touched()
@@ -581,6 +583,7 @@ def _prints(words: Sequence[str]) -> bool:
     return all((w[0] in "$'\"-" and "/" not in w) or w.replace(".", "").isdigit() for w in words)
 
 
+@functools.lru_cache(maxsize=4096)  # each reader of a call's result asks of its command
 def read_only_command(command: str) -> bool:
     """Whether every program of a shell command line only reads (lists, prints, searches: its output
     is a read, its success says nothing): `cd` prefixes (to one folder: a `cd` with more words is
@@ -745,15 +748,6 @@ def shell_deletes(name: str | None, arguments: Any, *, command: str | None = Non
     return found
 
 
-def read_paths(name: str | None, arguments: Any) -> tuple[str, ...]:
-    """The paths a call reads: a read tool's path, and the files a shell command reads
-    (`shell_reads`)."""
-    read = touched_files(name, arguments).read
-    if call_kind(name or "", arguments) == "shell":
-        return (*read, *shell_reads(name, arguments))
-    return tuple(read)
-
-
 INSTRUCTION_FILES = frozenset(
     {"skill.md", "agents.md", "claude.md", "gemini.md", ".cursorrules", "conventions.md"}
 )
@@ -764,8 +758,36 @@ RULE_FILES = INSTRUCTION_FILES | {"memory.md"}
 long to keep whole as instruction files are kept."""
 
 
-def reads_instructions(name: str | None, arguments: Any) -> bool:
-    """Whether a call reads an instruction file (`INSTRUCTION_FILES`), by a read tool or a
-    shell command that prints it (`shell_reads`)."""
-    paths = [*touched_files(name or "", arguments).read, *shell_reads(name, arguments)]
-    return any(p.replace("\\", "/").rsplit("/", 1)[-1].lower() in INSTRUCTION_FILES for p in paths)
+@dataclass(frozen=True, slots=True)
+class CallReads:
+    """The paths one call reads (`call_reads`): by its arguments (`touched_files`) and by the
+    shell command it runs (`shell_reads`)."""
+
+    tool: tuple[str, ...]  # `touched_files(...).read`
+    shell: tuple[str, ...]  # `shell_reads`
+    runs_shell: bool  # a shell call (`call_kind`)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The paths the call reads: a read tool's path, and for a shell call the files its
+        command reads."""
+        return (*self.tool, *self.shell) if self.runs_shell else self.tool
+
+    @property
+    def instructions(self) -> bool:
+        """Whether the call reads an instruction file (`INSTRUCTION_FILES`), by a read tool or
+        a shell command that prints it."""
+        return any(
+            p.replace("\\", "/").rsplit("/", 1)[-1].lower() in INSTRUCTION_FILES
+            for p in (*self.tool, *self.shell)
+        )
+
+
+def call_reads(name: str | None, arguments: Any) -> CallReads:
+    """The paths call `name(arguments)` reads (`CallReads`), its command read once for all."""
+    command = shell_command(name, arguments, lines=True)
+    return CallReads(
+        touched_files(name, arguments, command=command).read,
+        tuple(shell_reads(name, arguments, command=command)),
+        call_kind(name, arguments) == "shell",
+    )

@@ -10,6 +10,7 @@ from compactcli.tools import (
     Touched,
     _segments,
     call_kind,
+    call_reads,
     main_argument,
     poll_target,
     read_only_command,
@@ -347,3 +348,21 @@ def test_shell_writes_are_the_files_a_command_writes_from_text_it_holds(
 )
 def test_a_cd_is_to_one_folder(command: str, read_only: bool) -> None:
     assert read_only_command(command) is read_only
+
+
+def test_a_call_reads_what_its_tool_names_and_for_a_shell_what_its_command_prints() -> None:
+    shell = call_reads("Bash", {"command": "cat docs/AGENTS.md && sed -n 1,5p src/a.py"})
+    assert shell.paths == ("docs/AGENTS.md", "src/a.py")
+    assert shell.instructions
+    read = call_reads("Read", {"file_path": "/repo/CLAUDE.md"})
+    assert read.paths == ("/repo/CLAUDE.md",)
+    assert read.instructions
+    assert call_reads("Grep", {"pattern": "cat src/a.py"}).paths == ()  # a search reads no file
+    assert not call_reads("Bash", {"command": "cat notes.md"}).instructions
+
+
+def test_touched_files_given_the_command_finds_what_it_finds_alone() -> None:
+    arguments = {"command": "cat <<'EOF' > specs/a.md\nx\nEOF\nrm old.txt"}
+    line = shell_command("Bash", arguments, lines=True)
+    assert touched_files("Bash", arguments, command=line) == touched_files("Bash", arguments)
+    assert touched_files("Bash", arguments).modified == ("specs/a.md", "old.txt")

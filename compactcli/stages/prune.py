@@ -44,12 +44,12 @@ from compactcli.tools import (
     COMPACTABLE,
     SOFT_ERROR_KINDS,
     SOFT_ERROR_LINES,
+    CallReads,
     ToolKind,
     call_kind,
+    call_reads,
     main_argument,
     polled_command,
-    read_paths,
-    reads_instructions,
     shell_command,
     still_running,
 )
@@ -145,12 +145,20 @@ class _Result:
     argument: str | None = None  # the call's main argument
     error: str | None = None  # the distinctive error line when the result failed, else ""
     soft: bool = False  # the error was printed by a call that did not fail
+    read: CallReads | None = None  # what the call reads (`reads`)
 
     def main_argument(self) -> str:
         if self.argument is None:
             call = self.call
             self.argument = main_argument(self.tool, call.arguments) if call else ""
         return self.argument
+
+    def reads(self) -> CallReads | None:
+        """What the call reads (`compactcli.tools.call_reads`, found once); None without a
+        call."""
+        if self.read is None and self.call is not None:
+            self.read = call_reads(self.call.name, self.call.arguments)
+        return self.read
 
     def failure(self) -> str:
         if self.error is None:
@@ -159,8 +167,8 @@ class _Result:
             if shell and self.command_call is not None:
                 command = shell_command(self.command_call.name, self.command_call.arguments)
             soft = self.kind in SOFT_ERROR_KINDS
-            call = self.call
-            log = call is not None and reads_log(read_paths(call.name, call.arguments))
+            read = self.reads()
+            log = read is not None and reads_log(read.paths)
             lines = SOFT_ERROR_LINES.get(self.kind, SOFT_LINES)
             result = outcome(
                 self.block, shell=shell, command=command, soft=soft, log=log, soft_lines=lines
@@ -463,14 +471,12 @@ def _clearable(result: _Result) -> bool:
 
 def _instructions(result: _Result) -> bool:
     """Whether the result is an instruction file a call read (`AGENTS.md`, `CLAUDE.md`, a
-    skill's `SKILL.md`: `compactcli.tools.reads_instructions`): the rules the agent works by,
+    skill's `SKILL.md`: `compactcli.tools.CallReads.instructions`): the rules the agent works by,
     kept whole however old."""
-    call = result.call
-    return (
-        call is not None
-        and not result.block.is_error
-        and reads_instructions(call.name, call.arguments)
-    )
+    if result.block.is_error:
+        return False
+    read = result.reads()
+    return read is not None and read.instructions
 
 
 def _long_enough(result: _Result, options: PruneOptions) -> bool:

@@ -169,8 +169,9 @@ def _shapes(text: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]
 def _condensed_shapes(text: str, caps: Sequence[int], prefix: str = "") -> tuple[str, ...]:
     """A user message's shapes, drawings left out, cut by `condense` (keeps rule, error lines)."""
     found: list[str] = []
+    text = undrawn(text)
     for cap in caps:
-        shape = prefix + one_line(condense(undrawn(text), cap))
+        shape = prefix + one_line(condense(text, cap))
         if shape not in found:
             found.append(shape)
     return tuple(found)

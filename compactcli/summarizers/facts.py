@@ -122,7 +122,8 @@ class _Call:
     kind: str
     read: tuple[str, ...]
     modified: tuple[str, ...]
-    command: str = ""
+    command: str = ""  # `command_text`
+    whole: str = ""  # the command a shell call ran (`shell_command`), not cut to a line's room
     notes: tuple[tuple[str, str], ...] = ()  # what an edit changed, per file (`carriers`)
     fresh: tuple[str, ...] = ()  # the files it reads that no call read before
 
@@ -520,11 +521,11 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
             state.answered = False  # the turn goes on
             name = block.name or ""
             kind = call_kind(name, block.arguments)
-            touched = touched_files(name, block.arguments)
+            line = shell_command(name, block.arguments, lines=True) if kind == "shell" else None
+            touched = touched_files(name, block.arguments, command=line)
             read, written = touched.read, []
             notes = carriers.edit_notes(name, block.arguments) if kind == "edit" else ()
-            if kind == "shell":  # files read, written whole (a heredoc, `Set-Content`), deleted
-                line = shell_command(name, block.arguments, lines=True)
+            if line is not None:  # files read, written whole (a heredoc, `Set-Content`), deleted
                 read = (*read, *shell_reads(name, block.arguments, command=line))
                 written = shell_writes(name, block.arguments, command=line)
                 notes = [(path, "written") for path in dict.fromkeys(p for p, _ in written)]
@@ -536,13 +537,15 @@ def _read_assistant(message: Message, state: _State, calls: dict[str, _Call]) ->
                 for decision in carriers.written_decisions(name, block.arguments, texts):
                     state.decisions.add(decision)
                 state.plan_files.update(carriers.written_plans(name, block.arguments, written))
+            whole = shell_command(name, block.arguments) if kind == "shell" else ""
             call = _Call(
                 name=name,
                 arguments=block.arguments,
                 kind=kind,
                 read=tuple(map(state.local, read)),
                 modified=tuple(map(state.local, touched.modified)),
-                command=command_text(name, block.arguments) if kind == "shell" else "",
+                command=command_text(whole) if kind == "shell" else "",
+                whole=whole,
                 notes=tuple((state.local(path), note) for path, note in notes),
             )
             if kind == "edit":
@@ -642,9 +645,10 @@ def _read_result(block: Block, call: _Call | None, state: _State) -> None:
             for rule in rules:
                 state.add_constraint(f"{name}: {rule}", state.turn)
     soft = call.kind in SOFT_ERROR_KINDS
-    whole = shell_command(call.name, call.arguments) if shell else ""  # not cut to a line's room
     lines = SOFT_ERROR_LINES.get(call.kind, SOFT_LINES)
-    result = outcome(block, shell, whole, soft=soft, log=reads_log(call.read), soft_lines=lines)
+    result = outcome(
+        block, shell, call.whole, soft=soft, log=reads_log(call.read), soft_lines=lines
+    )
     if shell:  # what it printed of what the session runs on: a server's address, the branch
         state.add_identifiers(announced(block.text))
     where = call.command or (call.modified or call.read or ("",))[0]

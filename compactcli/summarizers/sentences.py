@@ -11,6 +11,7 @@ reads as current.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -436,6 +437,7 @@ CONDENSED_LINE_CHARS = 240
 """The longest line of a long message's middle that `condense` keeps."""
 
 
+@functools.lru_cache(maxsize=1024)  # a message is condensed for the facts and for each shape
 def condense(text: str, limit: int) -> str:
     """`text` when it fits in `limit` characters; else its head, the lines of its middle that
     set a rule or carry an error (a pasted stack trace's exception, a "never do X" in the
@@ -484,6 +486,7 @@ _VERDICT = compile_lazily(r"(?<![\w-])(?:FAIL(?:ED|S)?|VIOLATION|BLOCKER)(?![\w-
 what the work must still meet."""
 
 
+@functools.lru_cache(maxsize=4096)  # `condense` reads the same lines for each of its limits
 def _says_a_rule_or_an_error(line: str) -> bool:
     review = _REVIEW_LABEL.match(line)
     if review:  # a finding's fix, not what supports it

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from compactcli.lazy_pattern import compile_lazily
-from compactcli.tools import base_name, read_only_command, shell_command
+from compactcli.tools import base_name, read_only_command
 from compactcli.trim import head_tail, one_line
 
 if TYPE_CHECKING:  # fact_record reads this module
@@ -68,9 +68,9 @@ _STDIN_TAIL = compile_lazily(
 `N`, `EOF`; not a script given to `python - <<'PY'`)."""
 
 
-def command_text(name: str | None, arguments: Any) -> str:
-    """A shell call's command on one line (a `bash -lc` wrapper taken off)."""
-    command = shell_command(name, arguments)
+def command_text(command: str) -> str:
+    """A shell call's command (its `shell_command`) on one line, at most `COMMAND_CHARS` (a
+    `bash -lc` wrapper taken off)."""
     command = _SHELL_WRAP.sub("", command)
     quote = command[:1]
     if len(command) > 1 and quote in "'\"" and command.count(quote) == 2 and command[-1] == quote:
