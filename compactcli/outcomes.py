@@ -147,9 +147,11 @@ def one_line_answer(text: str) -> str:
 
 
 _SOFT_ERROR = compile_lazily(  # "Failed to", ENOENT in quotes: source code that says them
-    # (a line that opens `failed to connect ...` is a Go or C program's error, as Docker's)
+    # (a line that opens `failed to connect ...` is a Go or C program's error, as Docker's; a
+    # program that names itself first, `nohup: failed to run command ...`, `ls: cannot access
+    # ...`, says its own)
     r"^(?:npm ERR!|npm error\b|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b|"
-    r"failed to [a-z])|"
+    r"(?:[\w.-]+: )?failed to [a-z]|[\w.-]+: cannot [a-z])|"
     r"(?<![\"'`])(?:\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b)"
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,

@@ -74,6 +74,25 @@ def test_a_script_that_went_on_after_a_missing_program_printed_that_error() -> N
     assert content_error(printed, shell=True) == "command not found: husky"
 
 
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        (
+            "Status: 000\n---\nnohup: failed to run command 'python3': No such file or directory\n"
+            "---\nno port\n",
+            "nohup: failed to run command 'python3': No such file or directory",
+        ),
+        ("ls: cannot access 'dist': No such file or directory\nbuild.log\n", None),
+        ("The app cannot start without a key.\nsee README\n", ""),
+    ],
+)
+def test_a_program_that_names_itself_says_what_failed(printed: str, expected: str | None) -> None:
+    """`nohup: failed to run command ...`, `ls: cannot access ...`: a program's own complaint,
+    whatever the exit status of the line it ran in; prose that says "cannot" is none."""
+    found = content_error(printed, shell=True)
+    assert found == (printed.splitlines()[0] if expected is None else expected)
+
+
 def _debug(text: str) -> str:
     """`text` as Rust's `{:?}` prints a string (its quotes included)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
