@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -339,6 +340,33 @@ def test_codex_compacted_line_holds_the_whole_new_history() -> None:
     assert [m.role for m in after_context[:4]] == ["developer", "user", "user", "user"]
     assert after_context[3].summary
     assert [shape(m) for m in after_context[4:]] == [shape(m) for m in tail]
+
+
+def test_codex_keeps_the_instructions_its_own_compaction_put_after_kept_user_messages(
+    tmp_path: Path,
+) -> None:
+    """Newer Codex puts the standing instructions (the developer message, AGENTS.md's) after
+    the user messages its compaction keeps: they stay in the new history, before the summary,
+    with those messages, as Codex keeps them, and are not summarized away."""
+    lines = (TRANSCRIPTS / "codex-compacted.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"type":"compacted"' in line.replace(" ", ""))
+    record = json.loads(lines[at])
+    developer, agents, asked, summary = record["payload"]["replacement_history"]
+    history = [asked, developer, agents, summary]
+    record["payload"]["replacement_history"] = history
+    lines[at] = json.dumps(record)
+    turn = lines[at + 2 :]  # a second turn after the compaction, with calls of its own
+    lines += [
+        line.replace("call_sym1", "call_sym2").replace("Now show", "Then show") for line in turn
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    _, after = compact(read_transcript(str(path)), keep_recent_tokens=0)
+    new = after.records[-3].raw["payload"]["replacement_history"]
+    assert new[:3] == [asked, developer, agents]
+    assert new[3]["content"][0]["text"].startswith(SUMMARY_PREFIX)
+    assert after.stats[-1].details["summarize"]["kept"]["head_messages"] == 3
+    assert validate(after).errors == ()
 
 
 def test_codex_lines_numbered_by_ordinal_get_the_next_numbers(tmp_path: Path) -> None:

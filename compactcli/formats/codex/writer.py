@@ -39,6 +39,17 @@ def _contextual(message: Message) -> bool:
     )
 
 
+def _instructions(message: Message) -> bool:
+    """A developer or system message, or AGENTS.md's instructions as Codex injects them."""
+    if message.role in ("system", "developer"):
+        return True
+    texts = [b.text.lstrip()[:40].lower() for b in message.blocks if b.kind == "text"]
+    return message.role == "user" and any(t.startswith(_INSTRUCTIONS) for t in texts)
+
+
+_INSTRUCTIONS = ("# agents.md instructions for ", "<user_instructions>")
+
+
 class CodexWriter:
     """Writes a summary as a `compacted` line, a `turn_context` and a `token_count` event.
 
@@ -69,12 +80,20 @@ class CodexWriter:
     alternating = False
 
     def initial(self, context: Sequence[Message]) -> int:
-        """The leading developer, system and injected-context user messages."""
+        """The leading developer, system and injected-context user messages; after a compaction
+        of Codex's own, whose replacement history puts the standing instructions (the developer
+        message, AGENTS.md's) after the user messages it kept, those items up to the last
+        instructions too, as Codex keeps them."""
         count = 0
         for message in context:
             if not _contextual(message):
                 break
             count += 1
+        for at, message in enumerate(context):
+            if not message.synthetic or message.summary:
+                break
+            if _instructions(message):
+                count = max(count, at + 1)
         return count
 
     def acceptor(
