@@ -342,28 +342,35 @@ def test_codex_compacted_line_holds_the_whole_new_history() -> None:
     assert [shape(m) for m in after_context[4:]] == [shape(m) for m in tail]
 
 
+def instructions_after_kept_messages(path: Path) -> list[Any]:
+    """Write to `path` a rollout whose `compacted` line is laid out as newer Codex lays out its
+    own: the user message it kept, then the standing instructions (the developer message,
+    AGENTS.md's), then its summary; two turns follow. Returns the first three items."""
+    lines = (TRANSCRIPTS / "codex-compacted.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"type":"compacted"' in line)
+    record = json.loads(lines[at])
+    developer, agents, asked, summary = record["payload"]["replacement_history"]
+    record["payload"]["replacement_history"] = [asked, developer, agents, summary]
+    lines[at] = json.dumps(record)
+    turn = lines[at + 2 :]  # a second turn after the compaction, with a call of its own
+    lines += [
+        line.replace("call_sym1", "call_sym2").replace("Now show", "Then show") for line in turn
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return [asked, developer, agents]
+
+
 def test_codex_keeps_the_instructions_its_own_compaction_put_after_kept_user_messages(
     tmp_path: Path,
 ) -> None:
     """Newer Codex puts the standing instructions (the developer message, AGENTS.md's) after
     the user messages its compaction keeps: they stay in the new history, before the summary,
     with those messages, as Codex keeps them, and are not summarized away."""
-    lines = (TRANSCRIPTS / "codex-compacted.jsonl").read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if '"type":"compacted"' in line.replace(" ", ""))
-    record = json.loads(lines[at])
-    developer, agents, asked, summary = record["payload"]["replacement_history"]
-    history = [asked, developer, agents, summary]
-    record["payload"]["replacement_history"] = history
-    lines[at] = json.dumps(record)
-    turn = lines[at + 2 :]  # a second turn after the compaction, with calls of its own
-    lines += [
-        line.replace("call_sym1", "call_sym2").replace("Now show", "Then show") for line in turn
-    ]
     path = tmp_path / "rollout.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    head = instructions_after_kept_messages(path)
     _, after = compact(read_transcript(str(path)), keep_recent_tokens=0)
     new = after.records[-3].raw["payload"]["replacement_history"]
-    assert new[:3] == [asked, developer, agents]
+    assert new[:3] == head
     assert new[3]["content"][0]["text"].startswith(SUMMARY_PREFIX)
     assert after.stats[-1].details["summarize"]["kept"]["head_messages"] == 3
     assert validate(after).errors == ()

@@ -41,6 +41,7 @@ from tests.agents.sessions import SETTINGS, Compacted, Session, require, view
 from tests.cli_runner import run
 from tests.conftest import CORPUS, FIXTURES
 from tests.test_dialect_codex import remote_compacted_rollout
+from tests.test_summarize import instructions_after_kept_messages
 
 
 def codex_sessions() -> list[Session]:
@@ -290,3 +291,28 @@ def test_codex_sends_a_long_tool_output_as_its_estimate_counts_it(
     sends = get_format("codex").sends()
     assert sends is not None and len(target["output"]) > 4 * RESULT_BYTES
     assert sent == Costs(sent_as=sends).sent(target["output"])
+
+
+def test_the_instructions_a_codex_compaction_kept_reach_codex_after_ours(
+    codex_runs: CodexRuns, tmp_path: Path
+) -> None:
+    """A rollout whose Codex compaction put the standing instructions after the user message it
+    kept (as newer Codex does), compacted again by compactcli: Codex resumes it and sends that
+    message, the developer message and AGENTS.md's instructions, then our summary."""
+    source, out = tmp_path / "codex-instructions.jsonl", tmp_path / "compacted.jsonl"
+    asked, developer, agents = instructions_after_kept_messages(source)
+    done = run("compact", str(source), "--force", "--keep-recent-tokens", "0", "-o", str(out))
+    assert done.exit_code == 0, done.stderr
+    resumed = codex_runs.resumed(out)
+    check_answered_once(resumed)
+    texts = [
+        _squeezed(part.get("text", ""))
+        for item in items(resumed.first)
+        if item.get("type") == "message"
+        for part in item.get("content", [])
+        if isinstance(part, dict)
+    ]
+    wanted = [_squeezed(i["content"][0]["text"]) for i in (asked, developer, agents)]
+    summary = next(r for r in reversed(records(out.read_bytes())) if r["type"] == "compacted")
+    found = [texts.index(text) for text in [*wanted, _squeezed(summary["payload"]["message"])]]
+    assert found == sorted(found), found
