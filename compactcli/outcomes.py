@@ -149,9 +149,10 @@ def one_line_answer(text: str) -> str:
 _SOFT_ERROR = compile_lazily(  # "Failed to", ENOENT in quotes: source code that says them
     # (a line that opens `failed to connect ...` is a Go or C program's error, as Docker's; a
     # program that names itself first, `nohup: failed to run command ...`, `ls: cannot access
-    # ...`, says its own)
+    # ...`, says its own; so does one refusing its command line, `unknown flag: --output`)
     r"^(?:npm ERR!|npm error\b|error TS\d+|.*\berror TS\d+:|Script error\b|Uncaught\b|Unhandled\b|"
-    r"(?:[\w.-]+: )?failed to [a-z]|[\w.-]+: cannot [a-z])|"
+    r"(?:[\w.-]+: )?failed to [a-z]|[\w.-]+: cannot [a-z]|"
+    r"(?:[\w.-]+: )?(?:unknown (?:shorthand )?flag|unrecognized option|invalid option)\b)|"
     r"(?<![\"'`])(?:\bFailed to [a-z]|\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED)\b)"
 )
 # What a shell or a program it sources says went wrong (`zsh:11: operation not permitted: x`,

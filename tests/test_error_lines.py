@@ -84,11 +84,15 @@ def test_a_script_that_went_on_after_a_missing_program_printed_that_error() -> N
         ),
         ("ls: cannot access 'dist': No such file or directory\nbuild.log\n", None),
         ("The app cannot start without a key.\nsee README\n", ""),
+        ("unknown flag: --output\n\nUsage:  gh api <endpoint> [flags]\n", None),
+        ("grep: unrecognized option '--bar'\nUsage: grep [OPTION]...\n", None),
+        ("The unknown flag handling was fixed.\n", ""),
     ],
 )
 def test_a_program_that_names_itself_says_what_failed(printed: str, expected: str | None) -> None:
-    """`nohup: failed to run command ...`, `ls: cannot access ...`: a program's own complaint,
-    whatever the exit status of the line it ran in; prose that says "cannot" is none."""
+    """`nohup: failed to run command ...`, `ls: cannot access ...`, `unknown flag: --output`: a
+    program's own complaint, whatever the exit status of the line it ran in; prose that says
+    "cannot" or "unknown flag" is none."""
     found = content_error(printed, shell=True)
     assert found == (printed.splitlines()[0] if expected is None else expected)
 
