@@ -167,7 +167,7 @@ def identifiers(text: str) -> list[str]:
     return list(_identifiers(text))
 
 
-@functools.lru_cache(maxsize=1024)  # a text met again (a message quoted, repeated) is read once
+@functools.lru_cache(maxsize=256)  # a text met again (a message quoted, repeated) is read once
 def _identifiers(text: str) -> tuple[str, ...]:
     """`identifiers`, remembered per text."""
     found: list[tuple[int, str]] = []

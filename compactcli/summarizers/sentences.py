@@ -179,7 +179,7 @@ def sentences(text: str, *, lists: bool = False) -> list[str]:
     return list(_sentences(text, lists))
 
 
-@functools.lru_cache(maxsize=1024)  # a text met again (a message quoted, repeated) is read once
+@functools.lru_cache(maxsize=256)  # a text met again (a message quoted, repeated) is read once
 def _sentences(text: str, lists: bool) -> tuple[str, ...]:
     """`sentences`, remembered per text and `lists`."""
     found: list[str] = []
@@ -398,7 +398,7 @@ def decision_sentences(text: str) -> list[str]:
     return list(_decision_sentences(text))
 
 
-@functools.lru_cache(maxsize=1024)  # a text met again (a message quoted, repeated) is read once
+@functools.lru_cache(maxsize=256)  # a text met again (a message quoted, repeated) is read once
 def _decision_sentences(text: str) -> tuple[str, ...]:
     """`decision_sentences`, remembered per text."""
     out: list[str] = []
