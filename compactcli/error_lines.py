@@ -10,6 +10,7 @@ shared with `compactcli.outcomes`, which decides whether a call failed at all.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -134,6 +135,7 @@ def bare(line: str) -> str:
     return one_line(line).removeprefix("| ").removeprefix("# ")
 
 
+@functools.lru_cache(maxsize=256)  # an output met again (a retried call, a copy) is read once
 def error_line(text: str) -> str:
     """The most distinctive error line of a failed result (exception, `error:` line, the
     message of a PowerShell error record, ...), else

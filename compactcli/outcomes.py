@@ -10,6 +10,7 @@ Nothing here reads a summarizer."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -270,6 +271,7 @@ def _error_of(item: dict[str, object]) -> str:
     return f"error: {message}"
 
 
+@functools.lru_cache(maxsize=256)  # an output met again (a retried call, a copy) is read once
 def content_error(text: str, *, shell: bool, lines: int = SOFT_LINES) -> str:
     """The error line an output carries although its call did not fail ('' when none): an
     exception, an `Error:`/`error[...]`/`fatal:` line, a FAIL line, `npm ERR!`, a TypeScript

@@ -119,10 +119,15 @@ def main_argument(
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+_MAIN_KEYS = (*_PATH_KEYS, *_COMMAND_KEYS, *_QUERY_KEYS)
+"""The arguments that say what a call did, in the order `_main_value` looks for them."""
+
+
 def _main_value(arguments: Any) -> str | None:
     if isinstance(arguments, Mapping):
-        for key in (*_PATH_KEYS, *_COMMAND_KEYS, *_QUERY_KEYS):
-            found = _text(arguments.get(key))
+        for key in _MAIN_KEYS:
+            value = arguments.get(key)
+            found = _text(value) if value is not None else None
             if found:
                 return found
         for value in arguments.values():

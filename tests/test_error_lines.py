@@ -153,3 +153,16 @@ def test_a_command_an_earlier_codex_s_sandbox_stopped_gives_what_it_printed() ->
     assert error_line(report) == "fatal: Could not read from remote repository."
     timed_out = "failed in sandbox None with execution error: command timed out"
     assert shell_output(timed_out) == timed_out
+
+
+def test_an_output_met_again_is_read_for_its_error_once() -> None:
+    """The same output (a retried call, a copy of it) gives the same error line, read once."""
+    output = "Exit code 1\n" + PNPM_PREPARE + "\nseen once"
+    before = error_line.cache_info().hits, content_error.cache_info().hits
+    first = error_line(output), content_error(output, shell=True)
+    again = error_line(output), content_error(output, shell=True)
+    assert again == first == ("command not found: husky", "command not found: husky")
+    assert (error_line.cache_info().hits, content_error.cache_info().hits) == (
+        before[0] + 1,
+        before[1] + 1,
+    )

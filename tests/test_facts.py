@@ -48,9 +48,11 @@ from compactcli.summarizers.sentences import (
     _SHOULD,
     _STRONG,
     _code_like,
+    as_constraint,
     changes_setting,
     condense,
     decision_sentences,
+    sentences,
     setting_values,
     supersedes,
 )
@@ -285,6 +287,30 @@ def test_previous_facts_carry_on() -> None:
 )
 def test_identifiers(text: str, expected: list[str]) -> None:
     assert identifiers(text) == expected
+
+
+def test_a_text_met_again_is_read_once_and_each_reader_gets_its_own_list() -> None:
+    """A message quoted or repeated gives the same identifiers, sentences and decisions, read
+    once; a list one reader changes is not the next reader's."""
+    from compactcli.summarizers import identifiers as identifiers_module
+    from compactcli.summarizers import sentences as sentences_module
+
+    text = "We decided to use port 8080 on branch feat/x-1. Never push to main.\nSee #123."
+    readers = [
+        (identifiers, identifiers_module._identifiers),
+        (sentences, sentences_module._sentences),
+        (decision_sentences, sentences_module._decision_sentences),
+    ]
+    for read, remembered in readers:
+        hits = remembered.cache_info().hits
+        first = read(text)
+        assert first
+        first.append("changed")
+        assert read(text) == first[:-1]
+        assert remembered.cache_info().hits == hits + 1
+    hits = as_constraint.cache_info().hits
+    assert as_constraint("Never push to main.") == as_constraint("Never push to main.")
+    assert as_constraint.cache_info().hits == hits + 1
 
 
 def test_an_identifier_another_one_names_is_listed_once_as_that_one() -> None:

@@ -298,6 +298,29 @@ def test_records_replaced_in_place_reuse_the_state_of_the_others(
     assert views(after) == views(fresh(after))
 
 
+def test_records_edited_where_no_chain_rule_reads_keep_the_chain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Results cleared in place leave every skeleton as it was: the chain and the uuid map
+    are carried over, not built again."""
+    before = _fixture("claude-code-session")
+    dialect = get_dialect("claude-code")
+    dialect.context(before)
+    records = list(before.records)
+    for message in [m for m in dialect.messages(before) if m.tool_results][:2]:
+        block = message.tool_results[0]
+        records[message.index] = dialect.clear_result(records[message.index], block, "[gone]")
+    built: list[object] = []
+    original = claude_code_state._build_chain
+    monkeypatch.setattr(
+        claude_code_state, "_build_chain", lambda *a: built.append(a) or original(*a)
+    )
+    after = before.evolve(records=tuple(records))
+    assert [m.index for m in dialect.context(after)] == [m.index for m in dialect.context(before)]
+    assert built == []
+    assert views(after) == views(fresh(after))
+
+
 def test_a_replaced_record_that_answers_another_call_is_parsed_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -9,6 +9,7 @@ already says, and `newest` keeps those only the conversation holds first."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -163,6 +164,12 @@ def identifiers(text: str) -> list[str]:
       verb or preposition as the name, "Use 0.8.28");
     - a blockchain address or transaction hash written whole (`0x` and 40 or 64 hex digits).
     """
+    return list(_identifiers(text))
+
+
+@functools.lru_cache(maxsize=256)  # a text met again (a message quoted, repeated) is read once
+def _identifiers(text: str) -> tuple[str, ...]:
+    """`identifiers`, remembered per text."""
     found: list[tuple[int, str]] = []
     low = text.lower()
     if "commit" in low or "sha" in low or "revision" in low:
@@ -226,4 +233,4 @@ def identifiers(text: str) -> list[str]:
                 _BRANCH_SIGNS.search(name) and not name.isdigit()
             ):
                 found.append((match.start(1), f"branch {name}"))
-    return list(dict.fromkeys(value for _, value in sorted(found)))
+    return tuple(dict.fromkeys(value for _, value in sorted(found)))

@@ -176,6 +176,12 @@ def sentences(text: str, *, lists: bool = False) -> list[str]:
     read with the short items that follow it as one sentence (`Do not change: the Reader
     classes; embedder/base.py`): at most `LEAD_IN_ITEMS` of at most `LEAD_IN_ITEM_CHARS`.
     """
+    return list(_sentences(text, lists))
+
+
+@functools.lru_cache(maxsize=256)  # a text met again (a message quoted, repeated) is read once
+def _sentences(text: str, lists: bool) -> tuple[str, ...]:
+    """`sentences`, remembered per text and `lists`."""
     found: list[str] = []
     lines = _logical_lines(text)
     pasted = _page_lines(lines)
@@ -197,7 +203,7 @@ def sentences(text: str, *, lists: bool = False) -> list[str]:
             if items:
                 parts[-1] = f"{parts[-1]} {'; '.join(items)}"
         found.extend(parts)
-    return found
+    return tuple(found)
 
 
 def _window(sentence: str, match: re.Match[str], limit: int) -> str:
@@ -337,6 +343,7 @@ _REVIEW_LABEL = compile_lazily(
 (`Brief rationale:`, `Evidence:`, `Impact:`), which sets no rule whatever words it uses."""
 
 
+@functools.lru_cache(maxsize=1024)  # a sentence met again (a message quoted, repeated) is read once
 def as_constraint(sentence: str) -> str | None:
     """`sentence` as a constraint (cut around its cue), or None when it sets no rule (nor does
     a sentence that only introduces what follows it, ending with `:`, read alone, nor an
@@ -388,13 +395,19 @@ def decision_sentences(text: str) -> list[str]:
     agent (`_OWN_MEANS`), each cut around its cue to at most `DECISION_CHARS` (a table row read
     as its cells' text).
     """
+    return list(_decision_sentences(text))
+
+
+@functools.lru_cache(maxsize=256)  # a text met again (a message quoted, repeated) is read once
+def _decision_sentences(text: str) -> tuple[str, ...]:
+    """`decision_sentences`, remembered per text."""
     out: list[str] = []
     for sentence in sentences(text):
         sentence = _row_text(sentence)
         match = _DECISION.search(sentence) or _FIX_LABEL.match(sentence)
         if match and not sentence.endswith("?") and not _OWN_MEANS.match(sentence.strip()):
             out.append(_window(one_line(sentence), match, DECISION_CHARS))
-    return out
+    return tuple(out)
 
 
 _PLAN_OPENS = compile_lazily(

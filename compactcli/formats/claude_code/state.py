@@ -147,7 +147,8 @@ def _build_state(transcript: Transcript) -> _State:
     JSON objects in the same places, its state is that one's; when it only adds records after
     all of them, its state is carried over whole and only the new records are parsed; else
     every record is read in order, those it shares with that one replayed, the others
-    parsed."""
+    parsed; when the skeletons come out equal to that one's (an edit of what no chain rule
+    reads, such as a cleared result), so do its uuid map and chain, which are carried over."""
     parent: _State | None = transcript.inherited(_STATE)
     records = transcript.records
     if parent is not None:
@@ -213,8 +214,11 @@ def _build_state(transcript: Transcript) -> _State:
             messages[i] = message
         skeletons.append(skeleton)
     state = _State(records, where, messages, errors, tuple(skeletons), names)
-    if start and parent is not None:  # these skeletons start with the parent's
-        state.base = parent.known_graph()
+    if parent is not None:
+        if start:  # these skeletons start with the parent's
+            state.base = parent.known_graph()
+        elif state.skeletons == parent.skeletons:  # records edited where no chain rule reads
+            state.graph, state.base, state.chain = parent.graph, parent.base, parent.chain
     return state
 
 

@@ -145,15 +145,15 @@ class CodexDialect(Dialect):
         output (a post-compaction estimate), and an `info` equal to the previous one (Codex
         writes a request's `info` twice), are left out.
         """
-        start = 0
-        for index, record in transcript.objects():
-            if record.raw.get("type") == "compacted":
-                start = index + 1
         dropped = rolled_back(self._steps(transcript)) if has_rollback(transcript) else []
         found: list[Usage] = []
         previous: Any = None
         for index, record in transcript.objects():
-            if index < start or record.raw.get("type") != "event_msg":
+            kind = record.raw.get("type")
+            if kind == "compacted":  # what was recorded before it counts no more
+                found, previous = [], None
+                continue
+            if kind != "event_msg":
                 continue
             if any(low < index < high for low, high in dropped):
                 continue
