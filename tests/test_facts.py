@@ -8,6 +8,7 @@ import json
 import re
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -295,22 +296,25 @@ def test_a_text_met_again_is_read_once_and_each_reader_gets_its_own_list() -> No
     from compactcli.summarizers import identifiers as identifiers_module
     from compactcli.summarizers import sentences as sentences_module
 
-    text = "We decided to use port 8080 on branch feat/x-1. Never push to main.\nSee #123."
+    unique = uuid.uuid4().hex  # a text no other test has read in this process
+    text = f"We decided to use port 8080 on branch feat/x-{unique}. Never push to main.\nSee #123."
     readers = [
         (identifiers, identifiers_module._identifiers),
         (sentences, sentences_module._sentences),
         (decision_sentences, sentences_module._decision_sentences),
     ]
     for read, remembered in readers:
-        hits = remembered.cache_info().hits
+        misses = remembered.cache_info().misses
         first = read(text)
         assert first
+        assert remembered.cache_info().misses == misses + 1
         first.append("changed")
         assert read(text) == first[:-1]
-        assert remembered.cache_info().hits == hits + 1
-    hits = as_constraint.cache_info().hits
-    assert as_constraint("Never push to main.") == as_constraint("Never push to main.")
-    assert as_constraint.cache_info().hits == hits + 1
+        assert remembered.cache_info().misses == misses + 1  # read once
+    rule = f"Never push to main-{unique}."
+    misses = as_constraint.cache_info().misses
+    assert as_constraint(rule) == as_constraint(rule)
+    assert as_constraint.cache_info().misses == misses + 1
 
 
 def test_an_identifier_another_one_names_is_listed_once_as_that_one() -> None:
