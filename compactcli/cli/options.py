@@ -79,27 +79,24 @@ Verbose = Annotated[
         rich_help_panel=REPORTS,
     ),
 ]
+
+
+def _quiet_flag(help: str) -> Any:
+    """`--quiet`/`-q` (errors only on standard error, `_quiet`), with `help`."""
+    return typer.Option(
+        "--quiet", "-q", callback=_quiet, is_eager=True, help=help, rich_help_panel=REPORTS
+    )
+
+
 Quiet = Annotated[
     bool,
-    typer.Option(
-        "--quiet",
-        "-q",
-        callback=_quiet,
-        is_eager=True,
-        help="Errors only on standard error: no warnings, notes, progress or stats tables.",
-        rich_help_panel=REPORTS,
-    ),
+    _quiet_flag("Errors only on standard error: no warnings, notes, progress or stats tables."),
 ]
 ValidateQuiet = Annotated[
     bool,
-    typer.Option(
-        "--quiet",
-        "-q",
-        callback=_quiet,
-        is_eager=True,
-        help="Only the errors of invalid files and their verdict: no warnings, nothing for a "
-        "valid file (the exit code says it).",
-        rich_help_panel=REPORTS,
+    _quiet_flag(
+        "Only the errors of invalid files and their verdict: no warnings, nothing for a "
+        "valid file (the exit code says it)."
     ),
 ]
 """`validate`'s `-q`: `Quiet` on standard error, and more: validate's findings are its output,

@@ -41,7 +41,13 @@ from compactcli.stages.cuts import SOFT_CEILING, Cut, NoCut, find_cut, is_prompt
 from compactcli.stages.earlier import Earlier, carry_files
 from compactcli.stages.earlier import earlier as earlier_of
 from compactcli.stats import StageStats
-from compactcli.summarizers import Summarizer, SummarizerDetails, SummaryRequest, SummaryResult
+from compactcli.summarizers import (
+    Summarizer,
+    SummarizerDetails,
+    SummaryMaking,
+    SummaryRequest,
+    SummaryResult,
+)
 from compactcli.summarizers.fact_record import FactsDict
 from compactcli.tokens import TokenCounter
 from compactcli.transcript import Message, Record, Transcript
@@ -73,17 +79,9 @@ class KeptTailDict(TypedDict):
     tail_tokens: int
 
 
-class SummaryInfoDict(TypedDict):
+class SummaryInfoDict(SummaryMaking):
     """`SummaryInfo.to_dict()`: `details["summarize"]`, and keys of the boundary details."""
 
-    summarizer: str
-    model: str | None
-    llm_calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float
-    fallback: str | None
-    warnings: list[str]
     summarizer_details: SummarizerDetails
     messages_summarized: int
     summary_tokens: int

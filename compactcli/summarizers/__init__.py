@@ -74,8 +74,9 @@ class SummarizerDetails(TypedDict, total=False):
     llm_facts_appended: int
 
 
-class SummaryResultDict(SummarizerDetails):
-    """`SummaryResult.to_dict()`: how a summary was made, its details beside the rest."""
+class SummaryMaking(TypedDict):
+    """How a summary was made: by which summarizer and model, its calls, tokens and cost, the
+    fallback taken and the warnings given (in `SummaryResultDict` and the stage's report)."""
 
     summarizer: str
     model: str | None
@@ -85,6 +86,10 @@ class SummaryResultDict(SummarizerDetails):
     cost: float
     fallback: str | None
     warnings: list[str]
+
+
+class SummaryResultDict(SummarizerDetails, SummaryMaking):
+    """`SummaryResult.to_dict()`: how a summary was made, its details beside the rest."""
 
 
 @dataclass(frozen=True, slots=True)
